@@ -1,0 +1,33 @@
+/*
+ * The jitstall CLI's command table. Each analyzer/cmd_<name>.c registers
+ * itself with JST_COMMAND, so adding a subcommand touches no other file.
+ */
+#ifndef JST_ANALYZER_CLI_H
+#define JST_ANALYZER_CLI_H
+
+/* Exit codes shared by every subcommand (docs/jitstall.1.md). */
+enum {
+    JST_EXIT_OK = 0,        /* success; for check: within budget */
+    JST_EXIT_FAIL = 1,      /* check: a regression or a budget exceeded */
+    JST_EXIT_USAGE = 2,     /* usage error, or input that cannot be read */
+};
+
+struct jst_command {
+    const char *name;
+    const char *summary;    /* one line for `jitstall --help` */
+    int (*run)(int argc, char **argv); /* argv[0] is the subcommand name */
+    struct jst_command *next;
+};
+void jst_command_register(struct jst_command *c);
+
+#define JST_COMMAND(NAME, FN, SUMMARY)                                          \
+    static struct jst_command jst_cmd_##NAME = {#NAME, SUMMARY, FN, 0};         \
+    __attribute__((constructor)) static void jst_cmd_reg_##NAME(void)           \
+    {                                                                           \
+        jst_command_register(&jst_cmd_##NAME);                                  \
+    }
+
+/* One line on stderr: "jitstall <cmd>: <message>". */
+void jst_errorf(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif

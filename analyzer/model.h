@@ -1,0 +1,123 @@
+/*
+ * The analyzer's in-memory view of traces (implementation: analyzer/model.c).
+ * report, diff, export, check and baseline all read traces through this, so
+ * they agree on what a trace says.
+ */
+#ifndef JST_ANALYZER_MODEL_H
+#define JST_ANALYZER_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "jitstall/format.h"
+
+/* One hooked call, as recorded (all JST_REC_CALL records, in order). */
+struct jst_call_ev {
+    uint64_t seq;
+    unsigned call;           /* enum jst_call */
+    char *call_name;         /* exact API name, e.g. "cuCtxCreate_v4" */
+    unsigned route;          /* enum jst_route, 0 if unknown */
+    uint64_t tid, start_ns, dur_ns;
+    int64_t result;
+    uint64_t handle, func, parent, ctx;
+    char *name;              /* kernel name (lookups, launches) */
+    char *path;              /* file loads */
+    uint64_t stack_id;       /* 0: none */
+
+    /* loads only (verdict != JST_V_NONE) */
+    unsigned image_kind;
+    uint64_t image_size, image_hash;
+    char *source;            /* ELF object the image came from */
+    unsigned verdict;        /* enum jst_verdict */
+    char *sass_arch, *jit_from, *reason;
+    char **kernels;
+    size_t n_kernels;
+    char **entries;          /* "ptx compute_75 zstd" */
+    size_t n_entries;
+    uint64_t ptx_size;
+    unsigned target_cc;
+    unsigned cache, cache_reason; /* enum jst_cache_outcome / jst_cache_reason */
+    uint64_t cache_new_bytes, cache_new_entries;
+
+    /* CUPTI ground truth tied to this load, ns; 0 when absent */
+    uint64_t cupti_compile_ns, cupti_cache_load_ns, cupti_cache_store_ns;
+};
+
+struct jst_device {
+    unsigned ordinal, cc_major, cc_minor;
+    char *name;
+    uint64_t driver_version;
+};
+
+struct jst_cache_state {
+    int present;             /* the record was in the trace */
+    char *path;
+    int from_env, exists, writable, disabled;
+    uint64_t size_bytes, entries, max_bytes;
+};
+
+struct jst_stack {
+    uint64_t id;
+    uint64_t *ips;
+    size_t n;
+};
+
+struct jst_modmap {
+    unsigned event;          /* enum jst_mod_event */
+    uint64_t seq_after;      /* number of calls recorded before this entry */
+    char *path;
+    uint64_t bias, start, end, file_size, mtime_ns;
+    uint8_t *build_id;
+    size_t build_id_len;
+};
+
+struct jst_cupti_ev {
+    unsigned op;             /* enum jst_cupti_op */
+    uint64_t start_ns, end_ns, load_seq, cache_size;
+    char *cache_path;
+};
+
+struct jst_process {
+    char *trace_path;
+    unsigned format_version;
+    int truncated;           /* stream ended early or no END record */
+    char *damage;            /* non-NULL: reading stopped at damage (message) */
+    uint64_t pid, ppid;
+    char *host, *exe, *cwd, *jst_version;
+    char **argv; size_t argc;
+    char **env; size_t n_env;
+    uint64_t realtime_ns, mono_ns;  /* the anchor pair */
+    uint64_t proc_start_ns;         /* CLOCK_MONOTONIC; 0 if unknown */
+    uint64_t end_ns;                /* END record's time, or last event's end */
+    int has_end;
+    int64_t exit_status;
+
+    struct jst_device *devices; size_t n_devices;
+    struct jst_call_ev *calls; size_t n_calls;
+    struct jst_cache_state cache_start, cache_end;
+    struct jst_stack *stacks; size_t n_stacks;
+    struct jst_modmap *mods; size_t n_mods;
+    struct jst_cupti_ev *cupti; size_t n_cupti;
+    char **notes; size_t n_notes;
+
+    /* derived by jst_model_derive() */
+    uint64_t first_launch_ns;       /* start of the first launch; 0 if none */
+    uint64_t ttfk_ns;               /* process start (or first event) to first launch */
+    uint64_t jit_ns, jit_compile_ns, jit_cache_load_ns;
+    uint64_t init_ns, ctx_ns, sass_load_ns;
+};
+
+struct jst_run {
+    struct jst_process *procs;
+    size_t n_procs;
+    size_t n_unreadable;            /* files that could not be read at all */
+};
+
+/* Adds one trace file, or every *.jst file in a directory (not recursive),
+ * to run. Returns 0 on success, 1 when some file was partial (truncated or
+ * damaged but readable), -1 when a path is unreadable (message in err). */
+int jst_model_add(struct jst_run *run, const char *path, char *err, size_t errlen);
+void jst_model_derive(struct jst_process *p);
+const struct jst_stack *jst_model_stack(const struct jst_process *p, uint64_t id);
+void jst_model_free(struct jst_run *run);
+
+#endif

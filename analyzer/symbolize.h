@@ -1,0 +1,34 @@
+/*
+ * Offline symbolization of captured stacks with elfutils (implementation:
+ * analyzer/symbolize.c). Uses the module map recorded in the trace.
+ */
+#ifndef JST_ANALYZER_SYMBOLIZE_H
+#define JST_ANALYZER_SYMBOLIZE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "model.h"
+
+struct jst_frame {
+    uint64_t ip;
+    const char *module;      /* path of the ELF object, or NULL */
+    uint64_t offset;         /* ip - load bias */
+    char func[256];          /* demangled; "" when unknown */
+    char file[256];          /* "" when no DWARF */
+    unsigned line;
+    int internal;            /* inside libcuda, libjitstall or the CUDA runtime */
+    const char *note;        /* why it could not be symbolized, or NULL */
+};
+
+struct jst_symbolizer;
+struct jst_symbolizer *jst_symbolizer_new(const struct jst_process *p);
+void jst_symbolizer_free(struct jst_symbolizer *s);
+/* Fills up to max frames of stack id, innermost first; returns the count. */
+size_t jst_symbolize_stack(struct jst_symbolizer *s, uint64_t stack_id, uint64_t seq,
+                           struct jst_frame *out, size_t max);
+/* The first frame that is the program's own (not internal); -1 if none. */
+int jst_call_site(const struct jst_frame *f, size_t n);
+/* "open_shard (shard.c:42) in /path/prog" into buf. */
+const char *jst_frame_str(const struct jst_frame *f, char *buf, size_t n);
+
+#endif

@@ -1,0 +1,84 @@
+/*
+ * CUDA image inspection and the architecture rules (implementation:
+ * common/image.c, common/fatbin.c, common/ptx.c, common/cubin.c, common/arch.c).
+ * Shared by the preload, the simulated driver and the CLI. Every offset and
+ * length read from an image is checked against the bytes really there.
+ */
+#ifndef JST_COMMON_IMAGE_H
+#define JST_COMMON_IMAGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "jitstall/format.h"
+
+enum jst_entry_kind { JST_E_PTX = 1, JST_E_CUBIN = 2, JST_E_LTOIR = 8 };
+enum jst_compress { JST_Z_NONE = 0, JST_Z_ZSTD = 1, JST_Z_LZ4 = 2 };
+/* Arch variant of an entry: plain sm_XY / compute_XY, arch-specific "a", family "f". */
+enum jst_arch_variant { JST_A_PLAIN = 0, JST_A_SPECIFIC = 1, JST_A_FAMILY = 2 };
+
+struct jst_entry {
+    uint16_t kind;           /* enum jst_entry_kind */
+    uint16_t compress;       /* enum jst_compress */
+    uint32_t sm;             /* 75, 80, 90, 100, ... */
+    uint32_t variant;        /* enum jst_arch_variant */
+    const uint8_t *payload;  /* as stored (maybe compressed) */
+    size_t payload_size;     /* bytes at payload */
+    size_t raw_size;         /* uncompressed size, or payload_size */
+};
+
+struct jst_image {
+    unsigned kind;           /* enum jst_image_kind of the outermost container */
+    const uint8_t *base;     /* first byte of the image (after following a wrapper) */
+    size_t size;             /* total bytes the image spans */
+    size_t n_entries;
+    struct jst_entry *entries; /* malloc'd; a bare PTX or cubin is one entry */
+    int damaged;
+    char damage[96];         /* why, when damaged */
+};
+
+/* Inspects an image in memory. known_size is the size if the caller knows it
+ * (files, cuLibraryLoadData has none), or 0 when the extent must be derived
+ * from headers (cuModuleLoadData). Headers only: nothing is decompressed.
+ * Returns 0; a damaged image is returned with damaged set, never an error. */
+int jst_image_inspect(const void *ptr, size_t known_size, struct jst_image *out);
+void jst_image_free(struct jst_image *img);
+
+/* Environment switches that change the driver's choice. */
+enum { JST_ENV_FORCE_JIT = 1, JST_ENV_DISABLE_JIT = 2 };
+/* Reads CUDA_FORCE_PTX_JIT / CUDA_FORCE_JIT / CUDA_DISABLE_PTX_JIT / CUDA_DISABLE_JIT. */
+int jst_env_jit_flags(void);
+
+struct jst_decision {
+    unsigned verdict;        /* enum jst_verdict */
+    int sass_index;          /* entry used for SASS, or -1 */
+    int ptx_index;           /* PTX entry compiled, or -1 */
+    char sass_arch[16];      /* "sm_90a" or "" */
+    char jit_from[16];       /* "compute_75" or "" */
+    char reason[160];        /* one line, e.g. "PTX compute_75 only; GPU is sm_90" */
+};
+/* Decides what the driver does with img on a device of compute capability cc
+ * (major*10+minor, e.g. 90), following NVIDIA's rules (FACTS.md). */
+void jst_image_decide(const struct jst_image *img, unsigned cc, int env_flags,
+                      struct jst_decision *out);
+
+/* Rules. */
+int jst_sass_runs_on(unsigned sm, unsigned variant, unsigned cc);
+int jst_ptx_jits_to(unsigned sm, unsigned variant, unsigned cc);
+/* "sm_90a", "compute_75"; returns buf. */
+const char *jst_arch_str(char *buf, size_t n, int ptx, unsigned sm, unsigned variant);
+/* Parses "sm_90", "sm_90a", "90", "9.0", "compute_90"; returns cc or 0. */
+unsigned jst_arch_parse(const char *s, unsigned *variant);
+
+/* Decompresses entry e into a malloc'd buffer (NUL-terminated for PTX). */
+uint8_t *jst_entry_data(const struct jst_entry *e, size_t *len);
+/* Kernel names of one entry (PTX .entry lines or cubin symbol table), mangled.
+ * Calls cb for each; returns the number found or -1 if damaged. */
+int jst_entry_kernels(const struct jst_entry *e,
+                      void (*cb)(void *ctx, const char *name, size_t len), void *ctx);
+/* Demangles a C++ name into buf; copies it when it is not mangled. */
+const char *jst_demangle(const char *name, char *buf, size_t n);
+
+/* Fast 64-bit content hash, used to recognise the same module across runs. */
+uint64_t jst_hash64(const void *p, size_t n);
+
+#endif

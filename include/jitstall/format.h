@@ -1,0 +1,254 @@
+/*
+ * jitstall trace format: the one place that defines what is on disk.
+ *
+ * A trace file is a 32-byte plain header (struct jst_file_header) followed by
+ * one zstd stream. The decompressed stream is a sequence of records:
+ *
+ *   u16 type | u16 flags (0) | u32 payload_len | payload[payload_len]
+ *
+ * A payload is a sequence of fields, each
+ *
+ *   u16 key | u8 kind | value
+ *
+ * where value is a u64 (kind U64/I64, 8 bytes little endian) or
+ * u32 len + len bytes (kind STR/BYTES). Keys may repeat (argv, env, kernels).
+ * Readers skip unknown record types and unknown keys, so fields and records can
+ * be added without a version bump. docs/FORMAT.md is the prose specification;
+ * keep the two in step.
+ */
+#ifndef JITSTALL_FORMAT_H
+#define JITSTALL_FORMAT_H
+
+#include <stdint.h>
+
+#define JST_FILE_MAGIC "JSTRACE\0" /* 8 bytes, NUL included */
+#define JST_FILE_MAGIC_LEN 8
+/* The version this code writes, and the oldest reader version able to read it. */
+#define JST_FORMAT_VERSION 1
+#define JST_FORMAT_COMPAT 1
+#define JST_ENDIAN_MARK 0x0A0B0C0Du /* written native; a reader sees 0x0D0C0B0A if swapped */
+#define JST_HEADER_SIZE 32
+#define JST_FILE_FLAG_ZSTD 0x1u
+
+/* On-disk header, little endian, 32 bytes. */
+struct jst_file_header {
+    char magic[8];         /* JST_FILE_MAGIC */
+    uint16_t version;      /* JST_FORMAT_VERSION of the writer */
+    uint16_t compat;       /* oldest reader version that can read this file */
+    uint32_t endian;       /* JST_ENDIAN_MARK */
+    uint32_t header_size;  /* JST_HEADER_SIZE; readers skip to this offset */
+    uint32_t flags;        /* JST_FILE_FLAG_* */
+    uint64_t reserved;     /* 0 */
+};
+
+/* Record header size in the decompressed stream. */
+#define JST_REC_HDR_SIZE 8
+/* No record payload may exceed this (readers reject larger as damaged). */
+#define JST_REC_MAX_PAYLOAD (64u << 20)
+
+/* Field kinds. */
+enum jst_kind {
+    JST_K_U64 = 1,
+    JST_K_I64 = 2,
+    JST_K_STR = 3,   /* UTF-8 text, not NUL terminated */
+    JST_K_BYTES = 4, /* opaque bytes; arrays of u64 are little endian */
+};
+
+/* Record types. */
+enum jst_rec_type {
+    JST_REC_PROCESS = 1,     /* first record: who and when */
+    JST_REC_DEVICE = 2,      /* one per device, after cuInit succeeded */
+    JST_REC_CALL = 3,        /* one hooked driver call */
+    JST_REC_CACHE_STATE = 4, /* JIT cache snapshot, at start and at exit */
+    JST_REC_STACK = 5,       /* a distinct call stack, referred to by JST_F_STACK_ID */
+    JST_REC_MODMAP = 6,      /* a loaded ELF object: initial map, dlopen, dlclose */
+    JST_REC_CUPTI_JIT = 7,   /* CUPTI JIT activity (JITSTALL_CUPTI=1) */
+    JST_REC_NOTE = 8,        /* a message from jitstall itself (e.g. tracing disabled) */
+    JST_REC_END = 9,         /* last record, written at exit */
+    JST_REC_TYPE_MAX_
+};
+
+/* Field keys. Names (for dump --json) are in jst_key_name(). */
+enum jst_key {
+    /* common to calls */
+    JST_F_TID = 1,
+    JST_F_START_NS = 2, /* CLOCK_MONOTONIC ns */
+    JST_F_DUR_NS = 3,
+    JST_F_RESULT = 4,    /* CUresult as returned to the caller */
+    JST_F_CALL_ID = 5,   /* enum jst_call */
+    JST_F_CALL = 6,      /* API name as the program asked for it, e.g. "cuCtxCreate_v4" */
+    JST_F_SEQ = 7,       /* per-process event sequence number */
+    JST_F_STACK_ID = 8,  /* index of a JST_REC_STACK */
+    JST_F_ROUTE = 9,     /* enum jst_route: how the program reached the hook */
+
+    /* process */
+    JST_F_PID = 20,
+    JST_F_PPID = 21,
+    JST_F_HOST = 22,
+    JST_F_EXE = 23,
+    JST_F_ARG = 24,          /* repeated, in order */
+    JST_F_ENV = 25,          /* repeated "NAME=value", CUDA_* and JITSTALL_* only */
+    JST_F_REALTIME_NS = 26,  /* CLOCK_REALTIME at the anchor */
+    JST_F_MONO_NS = 27,      /* CLOCK_MONOTONIC at the anchor */
+    JST_F_PROC_START_NS = 28,/* process start, on the CLOCK_MONOTONIC scale */
+    JST_F_JST_VERSION = 29,  /* jitstall version string */
+    JST_F_CWD = 30,
+
+    /* device */
+    JST_F_DEVICE = 40,       /* ordinal */
+    JST_F_CC_MAJOR = 41,
+    JST_F_CC_MINOR = 42,
+    JST_F_DEV_NAME = 43,
+    JST_F_DRIVER_VERSION = 44,
+
+    /* loads, links, lookups */
+    JST_F_IMAGE_KIND = 60,   /* enum jst_image_kind */
+    JST_F_IMAGE_SIZE = 61,
+    JST_F_IMAGE_HASH = 62,   /* jst_hash64 of the image bytes */
+    JST_F_PATH = 63,         /* file path (cuModuleLoad, cuLibraryLoadFromFile, cuLinkAddFile) */
+    JST_F_HANDLE = 64,       /* CUmodule / CUlibrary / CUlinkState produced or used */
+    JST_F_FUNC = 65,         /* CUfunction / CUkernel produced or launched */
+    JST_F_NAME = 66,         /* kernel or link input name */
+    JST_F_SOURCE = 67,       /* ELF object holding the image pointer (dladdr), if any */
+    JST_F_CTX = 68,
+    JST_F_JIT_INPUT = 69,    /* CUjitInputType for cuLinkAdd* */
+    JST_F_CUBIN_SIZE = 70,   /* cuLinkComplete output size */
+    JST_F_LOAD_DEVICE = 71,  /* device ordinal current at the load */
+    JST_F_PARENT = 72,       /* module/library handle a function was taken from */
+
+    /* verdict of a load */
+    JST_F_VERDICT = 80,      /* enum jst_verdict */
+    JST_F_SASS_ARCH = 81,    /* "sm_90", "sm_90a" */
+    JST_F_JIT_FROM = 82,     /* "compute_75" */
+    JST_F_KERNEL = 83,       /* repeated: kernels of the JIT'd PTX (mangled) */
+    JST_F_PTX_SIZE = 84,     /* uncompressed PTX bytes compiled */
+    JST_F_REASON = 85,       /* one line: why this verdict */
+    JST_F_CACHE = 86,        /* enum jst_cache_outcome */
+    JST_F_CACHE_REASON = 87, /* enum jst_cache_reason, for MISS_NOT_STORED */
+    JST_F_ENTRY = 88,        /* repeated: "ptx compute_75 zstd", "cubin sm_90 none" */
+    JST_F_TARGET_CC = 89,    /* compute capability judged against, e.g. 90 */
+    JST_F_CACHE_NEW_BYTES = 90, /* bytes the cache grew during this load */
+    JST_F_CACHE_NEW_ENTRIES = 91,
+
+    /* cache state */
+    JST_F_PHASE = 100,       /* 0 at start, 1 at exit */
+    JST_F_CACHE_PATH = 101,
+    JST_F_CACHE_PATH_ENV = 102, /* 1 if CUDA_CACHE_PATH was set */
+    JST_F_EXISTS = 103,
+    JST_F_WRITABLE = 104,
+    JST_F_SIZE_BYTES = 105,
+    JST_F_ENTRIES = 106,
+    JST_F_MAX_BYTES = 107,   /* effective CUDA_CACHE_MAXSIZE */
+    JST_F_DISABLED = 108,    /* CUDA_CACHE_DISABLE=1 */
+
+    /* stacks and module map */
+    JST_F_IPS = 120,         /* BYTES: u64 instruction pointers, innermost first */
+    JST_F_MOD_EVENT = 121,   /* enum jst_mod_event */
+    JST_F_MOD_PATH = 122,
+    JST_F_MOD_BIAS = 123,    /* load bias (dlpi_addr) */
+    JST_F_BUILD_ID = 124,    /* BYTES */
+    JST_F_FILE_SIZE = 125,
+    JST_F_MTIME_NS = 126,
+    JST_F_MOD_START = 127,   /* lowest mapped address */
+    JST_F_MOD_END = 128,     /* one past the highest mapped address */
+
+    /* CUPTI JIT activity */
+    JST_F_CUPTI_OP = 140,    /* enum jst_cupti_op */
+    JST_F_CUPTI_START_NS = 141, /* converted to CLOCK_MONOTONIC */
+    JST_F_CUPTI_END_NS = 142,
+    JST_F_CUPTI_CACHE_PATH = 143,
+    JST_F_CUPTI_CACHE_SIZE = 144,
+    JST_F_CUPTI_LOAD_SEQ = 145, /* JST_F_SEQ of the load it belongs to, 0 if unknown */
+
+    /* end */
+    JST_F_EXIT_STATUS = 160,
+    JST_F_EVENTS = 161,
+    JST_F_END_REASON = 162,  /* "exit", "atexit", "destructor" */
+
+    /* note */
+    JST_F_MESSAGE = 180,
+    JST_F_LEVEL = 181,       /* 0 info, 1 warning, 2 error */
+};
+
+/* How a hook was reached. */
+enum jst_route {
+    JST_ROUTE_DIRECT = 1,   /* exported symbol, e.g. linked with -lcuda */
+    JST_ROUTE_DLSYM = 2,    /* dlsym(handle, name) */
+    JST_ROUTE_PROCADDR = 3, /* cuGetProcAddress */
+};
+
+/* Hooked driver calls. Stable numbers: they are on disk. */
+enum jst_call {
+    JST_CALL_cuInit = 1,
+    JST_CALL_cuCtxCreate = 2,            /* any version; JST_F_CALL has the exact one */
+    JST_CALL_cuDevicePrimaryCtxRetain = 3,
+    JST_CALL_cuModuleLoad = 4,
+    JST_CALL_cuModuleLoadData = 5,
+    JST_CALL_cuModuleLoadDataEx = 6,
+    JST_CALL_cuModuleLoadFatBinary = 7,
+    JST_CALL_cuLibraryLoadData = 8,
+    JST_CALL_cuLibraryLoadFromFile = 9,
+    JST_CALL_cuModuleGetFunction = 10,
+    JST_CALL_cuLibraryGetKernel = 11,
+    JST_CALL_cuKernelGetFunction = 12,
+    JST_CALL_cuLinkCreate = 13,
+    JST_CALL_cuLinkAddData = 14,
+    JST_CALL_cuLinkAddFile = 15,
+    JST_CALL_cuLinkComplete = 16,
+    JST_CALL_cuLaunchKernel = 17,        /* first launch of a function only */
+    JST_CALL_cuLaunchKernelEx = 18,      /* first launch of a function only */
+    JST_CALL_cuModuleUnload = 19,
+    JST_CALL_cuLibraryUnload = 20,
+    JST_CALL_MAX_
+};
+
+/* What a load was given. */
+enum jst_image_kind {
+    JST_IMG_UNKNOWN = 0,
+    JST_IMG_FATBIN_WRAPPER = 1, /* __fatBinC_Wrapper_t, magic 0x466243B1 */
+    JST_IMG_FATBIN = 2,         /* magic 0xBA55ED50 */
+    JST_IMG_PTX = 3,            /* PTX text */
+    JST_IMG_CUBIN = 4,          /* ELF cubin */
+    JST_IMG_FILE = 5,           /* a path; the file's own kind is inspected separately */
+    JST_IMG_LTOIR = 6,
+};
+
+enum jst_verdict {
+    JST_V_NONE = 0,          /* not decided (not a load, or inspection skipped) */
+    JST_V_SASS = 1,
+    JST_V_PTX_JIT = 2,
+    JST_V_FORCED_JIT = 3,    /* CUDA_FORCE_PTX_JIT made the driver JIT despite SASS */
+    JST_V_NO_COMPATIBLE = 4,
+    JST_V_JIT_DISABLED = 5,  /* JIT needed but CUDA_DISABLE_PTX_JIT forbids it */
+    JST_V_DAMAGED = 6,
+};
+
+enum jst_cache_outcome {
+    JST_C_NONE = 0,          /* no JIT, so no cache question */
+    JST_C_HIT = 1,
+    JST_C_MISS_STORED = 2,
+    JST_C_MISS_NOT_STORED = 3,
+    JST_C_UNKNOWN = 4,
+};
+
+enum jst_cache_reason {
+    JST_CR_NONE = 0,
+    JST_CR_DISABLED = 1,     /* CUDA_CACHE_DISABLE=1 */
+    JST_CR_READ_ONLY = 2,
+    JST_CR_TOO_SMALL = 3,    /* entry larger than CUDA_CACHE_MAXSIZE allows */
+    JST_CR_NO_DIR = 4,       /* directory could not be created */
+};
+
+enum jst_mod_event {
+    JST_MOD_INITIAL = 0,
+    JST_MOD_DLOPEN = 1,
+    JST_MOD_DLCLOSE = 2,
+};
+
+enum jst_cupti_op {
+    JST_CUPTI_COMPILE = 1,
+    JST_CUPTI_CACHE_LOAD = 2,
+    JST_CUPTI_CACHE_STORE = 3,
+};
+
+#endif
