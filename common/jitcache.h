@@ -1,0 +1,36 @@
+/*
+ * The driver's JIT cache, seen from outside (implementation: common/jitcache.c).
+ * Resolves CUDA_CACHE_PATH / CUDA_CACHE_MAXSIZE / CUDA_CACHE_DISABLE the way the
+ * driver does, takes snapshots of the cache directory, and decides the cache
+ * outcome of one JIT load from evidence (before/after snapshots and duration).
+ */
+#ifndef JST_COMMON_JITCACHE_H
+#define JST_COMMON_JITCACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define JST_CACHE_DEFAULT_MAX (1ull << 30) /* 1 GiB */
+#define JST_CACHE_LIMIT_MAX (4ull << 30)   /* 4 GiB */
+
+struct jst_cache_snap {
+    char path[4096];         /* resolved cache directory */
+    int from_env;            /* CUDA_CACHE_PATH was set */
+    int disabled;            /* CUDA_CACHE_DISABLE=1 */
+    int exists, writable;    /* writable: the dir, or its nearest existing ancestor */
+    uint64_t max_bytes;      /* effective CUDA_CACHE_MAXSIZE */
+    uint64_t size_bytes;     /* bytes in entry files */
+    uint64_t entries;        /* number of entry files (the index file not counted) */
+    uint64_t newest_mtime_ns;/* newest entry mtime, to see a store that replaced one */
+};
+
+/* Resolves settings from the environment and, with scan != 0, walks the directory. */
+void jst_cache_snapshot(struct jst_cache_snap *s, int scan);
+
+/* Decides enum jst_cache_outcome for one load with verdict ptx_jit/forced_jit.
+ * before/after: snapshots around the load; ptx_size: PTX bytes compiled.
+ * Sets *reason (enum jst_cache_reason) for JST_C_MISS_NOT_STORED. */
+unsigned jst_cache_outcome(const struct jst_cache_snap *before, const struct jst_cache_snap *after,
+                           uint64_t dur_ns, uint64_t ptx_size, unsigned *reason);
+
+#endif
