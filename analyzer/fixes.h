@@ -1,0 +1,77 @@
+/*
+ * The fixes jitstall suggests for a run, ranked by the time they save
+ * (implementation: analyzer/fixes.c). Shared by report (the "Fixes" section
+ * and the per-module "fix" key) and check (its one-line advice per load).
+ *
+ * Time saved is estimated per load: a JIT load that a -gencode fix turns into
+ * a SASS load then costs what a SASS load costs (the mean of the run's own
+ * SASS loads, else JST_EST_SASS_LOAD_NS); one that a cache fix turns into a
+ * cache hit then costs what a hit costs (the mean of the run's own hits, else
+ * JST_EST_CACHE_HIT_NS + JST_EST_CACHE_HIT_NS_PER_KIB per KiB of PTX).
+ * Nothing is ever estimated to cost more than it did.
+ */
+#ifndef JST_ANALYZER_FIXES_H
+#define JST_ANALYZER_FIXES_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "model.h"
+
+#define JST_EST_SASS_LOAD_NS 2500000ull   /* 2.5 ms: FACTS.md measured 2.4 ms */
+#define JST_EST_CACHE_HIT_NS 1000000ull   /* 1 ms fixed part of a cache hit */
+#define JST_EST_CACHE_HIT_NS_PER_KIB 6000ull /* 30 ms for 5.6 MB of PTX, FACTS.md */
+
+enum jst_fix_kind {
+    JST_FIX_GENCODE = 1,       /* rebuild a library with SASS for the GPU */
+    JST_FIX_UNFORCE_JIT = 2,   /* unset CUDA_FORCE_PTX_JIT / CUDA_FORCE_JIT */
+    JST_FIX_CACHE_VOLUME = 3,  /* keep the cache across runs (container volume) */
+    JST_FIX_CACHE_ENABLE = 4,  /* unset CUDA_CACHE_DISABLE */
+    JST_FIX_CACHE_WRITABLE = 5,/* make the cache directory writable */
+    JST_FIX_CACHE_MAXSIZE = 6, /* raise CUDA_CACHE_MAXSIZE */
+    JST_FIX_CACHE_DIR = 7,     /* the cache directory could not be created */
+    JST_FIX_ALLOW_JIT = 8,     /* a load failed: JIT disabled or no compatible code */
+};
+
+struct jst_fix {
+    unsigned kind;             /* enum jst_fix_kind */
+    char text[512];            /* one line, exact: what to change, where */
+    char target[256];          /* library / cache path / variable it is about */
+    uint64_t saves_ns;         /* estimated, summed over every process of the run */
+    size_t n_loads;            /* loads it fixes */
+    uint64_t new_maxsize;      /* JST_FIX_CACHE_MAXSIZE: the value suggested */
+};
+
+struct jst_fixes {
+    struct jst_fix *v;         /* sorted: saves_ns descending, then text */
+    size_t n;
+};
+
+/* Computes the ranked fix list for every process of run. Returns 0, or -1 when
+ * out of memory (out is then empty). */
+int jst_fixes_compute(const struct jst_run *run, struct jst_fixes *out);
+void jst_fixes_free(struct jst_fixes *f);
+
+/* The one-line fix for one load of process p (kind in *kind when non-NULL),
+ * e.g. "rebuild libfoo.so with -gencode arch=compute_90,code=sm_90 (GPU is
+ * sm_90; it ships only PTX compute_75)". Returns buf, "" (kind 0) when the
+ * load needs no fix. */
+const char *jst_fix_for_load(const struct jst_process *p, const struct jst_call_ev *c,
+                             unsigned *kind, char *buf, size_t n);
+
+/* Time lost by one load: what the best fix for it saves (0 when none). */
+uint64_t jst_fix_load_saves(const struct jst_process *p, const struct jst_call_ev *c);
+
+/* 1 if c is a JIT event: a load with verdict ptx_jit or forced_jit, or a
+ * link step fed PTX. */
+int jst_is_jit_event(const struct jst_process *p, const struct jst_call_ev *c);
+
+/* The library or file a load came from: JST_F_SOURCE, else JST_F_PATH, else
+ * NULL (an image built in memory). */
+const char *jst_load_origin(const struct jst_call_ev *c);
+
+/* Projected time to first kernel of p once every fix is applied: ttfk minus
+ * what the fixes save on the loads before the first launch. 0 when p
+ * launched no kernel. */
+uint64_t jst_fixes_projected_ttfk(const struct jst_process *p);
+
+#endif
