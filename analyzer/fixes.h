@@ -17,32 +17,32 @@
 #include <stdint.h>
 #include "model.h"
 
-#define JST_EST_SASS_LOAD_NS 2500000ull   /* 2.5 ms: FACTS.md measured 2.4 ms */
-#define JST_EST_CACHE_HIT_NS 1000000ull   /* 1 ms fixed part of a cache hit */
+#define JST_EST_SASS_LOAD_NS 2500000ull      /* 2.5 ms: FACTS.md measured 2.4 ms */
+#define JST_EST_CACHE_HIT_NS 1000000ull      /* 1 ms fixed part of a cache hit */
 #define JST_EST_CACHE_HIT_NS_PER_KIB 6000ull /* 30 ms for 5.6 MB of PTX, FACTS.md */
 
 enum jst_fix_kind {
-    JST_FIX_GENCODE = 1,       /* rebuild a library with SASS for the GPU */
-    JST_FIX_UNFORCE_JIT = 2,   /* unset CUDA_FORCE_PTX_JIT / CUDA_FORCE_JIT */
-    JST_FIX_CACHE_VOLUME = 3,  /* keep the cache across runs (container volume) */
-    JST_FIX_CACHE_ENABLE = 4,  /* unset CUDA_CACHE_DISABLE */
-    JST_FIX_CACHE_WRITABLE = 5,/* make the cache directory writable */
-    JST_FIX_CACHE_MAXSIZE = 6, /* raise CUDA_CACHE_MAXSIZE */
-    JST_FIX_CACHE_DIR = 7,     /* the cache directory could not be created */
-    JST_FIX_ALLOW_JIT = 8,     /* a load failed: JIT disabled or no compatible code */
+    JST_FIX_GENCODE = 1,        /* rebuild a library with SASS for the GPU */
+    JST_FIX_UNFORCE_JIT = 2,    /* unset CUDA_FORCE_PTX_JIT / CUDA_FORCE_JIT */
+    JST_FIX_CACHE_VOLUME = 3,   /* keep the cache across runs (container volume) */
+    JST_FIX_CACHE_ENABLE = 4,   /* unset CUDA_CACHE_DISABLE */
+    JST_FIX_CACHE_WRITABLE = 5, /* make the cache directory writable */
+    JST_FIX_CACHE_MAXSIZE = 6,  /* raise CUDA_CACHE_MAXSIZE */
+    JST_FIX_CACHE_DIR = 7,      /* the cache directory could not be created */
+    JST_FIX_ALLOW_JIT = 8,      /* a load failed: JIT disabled or no compatible code */
 };
 
 struct jst_fix {
-    unsigned kind;             /* enum jst_fix_kind */
-    char text[512];            /* one line, exact: what to change, where */
-    char target[256];          /* library / cache path / variable it is about */
-    uint64_t saves_ns;         /* estimated, summed over every process of the run */
-    size_t n_loads;            /* loads it fixes */
-    uint64_t new_maxsize;      /* JST_FIX_CACHE_MAXSIZE: the value suggested */
+    unsigned kind;        /* enum jst_fix_kind */
+    char text[512];       /* one line, exact: what to change, where */
+    char target[256];     /* library / cache path / variable it is about */
+    uint64_t saves_ns;    /* estimated, summed over every process of the run */
+    size_t n_loads;       /* loads it fixes */
+    uint64_t new_maxsize; /* JST_FIX_CACHE_MAXSIZE: the value suggested */
 };
 
 struct jst_fixes {
-    struct jst_fix *v;         /* sorted: saves_ns descending, then text */
+    struct jst_fix *v; /* sorted: saves_ns descending, then text */
     size_t n;
 };
 

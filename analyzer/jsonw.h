@@ -23,12 +23,12 @@
 
 struct jst_json {
     FILE *f;
-    int pretty;                      /* 1: newline + indent per member */
+    int pretty; /* 1: newline + indent per member */
     int depth;
-    int after_key;                   /* a key was written; the value follows */
-    int count[JST_JSON_MAX_DEPTH];   /* members written so far at each depth */
-    char close[JST_JSON_MAX_DEPTH];  /* '}' or ']' */
-    int error;                       /* misuse (too deep, end without begin) */
+    int after_key;                  /* a key was written; the value follows */
+    int count[JST_JSON_MAX_DEPTH];  /* members written so far at each depth */
+    char close[JST_JSON_MAX_DEPTH]; /* '}' or ']' */
+    int error;                      /* misuse (too deep, end without begin) */
 };
 
 void jst_json_init(struct jst_json *j, FILE *f, int pretty);

@@ -1,0 +1,259 @@
+/* A tiny streaming JSON writer with correct string escaping (see jsonw.h). */
+#include <inttypes.h>
+#include <math.h>
+#include <string.h>
+#include "jsonw.h"
+
+void jst_json_init(struct jst_json *j, FILE *f, int pretty)
+{
+    memset(j, 0, sizeof(*j));
+    j->f = f;
+    j->pretty = pretty;
+}
+
+static void newline_indent(struct jst_json *j)
+{
+    if (!j->pretty)
+        return;
+    fputc('\n', j->f);
+    for (int i = 0; i < j->depth; i++)
+        fputs("  ", j->f);
+}
+
+/* Writes the separator that must come before a value (or a key). */
+static void before_value(struct jst_json *j)
+{
+    if (j->after_key) {
+        j->after_key = 0;
+        return;
+    }
+    if (j->depth > 0) {
+        if (j->count[j->depth - 1]++ > 0)
+            fputc(',', j->f);
+        newline_indent(j);
+    }
+}
+
+static void begin(struct jst_json *j, char open, char close)
+{
+    before_value(j);
+    if (j->depth >= JST_JSON_MAX_DEPTH) {
+        j->error = 1;
+        return;
+    }
+    fputc(open, j->f);
+    j->close[j->depth] = close;
+    j->count[j->depth] = 0;
+    j->depth++;
+}
+
+void jst_json_obj(struct jst_json *j)
+{
+    begin(j, '{', '}');
+}
+
+void jst_json_arr(struct jst_json *j)
+{
+    begin(j, '[', ']');
+}
+
+void jst_json_end(struct jst_json *j)
+{
+    if (j->depth == 0 || j->after_key) {
+        j->error = 1;
+        return;
+    }
+    j->depth--;
+    if (j->count[j->depth] > 0)
+        newline_indent(j);
+    fputc(j->close[j->depth], j->f);
+}
+
+void jst_json_key(struct jst_json *j, const char *key)
+{
+    if (j->depth == 0 || j->close[j->depth - 1] != '}' || j->after_key)
+        j->error = 1;
+    before_value(j);
+    jst_json_write_string(j->f, key, strlen(key));
+    fputs(j->pretty ? ": " : ":", j->f);
+    j->after_key = 1;
+}
+
+/* Length of the valid UTF-8 sequence at s (at most n bytes), or 0 if invalid. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+    unsigned c = s[0];
+    size_t len;
+    unsigned min;
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xC2 && c <= 0xDF) {
+        len = 2;
+        min = 0x80;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+        len = 3;
+        min = 0x800;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        len = 4;
+        min = 0x10000;
+    } else {
+        return 0;
+    }
+    if (len > n)
+        return 0;
+    unsigned cp = c & (0x3F >> (len - 1));
+    for (size_t i = 1; i < len; i++) {
+        if ((s[i] & 0xC0) != 0x80)
+            return 0;
+        cp = (cp << 6) | (s[i] & 0x3F);
+    }
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+        return 0;
+    return len;
+}
+
+void jst_json_write_string(FILE *f, const char *str, size_t n)
+{
+    const unsigned char *s = (const unsigned char *)str;
+    fputc('"', f);
+    for (size_t i = 0; i < n;) {
+        unsigned c = s[i];
+        switch (c) {
+        case '"':
+            fputs("\\\"", f);
+            i++;
+            continue;
+        case '\\':
+            fputs("\\\\", f);
+            i++;
+            continue;
+        case '\n':
+            fputs("\\n", f);
+            i++;
+            continue;
+        case '\r':
+            fputs("\\r", f);
+            i++;
+            continue;
+        case '\t':
+            fputs("\\t", f);
+            i++;
+            continue;
+        case '\b':
+            fputs("\\b", f);
+            i++;
+            continue;
+        case '\f':
+            fputs("\\f", f);
+            i++;
+            continue;
+        default:
+            break;
+        }
+        if (c < 0x20 || c == 0x7F) {
+            fprintf(f, "\\u%04x", c);
+            i++;
+            continue;
+        }
+        size_t l = utf8_len(s + i, n - i);
+        if (l == 0) {
+            fputs("\\ufffd", f); /* one replacement per invalid byte */
+            i++;
+            continue;
+        }
+        fwrite(s + i, 1, l, f);
+        i += l;
+    }
+    fputc('"', f);
+}
+
+void jst_json_strn(struct jst_json *j, const char *s, size_t n)
+{
+    before_value(j);
+    if (!s)
+        fputs("null", j->f);
+    else
+        jst_json_write_string(j->f, s, n);
+}
+
+void jst_json_str(struct jst_json *j, const char *s)
+{
+    jst_json_strn(j, s, s ? strlen(s) : 0);
+}
+
+void jst_json_u64(struct jst_json *j, uint64_t v)
+{
+    before_value(j);
+    fprintf(j->f, "%" PRIu64, v);
+}
+
+void jst_json_i64(struct jst_json *j, int64_t v)
+{
+    before_value(j);
+    fprintf(j->f, "%" PRId64, v);
+}
+
+void jst_json_double(struct jst_json *j, double v)
+{
+    before_value(j);
+    if (!isfinite(v))
+        fputs("null", j->f);
+    else
+        fprintf(j->f, "%.17g", v);
+}
+
+void jst_json_bool(struct jst_json *j, int v)
+{
+    before_value(j);
+    fputs(v ? "true" : "false", j->f);
+}
+
+void jst_json_null(struct jst_json *j)
+{
+    before_value(j);
+    fputs("null", j->f);
+}
+
+void jst_json_kstr(struct jst_json *j, const char *key, const char *s)
+{
+    jst_json_key(j, key);
+    jst_json_str(j, s);
+}
+
+void jst_json_ku64(struct jst_json *j, const char *key, uint64_t v)
+{
+    jst_json_key(j, key);
+    jst_json_u64(j, v);
+}
+
+void jst_json_ki64(struct jst_json *j, const char *key, int64_t v)
+{
+    jst_json_key(j, key);
+    jst_json_i64(j, v);
+}
+
+void jst_json_kdouble(struct jst_json *j, const char *key, double v)
+{
+    jst_json_key(j, key);
+    jst_json_double(j, v);
+}
+
+void jst_json_kbool(struct jst_json *j, const char *key, int v)
+{
+    jst_json_key(j, key);
+    jst_json_bool(j, v);
+}
+
+void jst_json_knull(struct jst_json *j, const char *key)
+{
+    jst_json_key(j, key);
+    jst_json_null(j);
+}
+
+int jst_json_finish(struct jst_json *j)
+{
+    fputc('\n', j->f);
+    if (fflush(j->f) != 0 || ferror(j->f))
+        return -1;
+    return (j->error || j->depth != 0 || j->after_key) ? -1 : 0;
+}
