@@ -40,6 +40,13 @@ struct jst_call_ev {
 
     /* CUPTI ground truth tied to this load, ns; 0 when absent */
     uint64_t cupti_compile_ns, cupti_cache_load_ns, cupti_cache_store_ns;
+
+    /* added by analyzer/model.c: links and the device of a load */
+    int has_jit_input;       /* JST_F_JIT_INPUT was recorded */
+    unsigned jit_input;      /* CUjitInputType (CU_JIT_INPUT_PTX = 1) */
+    uint64_t cubin_size;     /* cuLinkComplete output size */
+    int has_load_device;
+    unsigned load_device;    /* JST_F_LOAD_DEVICE */
 };
 
 struct jst_device {
@@ -90,6 +97,8 @@ struct jst_process {
     uint64_t end_ns;                /* END record's time, or last event's end */
     int has_end;
     int64_t exit_status;
+    char *end_reason;               /* "exit", "atexit", "destructor"; NULL */
+    size_t n_unknown;               /* records of unknown type skipped */
 
     struct jst_device *devices; size_t n_devices;
     struct jst_call_ev *calls; size_t n_calls;
