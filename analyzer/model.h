@@ -113,6 +113,10 @@ struct jst_process {
     uint64_t ttfk_ns;               /* process start (or first event) to first launch */
     uint64_t jit_ns, jit_compile_ns, jit_cache_load_ns;
     uint64_t init_ns, ctx_ns, sass_load_ns;
+    /* added: the part of jit_* that happened before the first launch (the
+     * ttfk breakdown), and what is left of ttfk after jit, init, ctx, sass */
+    uint64_t ttfk_jit_ns, ttfk_jit_compile_ns, ttfk_jit_cache_load_ns;
+    uint64_t other_ns;
 };
 
 struct jst_run {
