@@ -1,0 +1,259 @@
+/*
+ * The driver's JIT cache seen from outside: resolves CUDA_CACHE_PATH,
+ * CUDA_CACHE_MAXSIZE and CUDA_CACHE_DISABLE like the driver, snapshots the
+ * cache directory (<path>/<hex>/<hex>/<entry> files, the top-level index file
+ * not counted) and decides the cache outcome of one JIT load from evidence.
+ */
+#include "jitcache.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "jitstall/format.h"
+
+/* The walk stops after this many entry files, so that a huge or hostile cache
+ * directory cannot stall a load; the counts are then lower bounds. */
+#define JST_CACHE_WALK_MAX_FILES 200000u
+
+static int env_true(const char *name)
+{
+    const char *v = getenv(name);
+    return v && v[0] && strcmp(v, "0") != 0;
+}
+
+/* CUDA_CACHE_MAXSIZE in bytes: unset or unparsable -> 1 GiB, above 4 GiB -> 4 GiB. */
+static uint64_t cache_max_from_env(void)
+{
+    const char *v = getenv("CUDA_CACHE_MAXSIZE");
+    if (!v || !*v)
+        return JST_CACHE_DEFAULT_MAX;
+    char *end = NULL;
+    errno = 0;
+    unsigned long long n = strtoull(v, &end, 10);
+    if (errno || end == v || *end != '\0' || v[0] == '-')
+        return JST_CACHE_DEFAULT_MAX;
+    if (n > JST_CACHE_LIMIT_MAX)
+        n = JST_CACHE_LIMIT_MAX;
+    return n;
+}
+
+/* Fills s->path; returns 0, or -1 when no path can be formed (no HOME). */
+static int cache_resolve_path(struct jst_cache_snap *s)
+{
+    const char *p = getenv("CUDA_CACHE_PATH");
+    if (p && *p) {
+        s->from_env = 1;
+        if (strlen(p) >= sizeof s->path)
+            return -1;
+        strcpy(s->path, p);
+        return 0;
+    }
+    const char *home = getenv("HOME");
+    if (!home || !*home)
+        return -1;
+    int n = snprintf(s->path, sizeof s->path, "%s/.nv/ComputeCache", home);
+    return (n < 0 || (size_t)n >= sizeof s->path) ? -1 : 0;
+}
+
+/* Could this process write into dir? access(W_OK) also reports EROFS for a
+ * read-only mount, for root too; root's CAP_DAC_OVERRIDE lets it write into a
+ * 0555 directory, exactly as the driver running as root would. */
+static int dir_writable(const char *dir)
+{
+    struct stat st;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+        return 0;
+    if (access(dir, W_OK | X_OK) != 0)
+        return 0;
+    struct statvfs vfs;
+    if (statvfs(dir, &vfs) == 0 && (vfs.f_flag & ST_RDONLY))
+        return 0;
+    return 1;
+}
+
+/* The directory does not exist yet: the driver would create it (mkdir -p), so
+ * it is writable when the nearest existing ancestor is a writable directory.
+ * An ancestor that is a file (ENOTDIR) means creation fails. */
+static int ancestor_writable(const char *path)
+{
+    char buf[sizeof((struct jst_cache_snap *)0)->path];
+    strcpy(buf, path);
+    for (;;) {
+        size_t n = strlen(buf);
+        while (n > 1 && buf[n - 1] == '/')
+            buf[--n] = '\0';
+        char *slash = strrchr(buf, '/');
+        if (!slash)
+            return dir_writable(".");
+        if (slash == buf)
+            buf[1] = '\0';
+        else
+            *slash = '\0';
+        struct stat st;
+        if (stat(buf, &st) == 0)
+            return S_ISDIR(st.st_mode) && dir_writable(buf);
+        if (errno != ENOENT || slash == buf)
+            return 0;
+    }
+}
+
+static int is_hex_name(const char *n)
+{
+    if (!*n)
+        return 0;
+    for (; *n; n++) {
+        char c = *n;
+        if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')))
+            return 0;
+    }
+    return 1;
+}
+
+struct walk {
+    uint64_t files, bytes, newest;
+};
+
+/* Walks one level of the cache: depth 0 and 1 descend into hex-named
+ * directories, depth 2 counts regular files. Uses openat so paths stay short. */
+static void walk_level(int dirfd, int depth, struct walk *w)
+{
+    DIR *d = fdopendir(dirfd);
+    if (!d) {
+        close(dirfd);
+        return;
+    }
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL && w->files < JST_CACHE_WALK_MAX_FILES) {
+        if (de->d_name[0] == '.')
+            continue;
+        struct stat st;
+        if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+            continue;
+        if (depth < 2) {
+            if (!S_ISDIR(st.st_mode) || !is_hex_name(de->d_name))
+                continue; /* the index file and anything foreign */
+            int fd = openat(dirfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            if (fd >= 0)
+                walk_level(fd, depth + 1, w);
+        } else if (S_ISREG(st.st_mode)) {
+            w->files++;
+            w->bytes += (uint64_t)st.st_size;
+            uint64_t m = (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec;
+            if (m > w->newest)
+                w->newest = m;
+        }
+    }
+    closedir(d); /* closes dirfd too */
+}
+
+void jst_cache_snapshot(struct jst_cache_snap *s, int scan)
+{
+    memset(s, 0, sizeof *s);
+    s->disabled = env_true("CUDA_CACHE_DISABLE");
+    s->max_bytes = cache_max_from_env();
+    if (cache_resolve_path(s) != 0) {
+        s->path[0] = '\0';
+        return;
+    }
+    struct stat st;
+    if (stat(s->path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        s->exists = 1;
+        s->writable = dir_writable(s->path);
+    } else if (stat(s->path, &st) == 0) {
+        s->writable = 0; /* a file where the directory should be */
+    } else {
+        s->writable = ancestor_writable(s->path);
+    }
+    if (!scan || !s->exists)
+        return;
+    int fd = open(s->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    struct walk w = {0, 0, 0};
+    walk_level(fd, 0, &w);
+    s->entries = w.files;
+    s->size_bytes = w.bytes;
+    s->newest_mtime_ns = w.newest;
+}
+
+/*
+ * Thresholds of the decision (this comment is their documentation):
+ *
+ * - An entry holds the SASS compiled from the PTX; it is estimated at a quarter
+ *   of the PTX size and never under JST_CACHE_MIN_ENTRY. A CUDA_CACHE_MAXSIZE
+ *   below that cannot hold it, so the driver does not store it.
+ * - A load counts as fast enough to be a cache hit when it took at most
+ *   JST_CACHE_HIT_BASE_NS plus JST_CACHE_HIT_NS_PER_BYTE per PTX byte. On the
+ *   H200 a 5.6 MB PTX compiles in 10.4-11.7 s (about 1900 ns/byte) and loads
+ *   from the cache in 21-45 ms (about 8 ns/byte): the bound, 5 ms + 20 ns/byte
+ *   (117 ms there), lies between them with margin on both sides.
+ */
+#define JST_CACHE_MIN_ENTRY 16384u
+#define JST_CACHE_HIT_BASE_NS 5000000ull
+#define JST_CACHE_HIT_NS_PER_BYTE 20ull
+
+static uint64_t expected_entry(uint64_t ptx_size)
+{
+    uint64_t e = ptx_size / 4;
+    return e < JST_CACHE_MIN_ENTRY ? JST_CACHE_MIN_ENTRY : e;
+}
+
+static int fast_for_size(uint64_t dur_ns, uint64_t ptx_size)
+{
+    return dur_ns <= JST_CACHE_HIT_BASE_NS + ptx_size * JST_CACHE_HIT_NS_PER_BYTE;
+}
+
+/*
+ * Evidence first: a disabled cache never stores; a cache that gained or
+ * rewrote an entry during the load stored it. Only when the directory did not
+ * change does the duration count: a fast load from a cache holding entries was
+ * a hit (a read-only cache can still serve hits); otherwise the reason the
+ * driver could not store is named, or the outcome is unknown.
+ */
+unsigned jst_cache_outcome(const struct jst_cache_snap *before, const struct jst_cache_snap *after,
+                           uint64_t dur_ns, uint64_t ptx_size, unsigned *reason)
+{
+    unsigned dummy;
+    if (!reason)
+        reason = &dummy;
+    *reason = JST_CR_NONE;
+    if (!before || !after)
+        return JST_C_UNKNOWN;
+    if (before->disabled || after->disabled) {
+        *reason = JST_CR_DISABLED;
+        return JST_C_MISS_NOT_STORED;
+    }
+    if (after->entries > before->entries || after->size_bytes != before->size_bytes ||
+        after->newest_mtime_ns > before->newest_mtime_ns)
+        return JST_C_MISS_STORED;
+
+    int fast = fast_for_size(dur_ns, ptx_size);
+    int has_entries = before->entries > 0;
+    if (!after->writable || !after->exists) {
+        if (after->exists && has_entries && fast)
+            return JST_C_HIT;
+        if (!after->exists && !after->writable) {
+            *reason = JST_CR_NO_DIR;
+            return JST_C_MISS_NOT_STORED;
+        }
+        if (!after->writable) {
+            *reason = JST_CR_READ_ONLY;
+            return JST_C_MISS_NOT_STORED;
+        }
+    }
+    if (after->max_bytes < expected_entry(ptx_size)) {
+        *reason = JST_CR_TOO_SMALL;
+        return JST_C_MISS_NOT_STORED;
+    }
+    if (has_entries && fast)
+        return JST_C_HIT;
+    return JST_C_UNKNOWN;
+}
