@@ -1,0 +1,419 @@
+/*
+ * Trace reading: header checks, a streaming zstd decoder that hands out one
+ * record at a time, and field iteration over a record's payload.
+ *
+ * Traces are hostile input: every length is checked against the bytes that
+ * are really there. A file that simply stops (the process was killed) is not
+ * an error: the reader returns what it has and reports it as truncated.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zstd.h>
+#include "trace.h"
+
+/* Header sizes beyond this are taken as damage rather than skipped. */
+#define JST_HEADER_SIZE_LIMIT (1u << 20)
+#define JST_READ_CHUNK (128u << 10)
+
+struct jst_reader {
+    int fd;
+    unsigned version;
+    int compressed;  /* JST_FILE_FLAG_ZSTD */
+    ZSTD_DCtx *dctx; /* when compressed */
+
+    uint8_t *in; /* raw file bytes not yet decoded: in[in_pos..in_len) */
+    size_t in_pos, in_len;
+    int in_eof;
+    uint64_t in_off; /* file offset of in[0] */
+
+    uint8_t *d; /* decoded record stream: d[d_pos..d_len) unconsumed */
+    size_t d_pos, d_len, d_cap;
+
+    int frame_open; /* the decoder is inside an unfinished zstd frame */
+    int saw_end;    /* an END record was read */
+    int truncated;
+    int failed;
+    uint64_t records;
+    char err[256];
+};
+
+static uint16_t get_u16(const uint8_t *p)
+{
+    return (uint16_t)(p[0] | p[1] << 8);
+}
+
+static uint32_t get_u32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t get_u64(const uint8_t *p)
+{
+    return (uint64_t)get_u32(p) | (uint64_t)get_u32(p + 4) << 32;
+}
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (!err || !errlen)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+/* read(2) until n bytes or end of file; returns the count or -1. */
+static ssize_t read_full(int fd, uint8_t *p, size_t n)
+{
+    size_t got = 0;
+    while (got < n) {
+        ssize_t k = read(fd, p + got, n - got);
+        if (k < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        if (k == 0)
+            break;
+        got += (size_t)k;
+    }
+    return (ssize_t)got;
+}
+
+static void reader_free(struct jst_reader *rd)
+{
+    if (rd->fd >= 0)
+        close(rd->fd);
+    ZSTD_freeDCtx(rd->dctx);
+    free(rd->in);
+    free(rd->d);
+    free(rd);
+}
+
+/* Checks the plain header and leaves the file positioned at the stream. */
+static int read_header(struct jst_reader *rd, char *err, size_t errlen)
+{
+    uint8_t h[JST_HEADER_SIZE];
+    ssize_t n = read_full(rd->fd, h, sizeof(h));
+    if (n < 0) {
+        set_err(err, errlen, "cannot read: %s", strerror(errno));
+        return -1;
+    }
+    if ((size_t)n < JST_FILE_MAGIC_LEN || memcmp(h, JST_FILE_MAGIC, JST_FILE_MAGIC_LEN) != 0) {
+        set_err(err, errlen, "not a jitstall trace (bad magic)");
+        return -1;
+    }
+    if ((size_t)n < sizeof(h)) {
+        set_err(err, errlen, "truncated header (%zd of %d bytes)", n, JST_HEADER_SIZE);
+        return -1;
+    }
+    uint16_t version = get_u16(h + 8), compat = get_u16(h + 10);
+    uint32_t endian = get_u32(h + 12), hsize = get_u32(h + 16), flags = get_u32(h + 20);
+    if (endian == __builtin_bswap32(JST_ENDIAN_MARK)) {
+        set_err(err, errlen, "byte-swapped trace, not supported");
+        return -1;
+    }
+    if (endian != JST_ENDIAN_MARK) {
+        set_err(err, errlen, "damaged header (endian mark 0x%08x)", endian);
+        return -1;
+    }
+    if (compat > JST_FORMAT_VERSION) {
+        set_err(err, errlen,
+                "trace format version %u needs a newer jitstall (reader supports up to %u)",
+                version > compat ? version : compat, JST_FORMAT_VERSION);
+        return -1;
+    }
+    if (hsize < JST_HEADER_SIZE || hsize > JST_HEADER_SIZE_LIMIT) {
+        set_err(err, errlen, "damaged header (header size %u)", hsize);
+        return -1;
+    }
+    /* Skip a longer header by reading, so pipes work too. */
+    for (uint32_t left = hsize - JST_HEADER_SIZE; left;) {
+        uint8_t skip[256];
+        size_t want = left < sizeof(skip) ? left : sizeof(skip);
+        n = read_full(rd->fd, skip, want);
+        if (n < 0) {
+            set_err(err, errlen, "cannot read: %s", strerror(errno));
+            return -1;
+        }
+        if ((size_t)n < want) {
+            set_err(err, errlen, "truncated header (%u bytes announced)", hsize);
+            return -1;
+        }
+        left -= (uint32_t)n;
+    }
+    rd->version = version;
+    rd->compressed = (flags & JST_FILE_FLAG_ZSTD) != 0;
+    rd->in_off = hsize;
+    return 0;
+}
+
+struct jst_reader *jst_reader_open(const char *path, char *err, size_t errlen)
+{
+    set_err(err, errlen, "%s", "");
+    struct jst_reader *rd = calloc(1, sizeof(*rd));
+    if (!rd) {
+        set_err(err, errlen, "out of memory");
+        return NULL;
+    }
+    rd->fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (rd->fd < 0) {
+        set_err(err, errlen, "cannot open: %s", strerror(errno));
+        reader_free(rd);
+        return NULL;
+    }
+    if (read_header(rd, err, errlen) < 0) {
+        reader_free(rd);
+        return NULL;
+    }
+    rd->in = malloc(JST_READ_CHUNK);
+    if (rd->compressed)
+        rd->dctx = ZSTD_createDCtx();
+    if (!rd->in || (rd->compressed && !rd->dctx)) {
+        set_err(err, errlen, "out of memory");
+        reader_free(rd);
+        return NULL;
+    }
+    return rd;
+}
+
+/* Refills the raw input buffer once it is used up. */
+static int refill_input(struct jst_reader *rd)
+{
+    if (rd->in_pos < rd->in_len || rd->in_eof)
+        return 0;
+    rd->in_off += rd->in_len;
+    rd->in_pos = rd->in_len = 0;
+    ssize_t n = read_full(rd->fd, rd->in, JST_READ_CHUNK);
+    if (n < 0) {
+        snprintf(rd->err, sizeof(rd->err), "cannot read: %s", strerror(errno));
+        return -1;
+    }
+    rd->in_len = (size_t)n;
+    if (n == 0)
+        rd->in_eof = 1;
+    return 0;
+}
+
+/* Makes room for at least `more` decoded bytes after d_len, first sliding the
+ * unconsumed bytes to the front (records handed out before are done with). */
+static int reserve_decoded(struct jst_reader *rd, size_t more)
+{
+    if (rd->d_pos) {
+        memmove(rd->d, rd->d + rd->d_pos, rd->d_len - rd->d_pos);
+        rd->d_len -= rd->d_pos;
+        rd->d_pos = 0;
+    }
+    if (rd->d_cap - rd->d_len >= more)
+        return 0;
+    size_t cap = rd->d_cap ? rd->d_cap : JST_READ_CHUNK;
+    while (cap - rd->d_len < more)
+        cap *= 2;
+    uint8_t *p = realloc(rd->d, cap);
+    if (!p) {
+        snprintf(rd->err, sizeof(rd->err), "out of memory");
+        return -1;
+    }
+    rd->d = p;
+    rd->d_cap = cap;
+    return 0;
+}
+
+/* Decodes until `need` unconsumed bytes are available.
+ * 1: they are; 0: the data ends before that; -1: damaged or I/O error. */
+static int fill(struct jst_reader *rd, size_t need)
+{
+    while (rd->d_len - rd->d_pos < need) {
+        size_t want = need - (rd->d_len - rd->d_pos);
+        if (reserve_decoded(rd, want > JST_READ_CHUNK ? want : JST_READ_CHUNK) < 0)
+            return -1;
+        if (refill_input(rd) < 0)
+            return -1;
+        size_t avail = rd->in_len - rd->in_pos;
+        if (!rd->compressed) {
+            if (!avail)
+                return 0;
+            size_t k = avail < rd->d_cap - rd->d_len ? avail : rd->d_cap - rd->d_len;
+            memcpy(rd->d + rd->d_len, rd->in + rd->in_pos, k);
+            rd->d_len += k;
+            rd->in_pos += k;
+            continue;
+        }
+        ZSTD_inBuffer in = {rd->in, rd->in_len, rd->in_pos};
+        ZSTD_outBuffer out = {rd->d, rd->d_cap, rd->d_len};
+        size_t ret = ZSTD_decompressStream(rd->dctx, &out, &in);
+        if (ZSTD_isError(ret)) {
+            snprintf(rd->err, sizeof(rd->err), "damaged compressed data near byte %llu: %s",
+                     (unsigned long long)(rd->in_off + rd->in_pos), ZSTD_getErrorName(ret));
+            return -1;
+        }
+        int progress = in.pos != rd->in_pos || out.pos != rd->d_len;
+        rd->in_pos = in.pos;
+        rd->d_len = out.pos;
+        /* 0 means a frame was completed and fully flushed; a new one may follow. */
+        rd->frame_open = ret != 0;
+        if (!progress) {
+            /* With input used up and no more in the file, a call that produced
+             * nothing means the decoder has nothing more to give. */
+            if (rd->in_pos == rd->in_len && rd->in_eof)
+                return 0;
+            if (rd->in_pos < rd->in_len) {
+                snprintf(rd->err, sizeof(rd->err), "zstd decoder made no progress");
+                return -1;
+            }
+        }
+    }
+    return 1;
+}
+
+int jst_reader_next(struct jst_reader *rd, struct jst_record *out)
+{
+    if (rd->failed)
+        return -1;
+    int r = fill(rd, JST_REC_HDR_SIZE);
+    if (r == 1) {
+        const uint8_t *h = rd->d + rd->d_pos;
+        uint32_t len = get_u32(h + 4);
+        if (len > JST_REC_MAX_PAYLOAD) {
+            snprintf(rd->err, sizeof(rd->err), "damaged record %llu (payload length %u exceeds %u)",
+                     (unsigned long long)rd->records, len, JST_REC_MAX_PAYLOAD);
+            rd->failed = 1;
+            return -1;
+        }
+        r = fill(rd, JST_REC_HDR_SIZE + (size_t)len);
+        if (r == 1) {
+            h = rd->d + rd->d_pos;
+            out->type = get_u16(h);
+            out->flags = get_u16(h + 2);
+            out->len = len;
+            out->payload = h + JST_REC_HDR_SIZE;
+            rd->d_pos += JST_REC_HDR_SIZE + (size_t)len;
+            rd->records++;
+            if (out->type == JST_REC_END)
+                rd->saw_end = 1;
+            return 1;
+        }
+    }
+    if (r < 0) {
+        rd->failed = 1;
+        return -1;
+    }
+    /* End of data: complete only if every byte was a whole record, the zstd
+     * frame was closed, and the writer got to write END. */
+    if (rd->d_len != rd->d_pos || rd->frame_open || !rd->saw_end)
+        rd->truncated = 1;
+    return 0;
+}
+
+int jst_reader_truncated(const struct jst_reader *rd)
+{
+    return rd->truncated;
+}
+
+const char *jst_reader_error(const struct jst_reader *rd)
+{
+    return rd->err[0] ? rd->err : "no error";
+}
+
+unsigned jst_reader_version(const struct jst_reader *rd)
+{
+    return rd->version;
+}
+
+void jst_reader_close(struct jst_reader *rd)
+{
+    if (rd)
+        reader_free(rd);
+}
+
+/* ---- fields ---- */
+
+void jst_fields_begin(struct jst_field_iter *it, const struct jst_record *rec)
+{
+    it->p = rec->payload;
+    it->end = rec->payload + rec->len;
+    it->bad = 0;
+}
+
+int jst_fields_next(struct jst_field_iter *it, struct jst_field *f)
+{
+    if (it->bad || it->p >= it->end)
+        return 0;
+    size_t left = (size_t)(it->end - it->p);
+    if (left < 3) {
+        it->bad = 1;
+        return 0;
+    }
+    f->key = get_u16(it->p);
+    f->kind = it->p[2];
+    f->u64 = 0;
+    f->data = NULL;
+    f->len = 0;
+    left -= 3;
+    const uint8_t *v = it->p + 3;
+    switch (f->kind) {
+    case JST_K_U64:
+    case JST_K_I64:
+        if (left < 8) {
+            it->bad = 1;
+            return 0;
+        }
+        f->u64 = get_u64(v);
+        it->p = v + 8;
+        return 1;
+    case JST_K_STR:
+    case JST_K_BYTES: {
+        if (left < 4) {
+            it->bad = 1;
+            return 0;
+        }
+        uint32_t n = get_u32(v);
+        if (n > left - 4) {
+            it->bad = 1;
+            return 0;
+        }
+        f->data = v + 4;
+        f->len = n;
+        it->p = v + 4 + n;
+        return 1;
+    }
+    default:
+        /* An unknown kind has no known size, so nothing after it can be found. */
+        it->bad = 1;
+        return 0;
+    }
+}
+
+int jst_rec_get_u64(const struct jst_record *rec, uint16_t key, uint64_t *out)
+{
+    struct jst_field_iter it;
+    struct jst_field f;
+    jst_fields_begin(&it, rec);
+    while (jst_fields_next(&it, &f))
+        if (f.key == key && (f.kind == JST_K_U64 || f.kind == JST_K_I64)) {
+            *out = f.u64;
+            return 1;
+        }
+    return 0;
+}
+
+int jst_rec_get_str(const struct jst_record *rec, uint16_t key, const char **s, uint32_t *len)
+{
+    struct jst_field_iter it;
+    struct jst_field f;
+    jst_fields_begin(&it, rec);
+    while (jst_fields_next(&it, &f))
+        if (f.key == key && (f.kind == JST_K_STR || f.kind == JST_K_BYTES)) {
+            *s = (const char *)f.data;
+            *len = f.len;
+            return 1;
+        }
+    return 0;
+}
