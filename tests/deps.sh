@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Sourced by tests/run.sh and examples/demo.sh: makes sure the Debian packages
+# the build needs are there (installs them as root, else prints the apt-get line).
+jst_need_pkgs=(build-essential cmake pkg-config libzstd-dev libunwind-dev liblz4-dev
+               libelf-dev libdw-dev libcmocka-dev python3)
+jst_deps() {
+  local missing=() p
+  for p in "${jst_need_pkgs[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    if [ "$(id -u)" = 0 ]; then
+      echo "jitstall: installing ${missing[*]}"
+      DEBIAN_FRONTEND=noninteractive apt-get update -qq &&
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" ||
+        return 1
+    else
+      echo "jitstall: missing packages; run as root, or install them with:" >&2
+      echo "  sudo apt-get install -y ${missing[*]}" >&2
+      return 2
+    fi
+  fi
+  [ -d /usr/local/cuda/bin ] && export PATH="/usr/local/cuda/bin:$PATH"
+  if [ ! -e /usr/local/cuda/include/cuda.h ] && ! command -v nvcc >/dev/null; then
+    echo "jitstall: the CUDA toolkit's headers (cuda.h) are needed: install the CUDA toolkit" >&2
+    return 2
+  fi
+  return 0
+}

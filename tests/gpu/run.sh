@@ -1,0 +1,251 @@
+#!/usr/bin/env bash
+# End-to-end tests on a machine with a real NVIDIA GPU (CI has none).
+#
+# Builds PTX-only test programs with nvcc, runs them with and without
+# libjitstall.so, and checks the trace against what the real driver did:
+# cold and warm JIT cache, CUDA_MODULE_LOADING=LAZY and EAGER, the cache
+# matrix (disabled, read-only, too small, forced JIT, disabled JIT), CUPTI's
+# own JIT records (JITSTALL_CUPTI=1), the same matrix on the simulated driver,
+# the call site of the first launch, the report's fix applied and measured,
+# and the ctest/check example.
+#
+# usage: tests/gpu/run.sh            (uses build/, building it if needed)
+#   JITSTALL_BUILD=DIR    use a build made elsewhere
+#   JITSTALL_GPU_LIBS=DIR extra shared libraries for that build (copied .so files)
+#   JITSTALL_GPU_OUT=DIR  where to leave traces, reports and the figures (default: a temp dir)
+# Exit: 0 all passed, 1 a check failed, 77 no GPU here.
+set -uo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+B=${JITSTALL_BUILD:-$top/build}
+export PATH="/usr/local/cuda/bin:$PATH"
+
+if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
+  echo "tests/gpu/run.sh: no NVIDIA GPU here; skipped" >&2
+  exit 77
+fi
+if [ ! -e "$B/libjitstall.so" ] || [ ! -e "$B/jitstall" ]; then
+  cmake -S "$top" -B "$B" && cmake --build "$B" -j"$(nproc)" || exit 1
+fi
+if [ -n "${JITSTALL_GPU_LIBS:-}" ]; then
+  export LD_LIBRARY_PATH="$JITSTALL_GPU_LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+fi
+J="$B/jitstall"
+PRELOAD="$B/libjitstall.so"
+W=${JITSTALL_GPU_OUT:-$(mktemp -d /tmp/jitstall-gpu.XXXXXX)}
+mkdir -p "$W"
+ROWS="$W/rows.txt"
+: >"$ROWS"
+FAILS=0
+fail() { echo "FAIL: $*"; FAILS=$((FAILS + 1)); }
+ok() { echo "ok:   $*"; }
+cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d .)
+sm="sm_${cc}"
+echo "== GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1), $sm"
+echo "== work dir: $W"
+
+# ---- build the test programs ----
+G="$top/tests/gpu"
+P="$W/prog"
+mkdir -p "$P"
+set -e
+nvcc -I"$G" -arch=compute_75 -ptx "$G/heavy_kernels.cu" -o "$P/heavy_ptx75.ptx"
+nvcc -I"$G" -fatbin -gencode arch=compute_75,code=compute_75 "$G/heavy_kernels.cu" -o "$P/heavy_ptx75.fatbin"
+nvcc -I"$G" -fatbin -gencode "arch=compute_${cc},code=sm_${cc}" "$G/heavy_kernels.cu" -o "$P/heavy_sass.fatbin"
+nvcc -I"$G" -fatbin -gencode "arch=compute_${cc},code=[sm_${cc},compute_${cc}]" "$G/heavy_kernels.cu" -o "$P/heavy_both.fatbin"
+nvcc "$G/gpu_driver.c" -o "$P/gpu_driver" -lcuda
+nvcc -I"$G" -g -gencode arch=compute_75,code=compute_75 "$G/gpu_cudart.cu" -o "$P/gpu_cudart_ptx"
+set +e
+echo "== programs built"
+
+# run_case NAME CACHEDIR [ENV=VAL...] -- CMD...
+# Runs CMD without and with the preload (each against CACHEDIR as given),
+# compares stdout and exit code, and leaves $W/t/NAME/dump.jsonl.
+run_case() {
+  local name=$1 cache=$2
+  shift 2
+  local envs=()
+  while [ "$1" != "--" ]; do envs+=("$1"); shift; done
+  shift
+  local d="$W/t/$name"
+  mkdir -p "$d/trace"
+  env "${envs[@]}" CUDA_CACHE_PATH="$cache.ref" "$@" >"$d/ref.out" 2>"$d/ref.err"
+  local rc_ref=$?
+  env "${envs[@]}" CUDA_CACHE_PATH="$cache" JITSTALL_DIR="$d/trace" LD_PRELOAD="$PRELOAD" \
+    "$@" >"$d/pre.out" 2>"$d/pre.err"
+  local rc_pre=$?
+  if [ $rc_ref -ne $rc_pre ]; then
+    fail "$name: exit code $rc_pre under the preload, $rc_ref without"
+  elif ! cmp -s "$d/ref.out" "$d/pre.out"; then
+    fail "$name: stdout differs under the preload"; diff "$d/ref.out" "$d/pre.out" | head -5
+  else
+    ok "$name: same stdout and exit code ($rc_pre) with and without the preload"
+  fi
+  "$J" dump --json "$d"/trace/*.jst >"$d/dump.jsonl" 2>"$d/dump.err" || fail "$name: dump failed: $(cat "$d/dump.err")"
+}
+check() { # check NAME [check.py args]
+  local name=$1; shift
+  if python3 "$G/check.py" "$W/t/$name/dump.jsonl" "$name" --row "$ROWS" "$@"; then
+    ok "$name: trace agrees ($*)"
+  else
+    fail "$name: trace disagrees"
+  fi
+}
+fresh() { rm -rf "$1" "$1.ref"; echo "$1"; }
+
+C="$W/cache"
+mkdir -p "$C"
+# ---- driver API: cold, warm, LAZY and EAGER ----
+for mode in LAZY EAGER; do
+  c=$(fresh "$C/drv_$mode")
+  run_case "driver_${mode}_cold" "$c" CUDA_MODULE_LOADING=$mode -- "$P/gpu_driver" "$P/heavy_ptx75.ptx"
+  check "driver_${mode}_cold" --call cuModuleLoadData --verdict ptx_jit --cache miss_stored --min-ms 200 --result 0
+  run_case "driver_${mode}_warm" "$c" CUDA_MODULE_LOADING=$mode -- "$P/gpu_driver" "$P/heavy_ptx75.ptx"
+  check "driver_${mode}_warm" --call cuModuleLoadData --verdict ptx_jit --cache hit --result 0
+done
+# ---- cudart: cold, warm, LAZY and EAGER ----
+for mode in LAZY EAGER; do
+  c=$(fresh "$C/rt_$mode")
+  run_case "cudart_${mode}_cold" "$c" CUDA_MODULE_LOADING=$mode -- "$P/gpu_cudart_ptx"
+  check "cudart_${mode}_cold" --call cuLibraryLoadData --verdict ptx_jit --cache miss_stored --min-ms 200 --result 0
+  run_case "cudart_${mode}_warm" "$c" CUDA_MODULE_LOADING=$mode -- "$P/gpu_cudart_ptx"
+  check "cudart_${mode}_warm" --call cuLibraryLoadData --verdict ptx_jit --cache hit --result 0
+done
+
+# ---- the cache matrix, with CUPTI's own JIT records as ground truth ----
+CU="JITSTALL_CUPTI=1"
+c=$(fresh "$C/m_cold")
+run_case m_cold "$c" $CU -- "$P/gpu_driver" "$P/heavy_ptx75.ptx"
+check m_cold --verdict ptx_jit --cache miss_stored --cupti compile,cache_store
+run_case m_warm "$c" $CU -- "$P/gpu_driver" "$P/heavy_ptx75.ptx"
+check m_warm --verdict ptx_jit --cache hit --cupti cache_load,!compile
+c=$(fresh "$C/m_disabled")
+run_case m_disabled "$c" $CU CUDA_CACHE_DISABLE=1 -- "$P/gpu_driver" "$P/heavy_ptx75.ptx"
+check m_disabled --verdict ptx_jit --cache miss_not_stored --cache-reason disabled --cupti compile,!cache_store
+ro="$C/m_ro"
+mkdir -p "$ro" "$ro.ref"
+mount -t tmpfs -o ro,size=1m tmpfs "$ro" && mount -t tmpfs -o ro,size=1m tmpfs "$ro.ref"
+run_case m_readonly "$ro" $CU -- "$P/gpu_driver" "$P/heavy_ptx75.ptx"
+check m_readonly --verdict ptx_jit --cache miss_not_stored --cache-reason read_only --cupti compile,!cache_store
+umount "$ro" "$ro.ref" 2>/dev/null
+c=$(fresh "$C/m_tiny")
+run_case m_tiny "$c" $CU CUDA_CACHE_MAXSIZE=4096 -- "$P/gpu_driver" "$P/heavy_ptx75.ptx"
+check m_tiny --verdict ptx_jit --cache miss_not_stored --cache-reason too_small --cupti compile,!cache_store
+c=$(fresh "$C/m_forced")
+run_case m_forced "$c" $CU CUDA_FORCE_PTX_JIT=1 -- "$P/gpu_driver" "$P/heavy_both.fatbin"
+check m_forced --verdict forced_jit --cache miss_stored --result 0 --cupti compile
+c=$(fresh "$C/m_forced_sass")
+run_case m_forced_sass_only "$c" CUDA_FORCE_PTX_JIT=1 -- "$P/gpu_driver" "$P/heavy_sass.fatbin"
+check m_forced_sass_only --verdict no_compatible --result 209
+c=$(fresh "$C/m_nojit")
+run_case m_jit_disabled "$c" CUDA_DISABLE_PTX_JIT=1 -- "$P/gpu_driver" "$P/heavy_ptx75.ptx"
+check m_jit_disabled --verdict jit_disabled --result 218
+c=$(fresh "$C/m_sass")
+run_case m_sass "$c" -- "$P/gpu_driver" "$P/heavy_sass.fatbin"
+check m_sass --verdict sass --max-ms 200 --result 0
+
+# ---- the same matrix on the simulated driver: the verdicts must agree ----
+SIM="$B/simdriver"
+if [ -e "$SIM/libcuda.so.1" ]; then
+  SROWS="$W/sim_rows.txt"; : >"$SROWS"
+  sim_case() { # NAME CACHE ENV... -- IMAGE
+    local name=$1 cache=$2; shift 2
+    local envs=(); while [ "$1" != "--" ]; do envs+=("$1"); shift; done; shift
+    local d="$W/sim/$name"; mkdir -p "$d"
+    env "${envs[@]}" LD_LIBRARY_PATH="$SIM${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" JITSTALL_SIM_CC="$cc" \
+      CUDA_CACHE_PATH="$cache" JITSTALL_DIR="$d" LD_PRELOAD="$PRELOAD" "$P/gpu_driver" "$1" >"$d/out" 2>&1
+    "$J" dump --json "$d"/*.jst >"$d/dump.jsonl" 2>/dev/null
+    python3 "$G/check.py" "$d/dump.jsonl" "$name" --row "$SROWS" >/dev/null
+  }
+  c=$(fresh "$C/s_cold"); sim_case m_cold "$c" -- "$P/heavy_ptx75.ptx"; sim_case m_warm "$c" -- "$P/heavy_ptx75.ptx"
+  c=$(fresh "$C/s_dis"); sim_case m_disabled "$c" CUDA_CACHE_DISABLE=1 -- "$P/heavy_ptx75.ptx"
+  mkdir -p "$C/s_ro" && mount -t tmpfs -o ro,size=1m tmpfs "$C/s_ro" && sim_case m_readonly "$C/s_ro" -- "$P/heavy_ptx75.ptx"; umount "$C/s_ro" 2>/dev/null
+  c=$(fresh "$C/s_tiny"); sim_case m_tiny "$c" CUDA_CACHE_MAXSIZE=4096 -- "$P/heavy_ptx75.ptx"
+  c=$(fresh "$C/s_forced"); sim_case m_forced "$c" CUDA_FORCE_PTX_JIT=1 -- "$P/heavy_both.fatbin"
+  c=$(fresh "$C/s_fso"); sim_case m_forced_sass_only "$c" CUDA_FORCE_PTX_JIT=1 -- "$P/heavy_sass.fatbin"
+  c=$(fresh "$C/s_nojit"); sim_case m_jit_disabled "$c" CUDA_DISABLE_PTX_JIT=1 -- "$P/heavy_ptx75.ptx"
+  c=$(fresh "$C/s_sass"); sim_case m_sass "$c" -- "$P/heavy_sass.fatbin"
+  echo "== agreement: real driver (with CUPTI) vs simulated driver"
+  printf "%-20s %-14s %-16s %-10s | %-14s %-16s %-10s | %s\n" case "real verdict" "real cache" reason "sim verdict" "sim cache" reason agree
+  while IFS='|' read -r name call v cache reason ms cupti; do
+    s=$(grep "^$name|" "$SROWS" | head -1)
+    [ -n "$s" ] || continue
+    IFS='|' read -r _ _ sv scache sreason _ _ <<<"$s"
+    a=yes; [ "$v/$cache/$reason" = "$sv/$scache/$sreason" ] || { a=NO; fail "sim disagrees with the real driver on $name"; }
+    printf "%-20s %-14s %-16s %-10s | %-14s %-16s %-10s | %s  (cupti: %s)\n" "$name" "$v" "$cache" "$reason" "$sv" "$scache" "$sreason" "$a" "$cupti"
+  done < <(grep '^m_' "$ROWS")
+fi
+
+# ---- call site of the stall (issue 4) and the report (issue 5) ----
+d="$W/t/cudart_LAZY_cold"
+"$J" report --json "$d/trace" >"$d/report.json" 2>"$d/report.err"; rc=$?
+[ $rc -eq 0 ] || fail "report exited $rc: $(head -3 "$d/report.err")"
+NO_COLOR=1 "$J" report "$d/trace" >"$d/report.txt" 2>&1
+python3 - "$d/report.json" "$G/gpu_cudart.cu" >"$d/attrib.txt" <<'PY'
+import json, sys
+rep = json.load(open(sys.argv[1]))
+p = rep["processes"][0]
+mods = sorted(p["modules"], key=lambda m: -m.get("dur_ns", 0))
+top = mods[0]
+share = top["dur_ns"] / p["ttfk_ns"] if p["ttfk_ns"] else 0
+print(f"ttfk_ms={p['ttfk_ns']/1e6:.1f} jit_ms={p['jit_ns']/1e6:.1f} top_module_ms={top['dur_ns']/1e6:.1f} share={share*100:.1f}%")
+print(f"verdict={top['verdict']} jit_from={top.get('jit_from')} call_site={top.get('call_site')}")
+fixes = rep.get("fixes", [])
+print("fix=" + (fixes[0]["text"] if fixes else ""))
+ok = share >= 0.95 and top["verdict"] == "ptx_jit" and "gpu_cudart.cu" in str(top.get("call_site"))
+sys.exit(0 if ok else 1)
+PY
+if [ $? -eq 0 ]; then ok "report attributes the time to first kernel: $(head -2 "$d/attrib.txt" | tr '\n' ' ')"
+else fail "report attribution: $(cat "$d/attrib.txt")"; fi
+gencode=$(grep -o 'arch=compute_[0-9a-z]*,code=sm_[0-9a-z]*' "$d/attrib.txt" | head -1)
+if [ -z "$gencode" ]; then
+  fail "the report's first fix names no -gencode: $(grep '^fix=' "$d/attrib.txt")"
+else
+  nvcc -I"$G" -g -gencode arch=compute_75,code=compute_75 -gencode "$gencode" "$G/gpu_cudart.cu" -o "$P/gpu_cudart_fixed"
+  c=$(fresh "$C/rt_fixed")
+  run_case cudart_fixed "$c" -- "$P/gpu_cudart_fixed"
+  check cudart_fixed --call cuLibraryLoadData --verdict sass --result 0
+  "$J" report --json "$W/t/cudart_fixed/trace" >"$W/t/cudart_fixed/report.json"
+  python3 - "$d/report.json" "$W/t/cudart_fixed/report.json" "$gencode" <<'PY'
+import json, sys
+a = json.load(open(sys.argv[1]))["processes"][0]
+b = json.load(open(sys.argv[2]))["processes"][0]
+print(f"== fix applied (-gencode {sys.argv[3]}): time to first kernel {a['ttfk_ns']/1e6:.1f} ms -> {b['ttfk_ns']/1e6:.1f} ms; JIT {a['jit_ns']/1e6:.1f} ms -> {b['jit_ns']/1e6:.1f} ms")
+sys.exit(0 if b["jit_ns"] == 0 and b["ttfk_ns"] < a["ttfk_ns"] / 4 else 1)
+PY
+  [ $? -eq 0 ] && ok "the report's fix removes the stall" || fail "the report's fix did not remove the stall"
+fi
+
+# ---- the ctest + check example (issue 6) ----
+if [ -d "$top/examples/ctest-check" ]; then
+  for ptx in ON OFF; do
+    e="$W/ctest-$ptx"
+    rm -rf "$e"
+    cmake -S "$top/examples/ctest-check" -B "$e" -DKERNEL_PTX_ONLY=$ptx -DJITSTALL="$J" \
+      -DCMAKE_CUDA_ARCHITECTURES="$cc" >"$e.log" 2>&1 && cmake --build "$e" >>"$e.log" 2>&1
+    (cd "$e" && CUDA_CACHE_PATH="$e/cache" ctest --output-on-failure >>"$e.log" 2>&1); rc=$?
+    if [ $ptx = ON ] && [ $rc -ne 0 ]; then ok "ctest example fails with a PTX-only kernel ($(grep -m1 -o 'jitstall check:.*\|::error.*\|ptx_jit.*' "$e.log"))"
+    elif [ $ptx = OFF ] && [ $rc -eq 0 ]; then ok "ctest example passes with SASS added back"
+    else fail "ctest example with KERNEL_PTX_ONLY=$ptx: ctest exit $rc (log $e.log)"; tail -20 "$e.log"; fi
+  done
+fi
+
+# ---- the container story: a fresh JIT cache per start vs a cache volume ----
+X="$W/container"; mkdir -p "$X"
+cc -I/usr/local/cuda/include "$top/examples/driver-ptx-only/query.c" -o "$P/query" -lcuda
+for i in 1 2 3; do
+  CUDA_CACHE_PATH="$X/fresh$i" "$J" run -o "$X/novol$i" -- "$P/query" "$top/examples/driver-ptx-only/kernels.ptx" >/dev/null 2>&1
+  CUDA_CACHE_PATH="$X/volume" "$J" run -o "$X/vol$i" -- "$P/query" "$top/examples/driver-ptx-only/kernels.ptx" >/dev/null 2>&1
+done
+for kind in novol vol; do
+  line="$kind:"
+  for i in 1 2 3; do
+    v=$("$J" report --json "$X/$kind$i" | python3 -c 'import json,sys; p=json.load(sys.stdin)["processes"][0]; print("%.1f/%.1f" % (p["ttfk_ns"]/1e6, p["jit_ns"]/1e6))')
+    line="$line start$i ttfk/jit ms=$v"
+  done
+  echo "== container $line"
+done
+
+echo "== figures (real driver): case|call|verdict|cache|reason|ms|cupti"
+cat "$ROWS"
+echo "== $FAILS failure(s)"
+[ $FAILS -eq 0 ]
