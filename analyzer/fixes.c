@@ -1,0 +1,465 @@
+/*
+ * The fixes jitstall suggests (analyzer/fixes.h): for each load that JIT
+ * compiled or failed, what to change and where, with the time it would save,
+ * and the fix list of a whole run ranked by time saved.
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "fixes.h"
+#include "jitcache.h"
+#include "trace.h"
+
+#define MIB (1ull << 20)
+
+/* Up to two fixes apply to one load: a build/environment fix and a cache fix. */
+struct cand {
+    unsigned kind;
+    uint64_t saves_ns;
+    char text[512];
+    char target[256];
+    uint64_t maxsize; /* JST_FIX_CACHE_MAXSIZE */
+};
+
+/* snprintf that truncates silently: fix texts are bounded on purpose. */
+static void fmt(char *buf, size_t n, const char *f, ...) __attribute__((format(printf, 3, 4)));
+static void fmt(char *buf, size_t n, const char *f, ...)
+{
+    va_list ap;
+    va_start(ap, f);
+    vsnprintf(buf, n, f, ap);
+    va_end(ap);
+}
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+const char *jst_load_origin(const struct jst_call_ev *c)
+{
+    if (c->source && *c->source)
+        return c->source;
+    if (c->path && *c->path)
+        return c->path;
+    return NULL;
+}
+
+/* Compute capability the load was judged against: the recorded target, else
+ * the load's device, else the first device; 0 when unknown. */
+static unsigned load_cc(const struct jst_process *p, const struct jst_call_ev *c)
+{
+    if (c->target_cc)
+        return c->target_cc;
+    for (size_t i = 0; i < p->n_devices; i++)
+        if (!c->has_load_device || p->devices[i].ordinal == c->load_device)
+            return p->devices[i].cc_major * 10 + p->devices[i].cc_minor;
+    return 0;
+}
+
+/* Mean duration of the process's loads matching pred, or 0 if none. */
+static uint64_t mean_dur(const struct jst_process *p, int sass)
+{
+    uint64_t sum = 0, n = 0;
+    for (size_t i = 0; i < p->n_calls; i++) {
+        const struct jst_call_ev *c = &p->calls[i];
+        int match =
+            sass ? c->verdict == JST_V_SASS : (jst_is_jit_event(p, c) && c->cache == JST_C_HIT);
+        if (match && c->result == 0) {
+            sum = sat_add(sum, c->dur_ns);
+            n++;
+        }
+    }
+    return n ? sum / n : 0;
+}
+
+static uint64_t est_sass(const struct jst_process *p, const struct jst_call_ev *c)
+{
+    uint64_t e = mean_dur(p, 1);
+    if (!e)
+        e = JST_EST_SASS_LOAD_NS;
+    return e < c->dur_ns ? e : c->dur_ns;
+}
+
+static uint64_t est_hit(const struct jst_process *p, const struct jst_call_ev *c)
+{
+    uint64_t e = mean_dur(p, 0);
+    if (!e) {
+        uint64_t ptx = c->ptx_size ? c->ptx_size : c->image_size;
+        e = sat_add(JST_EST_CACHE_HIT_NS, (ptx / 1024) * JST_EST_CACHE_HIT_NS_PER_KIB);
+    }
+    return e < c->dur_ns ? e : c->dur_ns;
+}
+
+static const char *cache_path(const struct jst_process *p)
+{
+    if (p->cache_start.present && p->cache_start.path)
+        return p->cache_start.path;
+    if (p->cache_end.present && p->cache_end.path)
+        return p->cache_end.path;
+    return "~/.nv/ComputeCache";
+}
+
+static uint64_t round_mib(uint64_t v)
+{
+    if (v > UINT64_MAX - MIB)
+        return UINT64_MAX;
+    return (v + MIB - 1) / MIB * MIB;
+}
+
+/* CUDA_CACHE_MAXSIZE to suggest for process p: twice what the JIT put (or
+ * tried to put) into the cache, rounded up to MiB, at least double the current
+ * limit, capped at the driver's 4 GiB maximum. */
+static uint64_t suggest_maxsize(const struct jst_process *p)
+{
+    uint64_t bytes = 0, cur = 0;
+    if (p->cache_start.present)
+        cur = p->cache_start.max_bytes;
+    if (!cur && p->cache_end.present)
+        cur = p->cache_end.max_bytes;
+    for (size_t i = 0; i < p->n_calls; i++) {
+        const struct jst_call_ev *c = &p->calls[i];
+        bytes = sat_add(bytes, c->cache_new_bytes);
+        if (c->cache == JST_C_MISS_NOT_STORED && c->cache_reason == JST_CR_TOO_SMALL)
+            bytes = sat_add(bytes, c->ptx_size ? c->ptx_size : c->image_size);
+    }
+    uint64_t v = round_mib(bytes > UINT64_MAX / 2 ? UINT64_MAX : bytes * 2);
+    if (v <= cur)
+        v = round_mib(cur > UINT64_MAX / 2 ? UINT64_MAX : cur * 2);
+    if (v > JST_CACHE_LIMIT_MAX)
+        v = JST_CACHE_LIMIT_MAX;
+    if (v < MIB)
+        v = MIB;
+    return v;
+}
+
+static void human_bytes(char *buf, size_t n, uint64_t v)
+{
+    if (v >= (1ull << 30) && v % (1ull << 30) == 0)
+        fmt(buf, n, "%" PRIu64 " GiB", v >> 30);
+    else if (v >= MIB && v % MIB == 0)
+        fmt(buf, n, "%" PRIu64 " MiB", v >> 20);
+    else
+        fmt(buf, n, "%" PRIu64 " bytes", v);
+}
+
+/* "(GPU is sm_90; it ships only PTX compute_75)" or, when it has SASS for
+ * other GPUs, "(GPU is sm_90; it has SASS for sm_80 only and JITs PTX compute_80)". */
+static void why_text(const struct jst_call_ev *c, unsigned cc, char *buf, size_t n)
+{
+    char sass[128] = "";
+    size_t used = 0;
+    for (size_t i = 0; i < c->n_entries; i++) {
+        const char *e = c->entries[i];
+        if (strncmp(e, "cubin ", 6) != 0)
+            continue;
+        const char *a = e + 6;
+        size_t len = strcspn(a, " ");
+        if (used + len + 3 >= sizeof(sass))
+            break;
+        if (used) {
+            memcpy(sass + used, ", ", 2);
+            used += 2;
+        }
+        memcpy(sass + used, a, len);
+        used += len;
+        sass[used] = '\0';
+    }
+    const char *from = c->jit_from && *c->jit_from ? c->jit_from : NULL;
+    if (used && from)
+        fmt(buf, n, "(GPU is sm_%u; it has SASS for %s only and JITs PTX %s)", cc, sass, from);
+    else if (used)
+        fmt(buf, n, "(GPU is sm_%u; it has SASS for %s only)", cc, sass);
+    else if (from)
+        fmt(buf, n, "(GPU is sm_%u; it ships only PTX %s)", cc, from);
+    else
+        fmt(buf, n, "(GPU is sm_%u; it has no SASS for it)", cc);
+}
+
+static const char *force_var(const struct jst_process *p)
+{
+    for (size_t i = 0; i < p->n_env; i++)
+        if (!strncmp(p->env[i], "CUDA_FORCE_JIT=", 15))
+            return "CUDA_FORCE_JIT";
+    return "CUDA_FORCE_PTX_JIT";
+}
+
+static const char *disable_var(const struct jst_process *p)
+{
+    for (size_t i = 0; i < p->n_env; i++)
+        if (!strncmp(p->env[i], "CUDA_DISABLE_JIT=", 17))
+            return "CUDA_DISABLE_JIT";
+    return "CUDA_DISABLE_PTX_JIT";
+}
+
+/* The build or environment fix of one load (kind 0 if none). */
+static void build_fix(const struct jst_process *p, const struct jst_call_ev *c, struct cand *f)
+{
+    unsigned cc = load_cc(p, c);
+    const char *origin = jst_load_origin(c);
+    const char *api = c->call_name ? c->call_name : jst_call_name(c->call);
+    char what[300], why[200];
+    if (origin)
+        fmt(what, sizeof(what), "rebuild %s", origin);
+    else
+        fmt(what, sizeof(what), "build the image passed to %s ahead of time",
+            api ? api : "the load");
+    why_text(c, cc, why, sizeof(why));
+    memset(f, 0, sizeof(*f));
+    fmt(f->target, sizeof(f->target), "%s", origin ? origin : (api ? api : "image"));
+
+    switch (c->verdict) {
+    case JST_V_PTX_JIT:
+        if (!cc)
+            break;
+        f->kind = JST_FIX_GENCODE;
+        f->saves_ns = c->dur_ns - est_sass(p, c);
+        fmt(f->text, sizeof(f->text), "%s with -gencode arch=compute_%u,code=sm_%u %s", what, cc,
+            cc, why);
+        return;
+    case JST_V_FORCED_JIT:
+        f->kind = JST_FIX_UNFORCE_JIT;
+        f->saves_ns = c->dur_ns - est_sass(p, c);
+        fmt(f->target, sizeof(f->target), "%s", force_var(p));
+        fmt(f->text, sizeof(f->text),
+            "unset %s: it makes the driver JIT PTX even for images that have SASS for the GPU",
+            force_var(p));
+        return;
+    case JST_V_NO_COMPATIBLE:
+        if (!cc)
+            break;
+        f->kind = JST_FIX_ALLOW_JIT;
+        fmt(f->text, sizeof(f->text),
+            "%s with -gencode arch=compute_%u,code=sm_%u: it has no code that runs on sm_%u, "
+            "so the load failed",
+            what, cc, cc, cc);
+        return;
+    case JST_V_JIT_DISABLED:
+        f->kind = JST_FIX_ALLOW_JIT;
+        if (cc)
+            fmt(f->text, sizeof(f->text),
+                "%s with -gencode arch=compute_%u,code=sm_%u, or unset %s: it needs the JIT, "
+                "which %s forbids, so the load failed",
+                what, cc, cc, disable_var(p), disable_var(p));
+        else
+            fmt(f->text, sizeof(f->text), "unset %s: the image needs the JIT, so the load failed",
+                disable_var(p));
+        return;
+    case JST_V_NONE:
+        if (!jst_is_jit_event(p, c) || !cc)
+            break;
+        /* a link step fed PTX: hand the linker a cubin instead */
+        f->kind = JST_FIX_GENCODE;
+        f->saves_ns = c->dur_ns - est_sass(p, c);
+        fmt(f->target, sizeof(f->target), "%s", c->name && *c->name ? c->name : "link input");
+        fmt(f->text, sizeof(f->text),
+            "compile the PTX linked with %s (%s) to a cubin ahead of time with -gencode "
+            "arch=compute_%u,code=sm_%u",
+            api ? api : "cuLinkAddData", f->target, cc, cc);
+        return;
+    default:
+        break;
+    }
+    f->kind = 0;
+}
+
+/* The cache fix of one JIT load (kind 0 if none). */
+static void cache_fix(const struct jst_process *p, const struct jst_call_ev *c, struct cand *f)
+{
+    const char *path = cache_path(p);
+    memset(f, 0, sizeof(*f));
+    if (c->result != 0 || !jst_is_jit_event(p, c))
+        return;
+    fmt(f->target, sizeof(f->target), "%s", path);
+    f->saves_ns = c->dur_ns - est_hit(p, c);
+    if (c->cache == JST_C_MISS_STORED) {
+        const struct jst_cache_state *s = &p->cache_start;
+        /* The cache worked; it only fails to help when it does not survive the
+         * run, which an absent or empty cache at start points to. */
+        if (s->present && s->exists && s->entries > 0)
+            return;
+        f->kind = JST_FIX_CACHE_VOLUME;
+        fmt(f->text, sizeof(f->text),
+            "keep the JIT cache %s across runs: in a container, mount it as a volume "
+            "(docker run -v jitcache:%s) or point CUDA_CACHE_PATH at persistent storage; %s",
+            path, path,
+            !s->present  ? "without it every fresh container JITs again"
+            : !s->exists ? "it did not exist at start, so every fresh container JITs again"
+                         : "it was empty at start, so every fresh container JITs again");
+        return;
+    }
+    if (c->cache != JST_C_MISS_NOT_STORED)
+        return;
+    switch (c->cache_reason) {
+    case JST_CR_DISABLED:
+        f->kind = JST_FIX_CACHE_ENABLE;
+        fmt(f->target, sizeof(f->target), "CUDA_CACHE_DISABLE");
+        fmt(f->text, sizeof(f->text),
+            "unset CUDA_CACHE_DISABLE: with it set, the JIT output is never cached and "
+            "every run JITs again");
+        return;
+    case JST_CR_READ_ONLY:
+        f->kind = JST_FIX_CACHE_WRITABLE;
+        fmt(f->text, sizeof(f->text),
+            "make the JIT cache directory %s writable (or set CUDA_CACHE_PATH to a writable "
+            "directory): the JIT output could not be stored, so every run JITs again",
+            path);
+        return;
+    case JST_CR_TOO_SMALL: {
+        uint64_t cur = p->cache_start.present ? p->cache_start.max_bytes : 0;
+        uint64_t v = suggest_maxsize(p);
+        char hv[32], hc[32];
+        human_bytes(hv, sizeof(hv), v);
+        human_bytes(hc, sizeof(hc), cur);
+        f->kind = JST_FIX_CACHE_MAXSIZE;
+        f->maxsize = v;
+        fmt(f->target, sizeof(f->target), "CUDA_CACHE_MAXSIZE");
+        if (cur >= JST_CACHE_LIMIT_MAX)
+            fmt(f->text, sizeof(f->text),
+                "the JIT output does not fit even the largest CUDA_CACHE_MAXSIZE (4 GiB): "
+                "ship SASS for the GPU instead");
+        else if (cur)
+            fmt(f->text, sizeof(f->text),
+                "raise CUDA_CACHE_MAXSIZE to %" PRIu64 " (%s; it is %s): the JIT output did "
+                "not fit, so every run JITs again",
+                v, hv, hc);
+        else
+            fmt(f->text, sizeof(f->text),
+                "raise CUDA_CACHE_MAXSIZE to %" PRIu64 " (%s): the JIT output did not fit, "
+                "so every run JITs again",
+                v, hv);
+        return;
+    }
+    case JST_CR_NO_DIR:
+        f->kind = JST_FIX_CACHE_DIR;
+        fmt(f->text, sizeof(f->text),
+            "create the JIT cache directory %s, or set CUDA_CACHE_PATH to a directory that "
+            "can be created: without it the JIT output is never stored",
+            path);
+        return;
+    default:
+        f->kind = JST_FIX_CACHE_WRITABLE;
+        fmt(f->text, sizeof(f->text),
+            "check that %s is writable and CUDA_CACHE_MAXSIZE large enough: the JIT output "
+            "was not stored, so every run JITs again",
+            path);
+        return;
+    }
+}
+
+/* The candidate that saves most; a failed load's fix wins regardless. */
+static const struct cand *best(const struct cand *a, const struct cand *b)
+{
+    if (!a->kind)
+        return b->kind ? b : NULL;
+    if (!b->kind)
+        return a;
+    return b->saves_ns > a->saves_ns ? b : a;
+}
+
+const char *jst_fix_for_load(const struct jst_process *p, const struct jst_call_ev *c,
+                             unsigned *kind, char *buf, size_t n)
+{
+    struct cand a, b;
+    build_fix(p, c, &a);
+    cache_fix(p, c, &b);
+    const struct cand *x = best(&a, &b);
+    if (kind)
+        *kind = x ? x->kind : 0;
+    if (n)
+        fmt(buf, n, "%s", x ? x->text : "");
+    return buf;
+}
+
+uint64_t jst_fix_load_saves(const struct jst_process *p, const struct jst_call_ev *c)
+{
+    struct cand a, b;
+    build_fix(p, c, &a);
+    cache_fix(p, c, &b);
+    const struct cand *x = best(&a, &b);
+    return x ? x->saves_ns : 0;
+}
+
+uint64_t jst_fixes_projected_ttfk(const struct jst_process *p)
+{
+    if (!p->first_launch_ns)
+        return 0;
+    uint64_t saved = 0;
+    for (size_t i = 0; i < p->n_calls; i++) {
+        const struct jst_call_ev *c = &p->calls[i];
+        if (c->start_ns < p->first_launch_ns && jst_is_jit_event(p, c))
+            saved = sat_add(saved, jst_fix_load_saves(p, c));
+    }
+    return p->ttfk_ns > saved ? p->ttfk_ns - saved : 0;
+}
+
+static int add_cand(struct jst_fixes *out, size_t *cap, const struct cand *c)
+{
+    for (size_t i = 0; i < out->n; i++) {
+        struct jst_fix *f = &out->v[i];
+        if (f->kind == c->kind && !strcmp(f->text, c->text)) {
+            f->saves_ns = sat_add(f->saves_ns, c->saves_ns);
+            f->n_loads++;
+            return 0;
+        }
+    }
+    if (out->n == *cap) {
+        size_t nc = *cap ? *cap * 2 : 8;
+        struct jst_fix *nv = realloc(out->v, nc * sizeof(*nv));
+        if (!nv)
+            return -1;
+        out->v = nv;
+        *cap = nc;
+    }
+    struct jst_fix *f = &out->v[out->n++];
+    memset(f, 0, sizeof(*f));
+    f->kind = c->kind;
+    fmt(f->text, sizeof(f->text), "%s", c->text);
+    fmt(f->target, sizeof(f->target), "%s", c->target);
+    f->saves_ns = c->saves_ns;
+    f->new_maxsize = c->maxsize;
+    f->n_loads = 1;
+    return 0;
+}
+
+static int cmp_fix(const void *a, const void *b)
+{
+    const struct jst_fix *x = a, *y = b;
+    if (x->saves_ns != y->saves_ns)
+        return x->saves_ns > y->saves_ns ? -1 : 1;
+    if (x->kind != y->kind)
+        return x->kind < y->kind ? -1 : 1;
+    return strcmp(x->text, y->text);
+}
+
+int jst_fixes_compute(const struct jst_run *run, struct jst_fixes *out)
+{
+    size_t cap = 0;
+    memset(out, 0, sizeof(*out));
+    for (size_t i = 0; i < run->n_procs; i++) {
+        const struct jst_process *p = &run->procs[i];
+        for (size_t k = 0; k < p->n_calls; k++) {
+            const struct jst_call_ev *c = &p->calls[k];
+            struct cand a, b;
+            build_fix(p, c, &a);
+            cache_fix(p, c, &b);
+            if ((a.kind && add_cand(out, &cap, &a) < 0) ||
+                (b.kind && add_cand(out, &cap, &b) < 0)) {
+                jst_fixes_free(out);
+                return -1;
+            }
+        }
+    }
+    if (out->n)
+        qsort(out->v, out->n, sizeof(*out->v), cmp_fix);
+    return 0;
+}
+
+void jst_fixes_free(struct jst_fixes *f)
+{
+    free(f->v);
+    f->v = NULL;
+    f->n = 0;
+}
