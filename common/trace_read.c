@@ -257,8 +257,10 @@ static int fill(struct jst_reader *rd, size_t need)
         int progress = in.pos != rd->in_pos || out.pos != rd->d_len;
         rd->in_pos = in.pos;
         rd->d_len = out.pos;
-        /* 0 means a frame was completed and fully flushed; a new one may follow. */
-        rd->frame_open = ret != 0;
+        /* 0 means a frame was completed and fully flushed; a new one may follow.
+         * A call that did nothing (empty input between frames) says nothing. */
+        if (progress)
+            rd->frame_open = ret != 0;
         if (!progress) {
             /* With input used up and no more in the file, a call that produced
              * nothing means the decoder has nothing more to give. */
