@@ -1,0 +1,351 @@
+/*
+ * Offline symbolization of the stacks in a trace with elfutils' libdwfl: each
+ * recorded module is opened from its path (or, when the file on disk is gone
+ * or has another build-id, from the build-id debug directory) and reported at
+ * its recorded load bias; IPs become function, file and line, or
+ * module+offset with a plain note saying why not.
+ */
+#include <ctype.h>
+#include <elfutils/libdwelf.h>
+#include <elfutils/libdwfl.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "image.h"
+#include "symbolize.h"
+
+#define SYM_NOTE_UNKNOWN "unknown module"
+#define SYM_NOTE_CHANGED "module changed since the trace"
+#define SYM_NOTE_MISSING "module file not found"
+#define SYM_NOTE_UNREADABLE "module file unreadable"
+#define SYM_NOTE_NOSYMS "no symbols"
+#define SYM_PYTHON "[python interpreter]"
+
+struct sym_mod {
+    int tried;
+    Dwfl *dwfl; /* NULL when the module cannot be read */
+    Dwfl_Module *mod;
+    const char *note; /* why frames in it cannot be symbolized */
+    int internal, python;
+};
+
+struct jst_symbolizer {
+    const struct jst_process *p;
+    struct sym_mod *mods; /* parallel to p->mods */
+    char debug_root[PATH_MAX];
+    char *debuginfo_path; /* for dwfl_standard_find_debuginfo */
+    Dwfl_Callbacks cb;    /* libdwfl keeps a pointer to it */
+};
+
+static const char *sym_base(const char *path)
+{
+    const char *s = strrchr(path, '/');
+    return s ? s + 1 : path;
+}
+
+/* libcuda* (the driver, the simulated one, libcudart, libcudadebugger) and jitstall. */
+static int sym_internal_path(const char *path)
+{
+    const char *b = sym_base(path);
+    return strncmp(b, "libcuda", 7) == 0 || strncmp(b, "libjitstall", 11) == 0 ||
+           strncmp(b, "libnvidia-ptxjitcompiler", 24) == 0;
+}
+
+static int sym_python_path(const char *path)
+{
+    const char *b = sym_base(path);
+    return strncmp(b, "libpython", 9) == 0 ||
+           (strncmp(b, "python", 6) == 0 && (b[6] == '\0' || isdigit((unsigned char)b[6])));
+}
+
+/* Frames of the CUDA runtime linked statically into the program (nvcc's
+ * default), and the launch stubs nvcc generates: plumbing, not the caller. */
+static int sym_internal_func(const char *func, const char *file)
+{
+    if (strncmp(func, "cudart::", 8) == 0 || strncmp(func, "__cudart", 8) == 0 ||
+        strncmp(func, "__device_stub_", 14) == 0 || strncmp(func, "__cudaRegister", 14) == 0 ||
+        strncmp(func, "__cudaUnregister", 16) == 0)
+        return 1;
+    if (strncmp(func, "cuda", 4) == 0 && isupper((unsigned char)func[4]))
+        return file[0] == '\0' || strstr(file, "/cuda_runtime") != NULL;
+    return 0;
+}
+
+struct jst_symbolizer *jst_symbolizer_new(const struct jst_process *p)
+{
+    struct jst_symbolizer *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->p = p;
+    s->mods = calloc(p->n_mods ? p->n_mods : 1, sizeof *s->mods);
+    const char *root = getenv("JITSTALL_DEBUG_DIR");
+    snprintf(s->debug_root, sizeof s->debug_root, "%s", root && *root ? root : "/usr/lib/debug");
+    size_t n = strlen(s->debug_root) + 16;
+    s->debuginfo_path = malloc(n);
+    if (!s->mods || !s->debuginfo_path) {
+        jst_symbolizer_free(s);
+        return NULL;
+    }
+    snprintf(s->debuginfo_path, n, "-:.debug:%s", s->debug_root);
+    s->cb.find_elf = dwfl_build_id_find_elf;
+    s->cb.find_debuginfo = dwfl_standard_find_debuginfo;
+    s->cb.section_address = dwfl_offline_section_address;
+    s->cb.debuginfo_path = &s->debuginfo_path;
+    elf_version(EV_CURRENT);
+    return s;
+}
+
+void jst_symbolizer_free(struct jst_symbolizer *s)
+{
+    if (!s)
+        return;
+    if (s->mods && s->p)
+        for (size_t i = 0; i < s->p->n_mods; i++)
+            if (s->mods[i].dwfl)
+                dwfl_end(s->mods[i].dwfl);
+    free(s->mods);
+    free(s->debuginfo_path);
+    free(s);
+}
+
+/* Build-id of the ELF file at path: 1 read (len may be 0: none), 0 missing, -1 not ELF. */
+static int sym_file_build_id(const char *path, uint8_t *out, size_t cap, size_t *len)
+{
+    *len = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+    int rc = -1;
+    if (elf && elf_kind(elf) == ELF_K_ELF) {
+        const void *id;
+        ssize_t n = dwelf_elf_gnu_build_id(elf, &id);
+        if (n > 0 && (size_t)n <= cap) {
+            memcpy(out, id, (size_t)n);
+            *len = (size_t)n;
+        }
+        rc = 1;
+    }
+    if (elf)
+        elf_end(elf);
+    close(fd);
+    return rc;
+}
+
+/* The file to read for a recorded module: its own path when it is still the
+ * same file, else the debug file named by the build-id. NULL with *note set
+ * when neither is there. */
+static const char *sym_pick_file(struct jst_symbolizer *s, const struct jst_modmap *m, char *buf,
+                                 size_t n, const char **note)
+{
+    uint8_t id[64];
+    size_t id_len;
+    int r = sym_file_build_id(m->path, id, sizeof id, &id_len);
+    if (r == 1) {
+        int same;
+        if (m->build_id_len)
+            same = id_len == m->build_id_len && memcmp(id, m->build_id, id_len) == 0;
+        else {
+            /* No build-id recorded: size and mtime must still agree. */
+            struct stat st;
+            same = stat(m->path, &st) == 0 &&
+                   (!m->file_size || (uint64_t)st.st_size == m->file_size) &&
+                   (!m->mtime_ns ||
+                    (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec ==
+                        m->mtime_ns);
+        }
+        if (same)
+            return m->path;
+        *note = SYM_NOTE_CHANGED;
+    } else {
+        *note = r == 0 ? SYM_NOTE_MISSING : SYM_NOTE_UNREADABLE;
+    }
+    if (m->build_id_len >= 2) {
+        int k = snprintf(buf, n, "%s/.build-id/%02x/", s->debug_root, m->build_id[0]);
+        for (size_t i = 1; i < m->build_id_len && k > 0 && (size_t)k + 3 < n; i++)
+            k += snprintf(buf + k, n - (size_t)k, "%02x", m->build_id[i]);
+        if (k > 0 && (size_t)k + 7 < n) {
+            snprintf(buf + k, n - (size_t)k, ".debug");
+            if (sym_file_build_id(buf, id, sizeof id, &id_len) == 1 && id_len == m->build_id_len &&
+                memcmp(id, m->build_id, id_len) == 0) {
+                *note = NULL;
+                return buf;
+            }
+        }
+    }
+    return NULL;
+}
+
+/* Opens module i of the map once: a Dwfl of its own, so that modules that
+ * reused an address range after a dlclose never overlap. */
+static struct sym_mod *sym_open(struct jst_symbolizer *s, size_t i)
+{
+    struct sym_mod *sm = &s->mods[i];
+    if (sm->tried)
+        return sm;
+    sm->tried = 1;
+    const struct jst_modmap *m = &s->p->mods[i];
+    sm->internal = sym_internal_path(m->path);
+    sm->python = sym_python_path(m->path);
+    if (sm->python)
+        return sm;
+    char dbg[PATH_MAX];
+    const char *file = sym_pick_file(s, m, dbg, sizeof dbg, &sm->note);
+    if (!file)
+        return sm;
+    Dwfl *d = dwfl_begin(&s->cb);
+    if (!d) {
+        sm->note = SYM_NOTE_UNREADABLE;
+        return sm;
+    }
+    dwfl_report_begin(d);
+    /* ET_DYN: the recorded bias plus each segment's p_vaddr; ET_EXEC: as linked. */
+    Dwfl_Module *mod = dwfl_report_elf(d, sym_base(m->path), file, -1, m->bias, true);
+    dwfl_report_end(d, NULL, NULL);
+    if (!mod) {
+        dwfl_end(d);
+        sm->note = SYM_NOTE_UNREADABLE;
+        return sm;
+    }
+    sm->dwfl = d;
+    sm->mod = mod;
+    return sm;
+}
+
+/* Index of the call with this sequence number, or -1. */
+static long sym_call_index(const struct jst_process *p, uint64_t seq)
+{
+    for (size_t i = 0; i < p->n_calls; i++)
+        if (p->calls[i].seq == seq)
+            return (long)i;
+    return -1;
+}
+
+/* The map entry that held ip when call number k ran: loaded (initially or by a
+ * dlopen recorded before the call) and not closed since. When k is unknown or
+ * no entry fits in time, the latest entry whose range holds ip. -1: none. */
+static long sym_find_mod(const struct jst_process *p, uint64_t ip, long k)
+{
+    long best = -1, any = -1;
+    for (size_t i = 0; i < p->n_mods; i++) {
+        const struct jst_modmap *m = &p->mods[i];
+        if (m->event == JST_MOD_DLCLOSE || ip < m->start || ip >= m->end)
+            continue;
+        any = (long)i;
+        if (k < 0 || m->seq_after > (uint64_t)k)
+            continue;
+        int closed = 0;
+        for (size_t j = i + 1; j < p->n_mods && !closed; j++) {
+            const struct jst_modmap *c = &p->mods[j];
+            closed = c->event == JST_MOD_DLCLOSE && c->seq_after <= (uint64_t)k &&
+                     c->bias == m->bias && strcmp(c->path, m->path) == 0;
+        }
+        if (!closed)
+            best = (long)i;
+    }
+    return best >= 0 ? best : any;
+}
+
+static void sym_copy(char *dst, size_t n, const char *src)
+{
+    snprintf(dst, n, "%s", src ? src : "");
+}
+
+/* Fills one frame. All recorded IPs are return addresses (capture starts
+ * inside jitstall and drops its own frames), so the lookup uses ip - 1, which
+ * lies in the call instruction and so on the caller's line. */
+static void sym_frame(struct jst_symbolizer *s, uint64_t ip, long k, struct jst_frame *f)
+{
+    memset(f, 0, sizeof *f);
+    f->ip = ip;
+    long mi = sym_find_mod(s->p, ip, k);
+    if (mi < 0) {
+        f->offset = ip;
+        f->note = SYM_NOTE_UNKNOWN;
+        return;
+    }
+    const struct jst_modmap *m = &s->p->mods[mi];
+    struct sym_mod *sm = sym_open(s, (size_t)mi);
+    f->module = m->path;
+    f->offset = ip - m->bias;
+    f->internal = sm->internal;
+    if (sm->python) {
+        sym_copy(f->func, sizeof f->func, SYM_PYTHON);
+        return;
+    }
+    if (!sm->mod) {
+        f->note = sm->note;
+        return;
+    }
+    Dwarf_Addr a = ip ? ip - 1 : ip;
+    GElf_Off off;
+    GElf_Sym sym;
+    const char *name = dwfl_module_addrinfo(sm->mod, a, &off, &sym, NULL, NULL, NULL);
+    if (name && *name)
+        jst_demangle(name, f->func, sizeof f->func);
+    Dwfl_Line *line = dwfl_module_getsrc(sm->mod, a);
+    if (line) {
+        int lineno = 0;
+        const char *file = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
+        if (file && lineno > 0) {
+            sym_copy(f->file, sizeof f->file, file);
+            f->line = (unsigned)lineno;
+        }
+    }
+    if (!f->func[0] && !f->file[0])
+        f->note = SYM_NOTE_NOSYMS;
+    if (!f->internal && f->func[0])
+        f->internal = sym_internal_func(f->func, f->file);
+}
+
+size_t jst_symbolize_stack(struct jst_symbolizer *s, uint64_t stack_id, uint64_t seq,
+                           struct jst_frame *out, size_t max)
+{
+    if (!s || !stack_id)
+        return 0;
+    const struct jst_stack *st = NULL;
+    for (size_t i = 0; i < s->p->n_stacks && !st; i++)
+        if (s->p->stacks[i].id == stack_id)
+            st = &s->p->stacks[i];
+    if (!st)
+        return 0;
+    long k = sym_call_index(s->p, seq);
+    size_t n = st->n < max ? st->n : max;
+    for (size_t i = 0; i < n; i++)
+        sym_frame(s, st->ips[i], k, &out[i]);
+    return n;
+}
+
+int jst_call_site(const struct jst_frame *f, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!f[i].internal)
+            return (int)i;
+    return -1;
+}
+
+const char *jst_frame_str(const struct jst_frame *f, char *buf, size_t n)
+{
+    if (!n)
+        return buf;
+    if (!f->module) {
+        snprintf(buf, n, "0x%" PRIx64 " (%s)", f->ip, f->note ? f->note : SYM_NOTE_UNKNOWN);
+    } else if (f->func[0] && f->file[0]) {
+        snprintf(buf, n, "%s (%s:%u) in %s", f->func, f->file, f->line, f->module);
+    } else if (f->func[0]) {
+        snprintf(buf, n, "%s in %s", f->func, f->module);
+    } else if (f->file[0]) {
+        snprintf(buf, n, "%s+0x%" PRIx64 " (%s:%u)", f->module, f->offset, f->file, f->line);
+    } else {
+        snprintf(buf, n, "%s+0x%" PRIx64 " (%s)", f->module, f->offset,
+                 f->note ? f->note : SYM_NOTE_NOSYMS);
+    }
+    return buf;
+}

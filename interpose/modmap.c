@@ -1,0 +1,354 @@
+/*
+ * The module map for the preload: every loaded ELF object with its path, load
+ * bias, address range, GNU build-id, file size and mtime, written as
+ * JST_REC_MODMAP so the analyzer can symbolize stacks later, on another
+ * machine. Also the dlopen/dlclose wrappers that keep the map current: Python
+ * loads the CUDA libraries late.
+ *
+ * Locking: the objects are collected inside dl_iterate_phdr (glibc's
+ * dl_load_write_lock held) into plain memory; paths, stat() and the records
+ * are done after it returns, so the writer's lock is never taken under the
+ * loader's lock. The wrappers refresh only after the real call has returned,
+ * when the loader holds no lock for this thread.
+ */
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <limits.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "backtrace.h"
+#include "state.h"
+#include "trace.h"
+
+#define MM_BUILD_ID_MAX 64
+
+struct mm_obj {
+    char *path; /* malloc'd; resolved after collection */
+    uint64_t bias, start, end;
+    uint8_t build_id[MM_BUILD_ID_MAX];
+    size_t build_id_len;
+    uint64_t file_size, mtime_ns;
+    int have_stat;
+};
+
+struct mm_set {
+    struct mm_obj *v;
+    size_t n, cap;
+    int oom;
+};
+
+static pthread_mutex_t mm_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct mm_set mm_known;
+static int mm_started; /* jst_modmap_initial() has run */
+static __thread int mm_busy __attribute__((tls_model("initial-exec")));
+
+static pthread_once_t mm_once = PTHREAD_ONCE_INIT;
+
+static void mm_set_free(struct mm_set *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        free(s->v[i].path);
+    free(s->v);
+    memset(s, 0, sizeof *s);
+}
+
+/* Reads the GNU build-id from a PT_NOTE segment in memory. The segment is read
+ * only when it lies inside one of the object's PT_LOAD segments (mapped). */
+static void mm_note_build_id(const struct dl_phdr_info *info, const ElfW(Phdr) * note,
+                             struct mm_obj *o)
+{
+    uintptr_t lo = info->dlpi_addr + note->p_vaddr;
+    uintptr_t hi = lo + note->p_memsz;
+    int mapped = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t s = info->dlpi_addr + ph->p_vaddr;
+        if (ph->p_type == PT_LOAD && lo >= s && hi <= s + ph->p_filesz)
+            mapped = 1;
+    }
+    if (!mapped || hi < lo)
+        return;
+    size_t align = note->p_align == 8 ? 8 : 4;
+    const uint8_t *p = (const uint8_t *)lo, *end = (const uint8_t *)hi;
+    while ((size_t)(end - p) >= sizeof(ElfW(Nhdr))) {
+        ElfW(Nhdr) nh;
+        memcpy(&nh, p, sizeof nh);
+        size_t name_off = sizeof nh;
+        size_t desc_off = name_off + ((nh.n_namesz + align - 1) & ~(align - 1));
+        size_t next = desc_off + ((nh.n_descsz + align - 1) & ~(align - 1));
+        if (desc_off > (size_t)(end - p) || next > (size_t)(end - p) || next < desc_off)
+            return;
+        if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+            memcmp(p + name_off, "GNU", 4) == 0 && nh.n_descsz > 0) {
+            o->build_id_len = nh.n_descsz < MM_BUILD_ID_MAX ? nh.n_descsz : MM_BUILD_ID_MAX;
+            memcpy(o->build_id, p + desc_off, o->build_id_len);
+            return;
+        }
+        p += next;
+    }
+}
+
+/* dl_iterate_phdr callback: copy out what the loader knows. No I/O, no writer. */
+static int mm_collect_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+    struct mm_set *s = data;
+    if (s->n == s->cap) {
+        size_t ncap = s->cap ? s->cap * 2 : 64;
+        struct mm_obj *nv = realloc(s->v, ncap * sizeof *nv);
+        if (!nv) {
+            s->oom = 1;
+            return 1;
+        }
+        s->v = nv;
+        s->cap = ncap;
+    }
+    struct mm_obj *o = &s->v[s->n];
+    memset(o, 0, sizeof *o);
+    o->bias = info->dlpi_addr;
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type == PT_LOAD) {
+            uint64_t a = info->dlpi_addr + ph->p_vaddr;
+            if (a < lo)
+                lo = a;
+            if (a + ph->p_memsz > hi)
+                hi = a + ph->p_memsz;
+        } else if (ph->p_type == PT_NOTE && o->build_id_len == 0) {
+            mm_note_build_id(info, ph, o);
+        }
+    }
+    if (hi == 0) /* nothing mapped */
+        return 0;
+    o->start = lo;
+    o->end = hi;
+    /* "" is the main program; resolved after the walk. */
+    o->path = strdup(info->dlpi_name ? info->dlpi_name : "");
+    if (!o->path) {
+        s->oom = 1;
+        return 1;
+    }
+    s->n++;
+    return 0;
+}
+
+/* Turns the loader's names into paths another process can open, and stats them. */
+static void mm_resolve(struct mm_obj *o)
+{
+    char buf[PATH_MAX];
+    if (o->path[0] == '\0') {
+        ssize_t k = readlink("/proc/self/exe", buf, sizeof buf - 1);
+        if (k > 0) {
+            buf[k] = '\0';
+            char *p = strdup(buf);
+            if (p) {
+                free(o->path);
+                o->path = p;
+            }
+        }
+    } else if (o->path[0] != '/' && strchr(o->path, '/')) {
+        /* dlopen("./x.so") keeps the relative name; the cwd is still the one it used. */
+        if (realpath(o->path, buf)) {
+            char *p = strdup(buf);
+            if (p) {
+                free(o->path);
+                o->path = p;
+            }
+        }
+    }
+    struct stat st;
+    if (o->path[0] == '/' && stat(o->path, &st) == 0) {
+        o->have_stat = 1;
+        o->file_size = (uint64_t)st.st_size;
+        o->mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec;
+    }
+}
+
+static int mm_collect(struct mm_set *s)
+{
+    memset(s, 0, sizeof *s);
+    dl_iterate_phdr(mm_collect_cb, s);
+    if (s->oom) {
+        mm_set_free(s);
+        return -1;
+    }
+    for (size_t i = 0; i < s->n; i++)
+        mm_resolve(&s->v[i]);
+    return 0;
+}
+
+static int mm_same(const struct mm_obj *a, const struct mm_obj *b)
+{
+    return a->bias == b->bias && a->start == b->start && a->end == b->end &&
+           strcmp(a->path, b->path) == 0;
+}
+
+static int mm_contains(const struct mm_set *s, const struct mm_obj *o)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (mm_same(&s->v[i], o))
+            return 1;
+    return 0;
+}
+
+static void mm_write(const struct mm_obj *o, unsigned event, int flush)
+{
+    uint8_t buf[JST_REC_HDR_SIZE + PATH_MAX + MM_BUILD_ID_MAX + 256];
+    struct jst_rec r;
+    jst_rec_begin(&r, buf, sizeof buf, JST_REC_MODMAP);
+    jst_rec_u64(&r, JST_F_MOD_EVENT, event);
+    jst_rec_str(&r, JST_F_MOD_PATH, o->path);
+    jst_rec_u64(&r, JST_F_MOD_BIAS, o->bias);
+    jst_rec_u64(&r, JST_F_MOD_START, o->start);
+    jst_rec_u64(&r, JST_F_MOD_END, o->end);
+    if (o->build_id_len)
+        jst_rec_bytes(&r, JST_F_BUILD_ID, o->build_id, o->build_id_len);
+    if (o->have_stat) {
+        jst_rec_u64(&r, JST_F_FILE_SIZE, o->file_size);
+        jst_rec_u64(&r, JST_F_MTIME_NS, o->mtime_ns);
+    }
+    jst_emit(&r, flush);
+}
+
+/* A forked child writes a trace of its own, which starts with a full map when
+ * it opens: until then, nothing to diff against. */
+static void mm_atfork_child(void)
+{
+    pthread_mutex_init(&mm_lock, NULL);
+    mm_set_free(&mm_known);
+    __atomic_store_n(&mm_started, 0, __ATOMIC_RELEASE);
+    mm_busy = 0;
+}
+
+static void mm_atfork_prepare(void)
+{
+    pthread_mutex_lock(&mm_lock);
+}
+
+static void mm_atfork_parent(void)
+{
+    pthread_mutex_unlock(&mm_lock);
+}
+
+static void mm_init(void)
+{
+    pthread_atfork(mm_atfork_prepare, mm_atfork_parent, mm_atfork_child);
+}
+
+void jst_modmap_initial(void)
+{
+    int saved = errno;
+    pthread_once(&mm_once, mm_init);
+    struct mm_set cur;
+    if (mm_busy || mm_collect(&cur) < 0) {
+        errno = saved;
+        return;
+    }
+    mm_busy = 1;
+    pthread_mutex_lock(&mm_lock);
+    for (size_t i = 0; i < cur.n; i++)
+        mm_write(&cur.v[i], JST_MOD_INITIAL, i + 1 == cur.n);
+    mm_set_free(&mm_known);
+    mm_known = cur;
+    __atomic_store_n(&mm_started, 1, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&mm_lock);
+    mm_busy = 0;
+    errno = saved;
+}
+
+void jst_modmap_refresh(int event)
+{
+    (void)event; /* what appeared is written as DLOPEN, what went as DLCLOSE */
+    int saved = errno;
+    if (mm_busy || !__atomic_load_n(&mm_started, __ATOMIC_ACQUIRE)) {
+        errno = saved;
+        return;
+    }
+    mm_busy = 1;
+    pthread_mutex_lock(&mm_lock);
+    struct mm_set cur;
+    if (mm_collect(&cur) == 0) {
+        size_t n_new = 0, n_gone = 0, done = 0;
+        for (size_t i = 0; i < cur.n; i++)
+            n_new += !mm_contains(&mm_known, &cur.v[i]);
+        for (size_t i = 0; i < mm_known.n; i++)
+            n_gone += !mm_contains(&cur, &mm_known.v[i]);
+        for (size_t i = 0; i < mm_known.n; i++)
+            if (!mm_contains(&cur, &mm_known.v[i]))
+                mm_write(&mm_known.v[i], JST_MOD_DLCLOSE, ++done == n_new + n_gone);
+        for (size_t i = 0; i < cur.n; i++)
+            if (!mm_contains(&mm_known, &cur.v[i]))
+                mm_write(&cur.v[i], JST_MOD_DLOPEN, ++done == n_new + n_gone);
+        mm_set_free(&mm_known);
+        mm_known = cur;
+    }
+    pthread_mutex_unlock(&mm_lock);
+    mm_busy = 0;
+    errno = saved;
+}
+
+/* ---- dlopen / dlclose ---- */
+
+typedef void *(*mm_dlopen_fn)(const char *, int);
+typedef int (*mm_dlclose_fn)(void *);
+static mm_dlopen_fn mm_real_dlopen;
+static mm_dlclose_fn mm_real_dlclose;
+
+/* The real functions, found once. glibc 2.34 moved them into libc with a new
+ * version; older ones only have GLIBC_2.2.5. Resolving happens before the real
+ * call, which resets the thread's dlerror state itself, so the lookup leaves no
+ * trace the caller could see. */
+static void *mm_next(const char *name)
+{
+    void *f = dlvsym(RTLD_NEXT, name, "GLIBC_2.34");
+    if (!f)
+        f = dlvsym(RTLD_NEXT, name, "GLIBC_2.2.5");
+    if (!f)
+        f = dlsym(RTLD_NEXT, name);
+    return f;
+}
+
+__attribute__((visibility("default"))) void *dlopen(const char *file, int mode)
+{
+    mm_dlopen_fn f = __atomic_load_n(&mm_real_dlopen, __ATOMIC_ACQUIRE);
+    if (!f) {
+        f = (mm_dlopen_fn)mm_next("dlopen");
+        if (!f)
+            return NULL;
+        __atomic_store_n(&mm_real_dlopen, f, __ATOMIC_RELEASE);
+    }
+    void *h = f(file, mode);
+    /* On failure the caller's dlerror() must see the loader's message: touch nothing. */
+    if (h) {
+        int saved = errno;
+        jst_modmap_refresh(JST_MOD_DLOPEN);
+        jst_on_dlopen(file, h);
+        errno = saved;
+    }
+    return h;
+}
+
+__attribute__((visibility("default"))) int dlclose(void *handle)
+{
+    mm_dlclose_fn f = __atomic_load_n(&mm_real_dlclose, __ATOMIC_ACQUIRE);
+    if (!f) {
+        f = (mm_dlclose_fn)mm_next("dlclose");
+        if (!f)
+            return -1;
+        __atomic_store_n(&mm_real_dlclose, f, __ATOMIC_RELEASE);
+    }
+    int rc = f(handle);
+    if (rc == 0) {
+        int saved = errno;
+        jst_modmap_refresh(JST_MOD_DLCLOSE);
+        errno = saved;
+    }
+    return rc;
+}
