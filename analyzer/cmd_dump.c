@@ -1,0 +1,490 @@
+/*
+ * `jitstall dump [--json] TRACE...`: prints every record of each trace, one
+ * line per record, as text or as one JSON object per line. It uses only the
+ * public reader API of common/trace.h, so it doubles as a check of the format.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli.h"
+#include "trace.h"
+
+static const char dump_usage[] =
+    "usage: jitstall dump [--json] TRACE...\n"
+    "\n"
+    "Print every record of each trace, one line per record.\n"
+    "\n"
+    "  --json    one JSON object per line: \"type\" is the record type, every field\n"
+    "            is a member named by its key (unknown keys as \"key_<n>\").\n"
+    "            Enum fields (call_id, verdict, cache, cache_reason, image_kind,\n"
+    "            route, cupti_op, mod_event, phase) are name strings; repeated\n"
+    "            arg, env, kernel, entry fields are the arrays \"argv\", \"env\",\n"
+    "            \"kernels\", \"entries\"; handles, addresses and hashes are \"0x...\"\n"
+    "            strings; ips is an array of \"0x...\" strings; bytes are hex strings.\n"
+    "  -h, --help  this text\n"
+    "\n"
+    "A trace that stops early (the process was killed) is printed up to its last\n"
+    "record, with \"truncated after N records\" on stderr; exit status 0.\n"
+    "An unreadable or damaged trace: one line on stderr, exit status 2.\n";
+
+/* ---- value formatting ---- */
+
+/* Length of the valid UTF-8 sequence at s (n bytes left), 0 if invalid:
+ * no overlong forms, no surrogates, nothing above U+10FFFF. */
+static size_t utf8_seq_len(const uint8_t *s, size_t n)
+{
+    uint8_t c = s[0];
+    size_t len;
+    uint8_t lo = 0x80, hi = 0xBF; /* allowed range of the second byte */
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xC2 && c <= 0xDF)
+        len = 2;
+    else if (c >= 0xE0 && c <= 0xEF) {
+        len = 3;
+        if (c == 0xE0)
+            lo = 0xA0;
+        else if (c == 0xED)
+            hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        len = 4;
+        if (c == 0xF0)
+            lo = 0x90;
+        else if (c == 0xF4)
+            hi = 0x8F;
+    } else
+        return 0;
+    if (n < len || s[1] < lo || s[1] > hi)
+        return 0;
+    for (size_t i = 2; i < len; i++)
+        if (s[i] < 0x80 || s[i] > 0xBF)
+            return 0;
+    return len;
+}
+
+/* A JSON string literal; invalid UTF-8 becomes U+FFFD. */
+static void put_str(FILE *out, const uint8_t *s, size_t n)
+{
+    fputc('"', out);
+    for (size_t i = 0; i < n;) {
+        uint8_t c = s[i];
+        size_t k = utf8_seq_len(s + i, n - i);
+        if (k == 0) {
+            fputs("\\ufffd", out);
+            i++;
+            continue;
+        }
+        if (k > 1) {
+            fwrite(s + i, 1, k, out);
+            i += k;
+            continue;
+        }
+        i++;
+        switch (c) {
+        case '"':
+            fputs("\\\"", out);
+            break;
+        case '\\':
+            fputs("\\\\", out);
+            break;
+        case '\n':
+            fputs("\\n", out);
+            break;
+        case '\t':
+            fputs("\\t", out);
+            break;
+        case '\r':
+            fputs("\\r", out);
+            break;
+        case '\b':
+            fputs("\\b", out);
+            break;
+        case '\f':
+            fputs("\\f", out);
+            break;
+        default:
+            if (c < 0x20 || c == 0x7f)
+                fprintf(out, "\\u%04x", c);
+            else
+                fputc(c, out);
+        }
+    }
+    fputc('"', out);
+}
+
+static void put_hex_bytes(FILE *out, const uint8_t *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        fprintf(out, "%02x", p[i]);
+}
+
+static uint64_t le64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
+static const char *phase_name(unsigned p)
+{
+    return p == 0 ? "start" : p == 1 ? "exit" : NULL;
+}
+
+/* The name of an enum-valued field's value; NULL if the key is not an enum
+ * or the value has no name. */
+static const char *enum_value_name(uint16_t key, uint64_t v)
+{
+    if (v > UINT32_MAX)
+        return NULL;
+    switch (key) {
+    case JST_F_CALL_ID:
+        return jst_call_name((unsigned)v);
+    case JST_F_VERDICT:
+        return jst_verdict_name((unsigned)v);
+    case JST_F_CACHE:
+        return jst_cache_name((unsigned)v);
+    case JST_F_CACHE_REASON:
+        return jst_cache_reason_name((unsigned)v);
+    case JST_F_IMAGE_KIND:
+        return jst_image_kind_name((unsigned)v);
+    case JST_F_ROUTE:
+        return jst_route_name((unsigned)v);
+    case JST_F_CUPTI_OP:
+        return jst_cupti_op_name((unsigned)v);
+    case JST_F_MOD_EVENT:
+        return jst_mod_event_name((unsigned)v);
+    case JST_F_PHASE:
+        return phase_name((unsigned)v);
+    default:
+        return NULL;
+    }
+}
+
+/* Handles, addresses and hashes read better (and survive JSON doubles) as hex. */
+static int is_hex_key(uint16_t key)
+{
+    switch (key) {
+    case JST_F_HANDLE:
+    case JST_F_FUNC:
+    case JST_F_CTX:
+    case JST_F_PARENT:
+    case JST_F_IMAGE_HASH:
+    case JST_F_MOD_BIAS:
+    case JST_F_MOD_START:
+    case JST_F_MOD_END:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* JSON array names of the keys that are meant to repeat. */
+static const char *array_name(uint16_t key)
+{
+    switch (key) {
+    case JST_F_ARG:
+        return "argv";
+    case JST_F_ENV:
+        return "env";
+    case JST_F_KERNEL:
+        return "kernels";
+    case JST_F_ENTRY:
+        return "entries";
+    default:
+        return NULL;
+    }
+}
+
+/* Prints one field value. JSON and text differ only in how numbers that are
+ * not names are shown, so one function serves both. */
+static void put_value(FILE *out, const struct jst_field *f, int json)
+{
+    switch (f->kind) {
+    case JST_K_U64: {
+        const char *name = enum_value_name(f->key, f->u64);
+        if (name) {
+            if (json)
+                put_str(out, (const uint8_t *)name, strlen(name));
+            else
+                fputs(name, out);
+        } else if (is_hex_key(f->key))
+            fprintf(out, json ? "\"0x%llx\"" : "0x%llx", (unsigned long long)f->u64);
+        else
+            fprintf(out, "%llu", (unsigned long long)f->u64);
+        break;
+    }
+    case JST_K_I64:
+        fprintf(out, "%lld", (long long)(int64_t)f->u64);
+        break;
+    case JST_K_STR:
+        put_str(out, f->data, f->len);
+        break;
+    case JST_K_BYTES:
+        if (f->key == JST_F_IPS && f->len % 8 == 0) {
+            fputc('[', out);
+            for (uint32_t i = 0; i < f->len; i += 8)
+                fprintf(out, json ? "%s\"0x%llx\"" : "%s0x%llx", i ? "," : "",
+                        (unsigned long long)le64(f->data + i));
+            fputc(']', out);
+        } else {
+            if (json)
+                fputc('"', out);
+            put_hex_bytes(out, f->data, f->len);
+            if (json)
+                fputc('"', out);
+        }
+        break;
+    }
+}
+
+static void put_key(FILE *out, uint16_t key, int json)
+{
+    const char *name = jst_key_name(key);
+    if (json) {
+        if (name)
+            fprintf(out, "\"%s\":", name);
+        else
+            fprintf(out, "\"key_%u\":", key);
+    } else {
+        if (name)
+            fprintf(out, " %s=", name);
+        else
+            fprintf(out, " key_%u=", key);
+    }
+}
+
+static void put_type(FILE *out, uint16_t type, int json)
+{
+    const char *name = jst_rec_type_name(type);
+    if (json)
+        fputs("{\"type\":", out);
+    if (name)
+        fprintf(out, json ? "\"%s\"" : "%s", name);
+    else
+        fprintf(out, json ? "\"type_%u\"" : "type_%u", type);
+}
+
+/* ---- one record ---- */
+
+#define NO_FIELD UINT32_MAX
+
+/* Per-key chains of a record's fields, so repeated keys print as one array
+ * in linear time whatever the record holds. Kept between records; only the
+ * keys touched are reset. */
+struct key_index {
+    uint32_t first[65536], last[65536];
+    uint16_t touched[65536];
+    unsigned ntouched;
+    uint32_t *off, *next; /* per field: payload offset, next field with its key */
+    size_t cap;
+};
+
+static void index_reset(struct key_index *ix)
+{
+    for (unsigned i = 0; i < ix->ntouched; i++)
+        ix->first[ix->touched[i]] = ix->last[ix->touched[i]] = NO_FIELD;
+    ix->ntouched = 0;
+}
+
+/* Indexes the record's fields; returns their count, or -1 out of memory.
+ * *bad is set when the fields run past the payload. */
+static long index_record(struct key_index *ix, const struct jst_record *rec, int *bad)
+{
+    struct jst_field_iter it;
+    struct jst_field f;
+    size_t n = 0;
+    index_reset(ix);
+    jst_fields_begin(&it, rec);
+    for (const uint8_t *at = it.p; jst_fields_next(&it, &f); at = it.p) {
+        if (n == ix->cap) {
+            size_t cap = ix->cap ? ix->cap * 2 : 256;
+            uint32_t *off = realloc(ix->off, cap * sizeof(*off));
+            if (!off)
+                return -1;
+            ix->off = off;
+            uint32_t *next = realloc(ix->next, cap * sizeof(*next));
+            if (!next)
+                return -1;
+            ix->next = next;
+            ix->cap = cap;
+        }
+        ix->off[n] = (uint32_t)(at - rec->payload);
+        ix->next[n] = NO_FIELD;
+        if (ix->first[f.key] == NO_FIELD) {
+            ix->first[f.key] = (uint32_t)n;
+            ix->touched[ix->ntouched++] = f.key;
+        } else
+            ix->next[ix->last[f.key]] = (uint32_t)n;
+        ix->last[f.key] = (uint32_t)n;
+        n++;
+    }
+    *bad = it.bad;
+    return (long)n;
+}
+
+/* Decodes the field that starts at payload offset off (already validated). */
+static void field_at(const struct jst_record *rec, uint32_t off, struct jst_field *f)
+{
+    struct jst_record sub = {rec->type, rec->flags, rec->len - off, rec->payload + off};
+    struct jst_field_iter it;
+    jst_fields_begin(&it, &sub);
+    jst_fields_next(&it, f);
+}
+
+static void put_record_json(FILE *out, const struct jst_record *rec, struct key_index *ix, long n,
+                            int bad)
+{
+    put_type(out, rec->type, 1);
+    for (long i = 0; i < n; i++) {
+        struct jst_field f;
+        field_at(rec, ix->off[i], &f);
+        const char *arr = array_name(f.key);
+        int repeated = ix->first[f.key] != ix->last[f.key];
+        if (!arr && !repeated) {
+            fputc(',', out);
+            put_key(out, f.key, 1);
+            put_value(out, &f, 1);
+            continue;
+        }
+        if (ix->first[f.key] != (uint32_t)i)
+            continue; /* printed with the first of its key */
+        fputc(',', out);
+        if (arr)
+            fprintf(out, "\"%s\":", arr);
+        else
+            put_key(out, f.key, 1);
+        fputc('[', out);
+        for (uint32_t j = (uint32_t)i; j != NO_FIELD; j = ix->next[j]) {
+            struct jst_field g;
+            field_at(rec, ix->off[j], &g);
+            if (j != (uint32_t)i)
+                fputc(',', out);
+            put_value(out, &g, 1);
+        }
+        fputc(']', out);
+    }
+    /* A call without its API name still gets one, from call_id. */
+    if (rec->type == JST_REC_CALL && ix->first[JST_F_CALL] == NO_FIELD &&
+        ix->first[JST_F_CALL_ID] != NO_FIELD) {
+        struct jst_field f;
+        field_at(rec, ix->off[ix->first[JST_F_CALL_ID]], &f);
+        const char *name = f.kind == JST_K_U64 ? enum_value_name(JST_F_CALL_ID, f.u64) : NULL;
+        if (name)
+            fprintf(out, ",\"call\":\"%s\"", name);
+    }
+    if (bad)
+        fputs(",\"damaged\":true", out);
+    fputs("}\n", out);
+}
+
+static void put_record_text(FILE *out, const struct jst_record *rec, struct key_index *ix, long n,
+                            int bad)
+{
+    put_type(out, rec->type, 0);
+    for (long i = 0; i < n; i++) {
+        struct jst_field f;
+        field_at(rec, ix->off[i], &f);
+        put_key(out, f.key, 0);
+        put_value(out, &f, 0);
+    }
+    if (bad)
+        fputs(" <damaged fields>", out);
+    fputc('\n', out);
+}
+
+/* ---- files ---- */
+
+/* Returns the exit status this file deserves. */
+static int dump_file(const char *path, int json, int heading, struct key_index *ix)
+{
+    char err[256];
+    struct jst_reader *rd = jst_reader_open(path, err, sizeof(err));
+    if (!rd) {
+        jst_errorf("dump", "%s: %s", path, err);
+        return JST_EXIT_USAGE;
+    }
+    if (heading && !json)
+        printf("# %s\n", path);
+    struct jst_record rec;
+    unsigned long long count = 0, damaged = 0;
+    int rc, status = JST_EXIT_OK;
+    while ((rc = jst_reader_next(rd, &rec)) == 1) {
+        int bad = 0;
+        long n = index_record(ix, &rec, &bad);
+        if (n < 0) {
+            jst_errorf("dump", "%s: out of memory", path);
+            jst_reader_close(rd);
+            return JST_EXIT_USAGE;
+        }
+        if (json)
+            put_record_json(stdout, &rec, ix, n, bad);
+        else
+            put_record_text(stdout, &rec, ix, n, bad);
+        count++;
+        damaged += bad != 0;
+    }
+    fflush(stdout);
+    if (rc < 0) {
+        jst_errorf("dump", "%s: %s (after %llu records)", path, jst_reader_error(rd), count);
+        status = JST_EXIT_USAGE;
+    } else if (damaged) {
+        jst_errorf("dump", "%s: %llu damaged records", path, damaged);
+        status = JST_EXIT_USAGE;
+    } else if (jst_reader_truncated(rd)) {
+        jst_errorf("dump", "%s: truncated after %llu records", path, count);
+    }
+    jst_reader_close(rd);
+    return status;
+}
+
+static int cmd_dump(int argc, char **argv)
+{
+    int json = 0, first = 1;
+    for (; first < argc && argv[first][0] == '-'; first++) {
+        const char *a = argv[first];
+        if (!strcmp(a, "--")) {
+            first++;
+            break;
+        }
+        if (!strcmp(a, "--json"))
+            json = 1;
+        else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            fputs(dump_usage, stdout);
+            return JST_EXIT_OK;
+        } else {
+            jst_errorf("dump", "unknown option '%s' (see 'jitstall dump --help')", a);
+            return JST_EXIT_USAGE;
+        }
+    }
+    if (first >= argc) {
+        fputs(dump_usage, stderr);
+        return JST_EXIT_USAGE;
+    }
+    struct key_index *ix = malloc(sizeof(*ix));
+    if (!ix) {
+        jst_errorf("dump", "out of memory");
+        return JST_EXIT_USAGE;
+    }
+    memset(ix->first, 0xff, sizeof(ix->first));
+    memset(ix->last, 0xff, sizeof(ix->last));
+    ix->ntouched = 0;
+    ix->off = ix->next = NULL;
+    ix->cap = 0;
+
+    int status = JST_EXIT_OK;
+    for (int i = first; i < argc; i++)
+        if (dump_file(argv[i], json, argc - first > 1, ix) != JST_EXIT_OK)
+            status = JST_EXIT_USAGE;
+    free(ix->off);
+    free(ix->next);
+    free(ix);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        jst_errorf("dump", "cannot write output");
+        status = JST_EXIT_USAGE;
+    }
+    return status;
+}
+
+JST_COMMAND(dump, cmd_dump, "print every record of traces, as text or JSON lines")
