@@ -38,7 +38,6 @@ struct jst_reader {
     int saw_end;    /* an END record was read */
     int truncated;
     int failed;
-    uint64_t records;
     char err[256];
 };
 
@@ -284,8 +283,9 @@ int jst_reader_next(struct jst_reader *rd, struct jst_record *out)
         const uint8_t *h = rd->d + rd->d_pos;
         uint32_t len = get_u32(h + 4);
         if (len > JST_REC_MAX_PAYLOAD) {
-            snprintf(rd->err, sizeof(rd->err), "damaged record %llu (payload length %u exceeds %u)",
-                     (unsigned long long)rd->records, len, JST_REC_MAX_PAYLOAD);
+            snprintf(rd->err, sizeof(rd->err),
+                     "damaged record header (payload length %u exceeds %u)", len,
+                     JST_REC_MAX_PAYLOAD);
             rd->failed = 1;
             return -1;
         }
@@ -297,7 +297,6 @@ int jst_reader_next(struct jst_reader *rd, struct jst_record *out)
             out->len = len;
             out->payload = h + JST_REC_HDR_SIZE;
             rd->d_pos += JST_REC_HDR_SIZE + (size_t)len;
-            rd->records++;
             if (out->type == JST_REC_END)
                 rd->saw_end = 1;
             return 1;
