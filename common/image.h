@@ -78,6 +78,10 @@ int jst_entry_kernels(const struct jst_entry *e,
 /* Demangles a C++ name into buf; copies it when it is not mangled. */
 const char *jst_demangle(const char *name, char *buf, size_t n);
 
+/* Size (header + body) of the fatbin at p if its header is sane and it fits in
+ * avail bytes, else 0. Splits an ELF .nv_fatbin section into its fatbins. */
+size_t jst_fatbin_size(const void *p, size_t avail);
+
 /* Fast 64-bit content hash, used to recognise the same module across runs. */
 uint64_t jst_hash64(const void *p, size_t n);
 

@@ -1,0 +1,218 @@
+/*
+ * NVIDIA's compatibility rules (FACTS.md): which SASS runs on a compute
+ * capability, which PTX can be JIT-compiled for it, and the driver's choice
+ * for a whole image, with one human line saying why.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include "image_int.h"
+
+int jst_sass_runs_on(unsigned sm, unsigned variant, unsigned cc)
+{
+    if (!sm || !cc)
+        return 0;
+    if (variant == JST_A_SPECIFIC)
+        return cc == sm;
+    /* Plain and family SASS: same major, minor at least the built one. */
+    return sm / 10 == cc / 10 && cc >= sm;
+}
+
+int jst_ptx_jits_to(unsigned sm, unsigned variant, unsigned cc)
+{
+    if (!sm || !cc)
+        return 0;
+    if (variant == JST_A_SPECIFIC)
+        return cc == sm;
+    if (variant == JST_A_FAMILY)
+        return sm / 10 == cc / 10 && cc >= sm;
+    return cc >= sm;
+}
+
+const char *jst_arch_str(char *buf, size_t n, int ptx, unsigned sm, unsigned variant)
+{
+    const char *suffix = variant == JST_A_SPECIFIC ? "a" : variant == JST_A_FAMILY ? "f" : "";
+    snprintf(buf, n, "%s_%u%s", ptx ? "compute" : "sm", sm, suffix);
+    return buf;
+}
+
+unsigned jst_arch_parse(const char *s, unsigned *variant)
+{
+    unsigned var = JST_A_PLAIN, v = 0, digits = 0;
+    if (variant)
+        *variant = JST_A_PLAIN;
+    if (!s)
+        return 0;
+    if (!strncmp(s, "sm_", 3))
+        s += 3;
+    else if (!strncmp(s, "compute_", 8))
+        s += 8;
+    else if (!strncmp(s, "lto_", 4))
+        s += 4;
+    while (*s >= '0' && *s <= '9' && digits < 4) {
+        v = v * 10 + (unsigned)(*s++ - '0');
+        digits++;
+    }
+    if (*s == '.') { /* "9.0", "12.1": major.minor with one minor digit */
+        if (!digits || s[1] < '0' || s[1] > '9' || s[2])
+            return 0;
+        v = v * 10 + (unsigned)(s[1] - '0');
+        s += 2;
+    } else if (*s == 'a' || *s == 'f') {
+        var = *s == 'a' ? JST_A_SPECIFIC : JST_A_FAMILY;
+        s++;
+    }
+    if (*s || digits < 1 || v < 10 || v > 999)
+        return 0;
+    if (variant)
+        *variant = var;
+    return v;
+}
+
+static int env_set(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v && strcmp(v, "0") != 0;
+}
+
+int jst_env_jit_flags(void)
+{
+    int f = 0;
+    if (env_set("CUDA_FORCE_PTX_JIT") || env_set("CUDA_FORCE_JIT"))
+        f |= JST_ENV_FORCE_JIT;
+    if (env_set("CUDA_DISABLE_PTX_JIT") || env_set("CUDA_DISABLE_JIT"))
+        f |= JST_ENV_DISABLE_JIT;
+    return f;
+}
+
+/* Higher SM wins; at equal SM, arch-specific beats family beats plain. */
+static int better(const struct jst_entry *a, const struct jst_entry *b)
+{
+    static const int rank[3] = {0, 2, 1};
+    if (!b)
+        return 1;
+    if (a->sm != b->sm)
+        return a->sm > b->sm;
+    return rank[a->variant % 3] > rank[b->variant % 3];
+}
+
+/* "sm_80 sm_86 compute_90": the arches an image offers, for reasons. */
+static void offered(const struct jst_image *img, char *buf, size_t n)
+{
+    size_t used = 0;
+    buf[0] = 0;
+    for (size_t i = 0; i < img->n_entries && used + 1 < n; i++) {
+        const struct jst_entry *e = &img->entries[i];
+        if (e->kind != JST_E_CUBIN && e->kind != JST_E_PTX)
+            continue;
+        char a[24];
+        jst_arch_str(a, sizeof(a), e->kind == JST_E_PTX, e->sm, e->variant);
+        if (strstr(buf, a)) /* the same arch twice (several TUs) is named once */
+            continue;
+        int w = snprintf(buf + used, n - used, "%s%s", used ? ", " : "", a);
+        if (w < 0 || (size_t)w >= n - used) {
+            buf[used] = 0;
+            break;
+        }
+        used += (size_t)w;
+    }
+    if (!used)
+        snprintf(buf, n, "no SASS or PTX entries");
+}
+
+void jst_image_decide(const struct jst_image *img, unsigned cc, int env_flags,
+                      struct jst_decision *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->sass_index = out->ptx_index = -1;
+    if (img->damaged) {
+        out->verdict = JST_V_DAMAGED;
+        snprintf(out->reason, sizeof(out->reason), "damaged image: %s", img->damage);
+        return;
+    }
+    char gpu[16];
+    jst_arch_str(gpu, sizeof(gpu), 0, cc, JST_A_PLAIN);
+    if (!cc) {
+        out->verdict = JST_V_NONE;
+        snprintf(out->reason, sizeof(out->reason), "compute capability unknown");
+        return;
+    }
+    const struct jst_entry *bs = NULL, *bp = NULL;
+    size_t n_sass = 0;
+    for (size_t i = 0; i < img->n_entries; i++) {
+        const struct jst_entry *e = &img->entries[i];
+        if (e->kind == JST_E_CUBIN) {
+            n_sass++;
+            if (jst_sass_runs_on(e->sm, e->variant, cc) && better(e, bs)) {
+                bs = e;
+                out->sass_index = (int)i;
+            }
+        } else if (e->kind == JST_E_PTX) {
+            if (jst_ptx_jits_to(e->sm, e->variant, cc) && better(e, bp)) {
+                bp = e;
+                out->ptx_index = (int)i;
+            }
+        }
+    }
+    char sass[16] = "", ptx[16] = "", have[96];
+    if (bs)
+        jst_arch_str(sass, sizeof(sass), 0, bs->sm, bs->variant);
+    if (bp)
+        jst_arch_str(ptx, sizeof(ptx), 1, bp->sm, bp->variant);
+    offered(img, have, sizeof(have));
+    int force = env_flags & JST_ENV_FORCE_JIT, disable = env_flags & JST_ENV_DISABLE_JIT;
+    char *r = out->reason;
+    size_t rn = sizeof(out->reason);
+
+    if (force) {
+        out->sass_index = -1;
+        if (!bp) {
+            out->verdict = JST_V_NO_COMPATIBLE;
+            out->ptx_index = -1;
+            snprintf(r, rn, "CUDA_FORCE_PTX_JIT=1 ignores SASS and no PTX JITs to %s (has %s)", gpu,
+                     have);
+        } else if (disable) {
+            out->verdict = JST_V_JIT_DISABLED;
+            snprintf(
+                r, rn,
+                "CUDA_FORCE_PTX_JIT=1 and CUDA_DISABLE_PTX_JIT=1: JIT of PTX %s for %s refused",
+                ptx, gpu);
+        } else {
+            out->verdict = JST_V_FORCED_JIT;
+            snprintf(out->jit_from, sizeof(out->jit_from), "%s", ptx);
+            if (bs)
+                snprintf(r, rn, "CUDA_FORCE_PTX_JIT=1: JIT from PTX %s instead of SASS %s on %s",
+                         ptx, sass, gpu);
+            else
+                snprintf(r, rn, "CUDA_FORCE_PTX_JIT=1: JIT from PTX %s (no SASS for %s anyway)",
+                         ptx, gpu);
+        }
+        return;
+    }
+    if (bs) {
+        out->verdict = JST_V_SASS;
+        out->ptx_index = -1;
+        snprintf(out->sass_arch, sizeof(out->sass_arch), "%s", sass);
+        snprintf(r, rn, "SASS %s runs on %s", sass, gpu);
+        return;
+    }
+    if (bp) {
+        if (disable) {
+            out->verdict = JST_V_JIT_DISABLED;
+            snprintf(r, rn, "CUDA_DISABLE_PTX_JIT=1 forbids JIT of PTX %s; no SASS for %s (has %s)",
+                     ptx, gpu, have);
+            return;
+        }
+        out->verdict = JST_V_PTX_JIT;
+        snprintf(out->jit_from, sizeof(out->jit_from), "%s", ptx);
+        if (!n_sass)
+            snprintf(r, rn, "PTX %s only; GPU is %s", ptx, gpu);
+        else
+            snprintf(r, rn, "no SASS runs on %s (has %s); JIT from PTX %s", gpu, have, ptx);
+        return;
+    }
+    out->verdict = JST_V_NO_COMPATIBLE;
+    if (!img->n_entries)
+        snprintf(r, rn, "image has no entries; nothing runs on %s", gpu);
+    else
+        snprintf(r, rn, "nothing runs on %s: no compatible SASS or PTX (has %s)", gpu, have);
+}
