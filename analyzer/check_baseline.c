@@ -1,0 +1,314 @@
+/*
+ * The baseline file that `jitstall baseline` writes and `jitstall check
+ * --baseline` reads: per process (exe basename + argv hash), the time to
+ * first kernel, the JIT time and every module with its verdict, JIT time and
+ * cache outcome. The schema is documented in docs/jitstall-baseline.1.md.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "check_util.h"
+#include "jsonw.h"
+#include "trace.h"
+
+static void write_hash(struct jst_json *j, const char *key, uint64_t h)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "0x%016llx", (unsigned long long)h);
+    jst_json_kstr(j, key, buf);
+}
+
+int jst_baseline_write(FILE *f, const struct jst_run *run, char **paths, int n_paths)
+{
+    struct jst_json j;
+    jst_json_init(&j, f, 1);
+    jst_json_obj(&j);
+    jst_json_kstr(&j, "format", JST_BASELINE_FORMAT);
+    jst_json_ku64(&j, "version", JST_BASELINE_VERSION);
+    jst_json_kstr(&j, "jitstall_version", JITSTALL_VERSION);
+    jst_json_key(&j, "traces");
+    jst_json_arr(&j);
+    for (int i = 0; i < n_paths; i++)
+        jst_json_str(&j, paths[i]);
+    jst_json_end(&j);
+    jst_json_key(&j, "processes");
+    jst_json_arr(&j);
+    for (size_t i = 0; i < run->n_procs; i++) {
+        const struct jst_process *p = &run->procs[i];
+        struct jst_psum s;
+        if (jst_psum_from_process(p, &s) < 0)
+            return -1;
+        jst_json_obj(&j);
+        jst_json_kstr(&j, "exe", s.exe);
+        write_hash(&j, "argv_hash", s.argv_hash);
+        jst_json_ku64(&j, "order", i);
+        jst_json_ku64(&j, "pid", s.pid);
+        jst_json_key(&j, "argv");
+        jst_json_arr(&j);
+        for (size_t a = 0; a < p->argc; a++)
+            jst_json_str(&j, p->argv[a]);
+        jst_json_end(&j);
+        if (s.has_ttfk)
+            jst_json_ku64(&j, "ttfk_ns", s.ttfk_ns);
+        else
+            jst_json_knull(&j, "ttfk_ns");
+        jst_json_ku64(&j, "jit_ns", s.jit_ns);
+        jst_json_kbool(&j, "partial", s.partial);
+        jst_json_key(&j, "modules");
+        jst_json_arr(&j);
+        for (size_t m = 0; m < s.n_mods; m++) {
+            const struct jst_pmod *pm = &s.mods[m];
+            jst_json_obj(&j);
+            write_hash(&j, "image_hash", pm->hash);
+            jst_json_kstr(&j, "source", pm->origin);
+            jst_json_key(&j, "kernels");
+            jst_json_arr(&j);
+            for (size_t k = 0; k < pm->n_kernels; k++)
+                jst_json_str(&j, pm->kernels[k]);
+            jst_json_end(&j);
+            jst_json_kstr(&j, "verdict", jst_verdict_name(pm->verdict));
+            jst_json_kbool(&j, "jit", pm->jit);
+            jst_json_kstr(&j, "jit_from", pm->jit_from);
+            jst_json_kstr(&j, "sass_arch", pm->sass_arch);
+            jst_json_ku64(&j, "jit_ns", pm->jit_ns);
+            jst_json_kstr(&j, "cache", jst_cache_name(pm->cache));
+            jst_json_end(&j);
+        }
+        jst_json_end(&j);
+        jst_json_end(&j);
+        jst_psum_free(&s);
+    }
+    jst_json_end(&j);
+    jst_json_end(&j);
+    return jst_json_finish(&j);
+}
+
+/* An enum value from its name (names(v) == s), or -1. */
+static int enum_of(const char *s, const char *(*names)(unsigned))
+{
+    for (unsigned v = 0; s && v < 64; v++) {
+        const char *n = names(v);
+        if (n && !strcmp(n, s))
+            return (int)v;
+    }
+    return -1;
+}
+
+static const char *opt_str(const struct jst_jv *o, const char *key)
+{
+    const struct jst_jv *v = jst_jv_get(o, key);
+    return v && v->t == JST_JV_STR ? v->s : NULL;
+}
+
+static int get_u64(const struct jst_jv *o, const char *key, uint64_t *out, int *is_null)
+{
+    const struct jst_jv *v = jst_jv_get(o, key);
+    if (is_null)
+        *is_null = v && v->t == JST_JV_NULL;
+    if (v && v->t == JST_JV_NUM && v->is_uint) {
+        *out = v->u;
+        return 0;
+    }
+    return -1;
+}
+
+static int get_hash(const struct jst_jv *o, const char *key, uint64_t *out)
+{
+    const char *s = opt_str(o, key);
+    char *end;
+    if (!s || strncmp(s, "0x", 2))
+        return -1;
+    errno = 0;
+    *out = strtoull(s + 2, &end, 16);
+    return *end || errno || end == s + 2 ? -1 : 0;
+}
+
+/* Reads one module object into m (strings point into the JSON tree). */
+static int read_module(const struct jst_jv *o, struct jst_pmod *m, char *err, size_t errlen,
+                       size_t pi, size_t mi)
+{
+    const char *what = NULL;
+    int v, c;
+    const struct jst_jv *kern = jst_jv_get(o, "kernels");
+    const struct jst_jv *jit = jst_jv_get(o, "jit");
+    if (o->t != JST_JV_OBJ)
+        what = "is not an object";
+    else if (get_hash(o, "image_hash", &m->hash) < 0)
+        what = "image_hash is not a \"0x...\" string";
+    else if ((v = enum_of(opt_str(o, "verdict"), jst_verdict_name)) < 0)
+        what = "verdict is missing or unknown";
+    else if ((c = enum_of(opt_str(o, "cache"), jst_cache_name)) < 0)
+        what = "cache is missing or unknown";
+    else if (get_u64(o, "jit_ns", &m->jit_ns, NULL) < 0)
+        what = "jit_ns is not a non-negative integer";
+    else if (!jit || jit->t != JST_JV_BOOL)
+        what = "jit is not true or false";
+    else if (kern && kern->t != JST_JV_ARR)
+        what = "kernels is not an array";
+    if (what) {
+        snprintf(err, errlen, "processes[%zu].modules[%zu]: %s", pi, mi, what);
+        return -1;
+    }
+    m->verdict = (unsigned)v;
+    m->cache = (unsigned)c;
+    m->jit = jit->b;
+    m->origin = opt_str(o, "source");
+    m->jit_from = opt_str(o, "jit_from");
+    m->sass_arch = opt_str(o, "sass_arch");
+    m->n_kernels = 0;
+    m->kernels = NULL;
+    if (kern && kern->n) {
+        m->kernels = calloc(kern->n, sizeof(*m->kernels));
+        if (!m->kernels) {
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+        for (size_t k = 0; k < kern->n; k++)
+            if (kern->items[k].t == JST_JV_STR)
+                m->kernels[m->n_kernels++] = kern->items[k].s;
+    }
+    return 0;
+}
+
+static int read_process(const struct jst_jv *o, struct jst_psum *s, char *err, size_t errlen,
+                        size_t pi)
+{
+    const char *what = NULL;
+    const struct jst_jv *mods = jst_jv_get(o, "modules");
+    const struct jst_jv *partial = jst_jv_get(o, "partial");
+    int ttfk_null = 0;
+    memset(s, 0, sizeof(*s));
+    if (o->t != JST_JV_OBJ)
+        what = "is not an object";
+    else if (!(s->exe = opt_str(o, "exe")))
+        what = "exe is missing";
+    else if (get_hash(o, "argv_hash", &s->argv_hash) < 0)
+        what = "argv_hash is not a \"0x...\" string";
+    else if (get_u64(o, "jit_ns", &s->jit_ns, NULL) < 0)
+        what = "jit_ns is not a non-negative integer";
+    else if (get_u64(o, "ttfk_ns", &s->ttfk_ns, &ttfk_null) < 0 && !ttfk_null)
+        what = "ttfk_ns is neither an integer nor null";
+    else if (!mods || mods->t != JST_JV_ARR)
+        what = "modules is not an array";
+    if (what) {
+        snprintf(err, errlen, "processes[%zu]: %s", pi, what);
+        return -1;
+    }
+    get_u64(o, "pid", &s->pid, NULL);
+    s->has_ttfk = !ttfk_null;
+    s->partial = partial && partial->t == JST_JV_BOOL && partial->b;
+    if (!mods->n)
+        return 0;
+    s->mods = calloc(mods->n, sizeof(*s->mods));
+    if (!s->mods) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    for (size_t m = 0; m < mods->n; m++) {
+        if (read_module(&mods->items[m], &s->mods[m], err, errlen, pi, m) < 0)
+            return -1;
+        s->n_mods++;
+    }
+    return 0;
+}
+
+int jst_baseline_read(const char *path, struct jst_baseline *b, char *err, size_t errlen)
+{
+    memset(b, 0, sizeof(*b));
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err, errlen, "cannot open: %s", strerror(errno));
+        return -1;
+    }
+    size_t cap = 1 << 16, len = 0;
+    char *text = malloc(cap);
+    size_t got;
+    while (text && (got = fread(text + len, 1, cap - len, f)) > 0) {
+        len += got;
+        if (len == cap) {
+            if (cap >= (256u << 20)) {
+                free(text);
+                fclose(f);
+                snprintf(err, errlen, "larger than 256 MiB: not a baseline");
+                return -1;
+            }
+            char *nt = realloc(text, cap * 2);
+            if (!nt) {
+                free(text);
+                text = NULL;
+                break;
+            }
+            text = nt;
+            cap *= 2;
+        }
+    }
+    int rerr = ferror(f);
+    fclose(f);
+    if (!text || rerr) {
+        free(text);
+        snprintf(err, errlen, "%s", rerr ? "read error" : "out of memory");
+        return -1;
+    }
+    char perr[256];
+    if (jst_jv_parse(text, len, &b->root, perr, sizeof perr) < 0) {
+        free(text);
+        snprintf(err, errlen, "not valid JSON (%s)", perr);
+        return -1;
+    }
+    free(text);
+    const char *fmt = opt_str(&b->root, "format");
+    uint64_t version = 0;
+    const struct jst_jv *procs = jst_jv_get(&b->root, "processes");
+    if (!fmt || strcmp(fmt, JST_BASELINE_FORMAT)) {
+        snprintf(err, errlen, "not a jitstall baseline (\"format\" is not \"%s\")",
+                 JST_BASELINE_FORMAT);
+        goto bad;
+    }
+    if (get_u64(&b->root, "version", &version, NULL) < 0 || version < 1) {
+        snprintf(err, errlen, "baseline has no valid \"version\"");
+        goto bad;
+    }
+    if (version > JST_BASELINE_VERSION) {
+        snprintf(err, errlen,
+                 "baseline version %llu is newer than this jitstall reads (%d); upgrade "
+                 "jitstall or re-create the baseline",
+                 (unsigned long long)version, JST_BASELINE_VERSION);
+        goto bad;
+    }
+    b->version = (unsigned)version;
+    if (!procs || procs->t != JST_JV_ARR) {
+        snprintf(err, errlen, "\"processes\" is not an array");
+        goto bad;
+    }
+    if (procs->n) {
+        b->procs = calloc(procs->n, sizeof(*b->procs));
+        if (!b->procs) {
+            snprintf(err, errlen, "out of memory");
+            goto bad;
+        }
+    }
+    for (size_t i = 0; i < procs->n; i++) {
+        if (read_process(&procs->items[i], &b->procs[i], err, errlen, i) < 0) {
+            b->n_procs = i + 1; /* free what the failed one allocated */
+            goto bad;
+        }
+        b->n_procs++;
+    }
+    return 0;
+bad:
+    jst_baseline_free(b);
+    return -1;
+}
+
+void jst_baseline_free(struct jst_baseline *b)
+{
+    for (size_t i = 0; i < b->n_procs; i++) {
+        for (size_t m = 0; m < b->procs[i].n_mods; m++)
+            free(b->procs[i].mods[m].kernels);
+        free(b->procs[i].mods);
+    }
+    free(b->procs);
+    jst_jv_free(&b->root);
+    memset(b, 0, sizeof(*b));
+}

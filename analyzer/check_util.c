@@ -1,0 +1,267 @@
+/*
+ * Per-process module summaries and cross-run matching shared by `jitstall
+ * diff`, `check` and `baseline`, plus loading and formatting helpers.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "check_util.h"
+#include "cli.h"
+#include "fixes.h"
+#include "image.h"
+#include "symbolize.h"
+#include "trace.h"
+
+const char *jst_exe_base(const struct jst_process *p)
+{
+    const char *e = p->exe;
+    if ((!e || !*e) && p->argc > 0)
+        e = p->argv[0];
+    if (!e || !*e)
+        return "unknown";
+    const char *slash = strrchr(e, '/');
+    return slash && slash[1] ? slash + 1 : e;
+}
+
+uint64_t jst_argv_hash(const struct jst_process *p)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 1; i < p->argc; i++) {
+        for (const unsigned char *s = (const unsigned char *)p->argv[i]; s && *s; s++) {
+            h ^= *s;
+            h *= 0x100000001b3ull;
+        }
+        h ^= 0xff; /* separator: ("ab","c") differs from ("a","bc") */
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
+
+uint64_t jst_load_jit_ns(const struct jst_process *p, const struct jst_call_ev *c)
+{
+    return jst_is_jit_event(p, c) ? c->dur_ns : 0;
+}
+
+int jst_cache_rank(unsigned cache)
+{
+    switch (cache) {
+    case JST_C_HIT:
+        return 0;
+    case JST_C_MISS_STORED:
+        return 1;
+    case JST_C_UNKNOWN:
+        return 2;
+    case JST_C_MISS_NOT_STORED:
+        return 3;
+    default:
+        return -1;
+    }
+}
+
+int jst_psum_from_process(const struct jst_process *p, struct jst_psum *s)
+{
+    memset(s, 0, sizeof(*s));
+    s->exe = jst_exe_base(p);
+    s->argv_hash = jst_argv_hash(p);
+    s->pid = p->pid;
+    s->has_ttfk = p->first_launch_ns != 0;
+    s->ttfk_ns = p->ttfk_ns;
+    s->jit_ns = p->jit_ns;
+    s->partial = jst_partial_why(p) != NULL;
+    s->p = p;
+    if (!p->n_calls)
+        return 0;
+    s->mods = calloc(p->n_calls, sizeof(*s->mods));
+    if (!s->mods)
+        return -1;
+    for (size_t i = 0; i < p->n_calls; i++) {
+        const struct jst_call_ev *c = &p->calls[i];
+        int jit = jst_is_jit_event(p, c);
+        if (c->verdict == JST_V_NONE && !jit)
+            continue;
+        struct jst_pmod *m = &s->mods[s->n_mods++];
+        m->hash = c->image_hash;
+        m->origin = jst_load_origin(c);
+        m->kernels = (const char **)c->kernels;
+        m->n_kernels = c->n_kernels;
+        if (!m->n_kernels && c->name) {
+            m->kernels = (const char **)&c->name;
+            m->n_kernels = 1;
+        }
+        m->verdict = c->verdict;
+        m->jit = jit;
+        m->jit_ns = jst_load_jit_ns(p, c);
+        m->cache = jit ? c->cache : JST_C_NONE;
+        m->jit_from = c->jit_from;
+        m->sass_arch = c->sass_arch;
+        m->ev = c;
+    }
+    return 0;
+}
+
+void jst_psum_free(struct jst_psum *s)
+{
+    free(s->mods);
+    s->mods = NULL;
+    s->n_mods = 0;
+}
+
+static int streq0(const char *a, const char *b)
+{
+    if (!a || !b)
+        return a == b;
+    return !strcmp(a, b);
+}
+
+void jst_match_procs(const struct jst_psum *a, size_t na, const struct jst_psum *b, size_t nb,
+                     long *a_to_b)
+{
+    char *used = calloc(nb ? nb : 1, 1);
+    for (size_t i = 0; i < na; i++)
+        a_to_b[i] = -1;
+    if (!used)
+        return;
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t i = 0; i < na; i++) {
+            if (a_to_b[i] >= 0)
+                continue;
+            for (size_t k = 0; k < nb; k++) {
+                if (used[k] || strcmp(a[i].exe, b[k].exe))
+                    continue;
+                if (pass == 0 && a[i].argv_hash != b[k].argv_hash)
+                    continue;
+                a_to_b[i] = (long)k;
+                used[k] = 1;
+                break;
+            }
+        }
+    }
+    free(used);
+}
+
+static const char *first_kernel(const struct jst_pmod *m)
+{
+    return m->n_kernels ? m->kernels[0] : NULL;
+}
+
+void jst_match_mods(const struct jst_pmod *a, size_t na, const struct jst_pmod *b, size_t nb,
+                    long *a_to_b)
+{
+    char *used = calloc(nb ? nb : 1, 1);
+    for (size_t i = 0; i < na; i++)
+        a_to_b[i] = -1;
+    if (!used)
+        return;
+    for (size_t i = 0; i < na; i++) {
+        if (!a[i].hash)
+            continue;
+        for (size_t k = 0; k < nb; k++)
+            if (!used[k] && b[k].hash == a[i].hash) {
+                a_to_b[i] = (long)k;
+                used[k] = 1;
+                break;
+            }
+    }
+    for (size_t i = 0; i < na; i++) {
+        if (a_to_b[i] >= 0 || !a[i].origin)
+            continue;
+        for (size_t k = 0; k < nb; k++)
+            if (!used[k] && streq0(a[i].origin, b[k].origin) &&
+                streq0(first_kernel(&a[i]), first_kernel(&b[k]))) {
+                a_to_b[i] = (long)k;
+                used[k] = 1;
+                break;
+            }
+    }
+    free(used);
+}
+
+const char *jst_partial_why(const struct jst_process *p)
+{
+    if (p->damage)
+        return p->damage;
+    if (p->truncated)
+        return "truncated: the stream ended early or without an END record";
+    return NULL;
+}
+
+int jst_run_load(const char *cmd, char **paths, int n, struct jst_run *run, int quiet_partial)
+{
+    int bad = 0;
+    for (int i = 0; i < n; i++) {
+        char err[512] = "";
+        size_t before = run->n_unreadable;
+        if (jst_model_add(run, paths[i], err, sizeof err) < 0) {
+            jst_errorf(cmd, "%s: %s", paths[i], err[0] ? err : "cannot read");
+            bad = 1;
+        } else if (run->n_unreadable > before) {
+            jst_errorf(cmd, "%s: %zu file(s) could not be read%s%s", paths[i],
+                       run->n_unreadable - before, err[0] ? ": " : "", err);
+            bad = 1;
+        }
+    }
+    if (bad)
+        return JST_EXIT_USAGE;
+    if (!run->n_procs) {
+        jst_errorf(cmd, "no traces found in %s%s", n > 0 ? paths[0] : "(nothing)",
+                   n > 1 ? " ..." : "");
+        return JST_EXIT_USAGE;
+    }
+    for (size_t i = 0; i < run->n_procs && !quiet_partial; i++) {
+        const char *why = jst_partial_why(&run->procs[i]);
+        if (why)
+            jst_errorf(cmd, "warning: %s: partial trace (%s); using what it holds",
+                       run->procs[i].trace_path ? run->procs[i].trace_path : "?", why);
+    }
+    return JST_EXIT_OK;
+}
+
+const char *jst_fmt_ms(uint64_t ns, char *buf, size_t n)
+{
+    double ms = (double)ns / 1e6;
+    snprintf(buf, n, ns && ns < 1000000 ? "%.3f ms" : "%.1f ms", ms);
+    return buf;
+}
+
+const char *jst_pmod_label(const struct jst_pmod *m, char *buf, size_t n)
+{
+    char dem[512] = "";
+    int len;
+    if (m->origin)
+        len = snprintf(buf, n, "%s", m->origin);
+    else
+        len = snprintf(buf, n, "in-memory image 0x%016llx", (unsigned long long)m->hash);
+    if (len < 0 || (size_t)len >= n || !m->n_kernels || !m->kernels[0])
+        return buf;
+    jst_demangle(m->kernels[0], dem, sizeof dem);
+    if (m->n_kernels > 1)
+        snprintf(buf + len, n - (size_t)len, " [%s, +%zu more]", dem[0] ? dem : m->kernels[0],
+                 m->n_kernels - 1);
+    else
+        snprintf(buf + len, n - (size_t)len, " [%s]", dem[0] ? dem : m->kernels[0]);
+    return buf;
+}
+
+const char *jst_call_site_str(struct jst_symbolizer *sym, const struct jst_call_ev *c, char *buf,
+                              size_t n)
+{
+    if (!c->stack_id) {
+        snprintf(buf, n, "unknown (no stack recorded)");
+        return buf;
+    }
+    if (!sym) {
+        snprintf(buf, n, "unknown (stack %llu not symbolized)", (unsigned long long)c->stack_id);
+        return buf;
+    }
+    struct jst_frame frames[64];
+    size_t nf = jst_symbolize_stack(sym, c->stack_id, c->seq, frames, 64);
+    int site = jst_call_site(frames, nf);
+    if (site < 0) {
+        if (nf)
+            jst_frame_str(&frames[0], buf, n);
+        else
+            snprintf(buf, n, "unknown (stack %llu missing)", (unsigned long long)c->stack_id);
+        return buf;
+    }
+    return jst_frame_str(&frames[site], buf, n);
+}

@@ -1,0 +1,129 @@
+/*
+ * Shared by diff, check and baseline (implementation: analyzer/check_util.c,
+ * analyzer/check_json.c, analyzer/check_baseline.c): a per-process summary of
+ * the modules a run loaded, matching of processes and modules across runs,
+ * the baseline file, and a small JSON reader for it.
+ */
+#ifndef JST_ANALYZER_CHECK_UTIL_H
+#define JST_ANALYZER_CHECK_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "model.h"
+
+/* ---- summaries: what diff and check compare ---- */
+
+/* One module load (or PTX link step) of a process. */
+struct jst_pmod {
+    uint64_t hash;      /* image hash; 0 when unknown */
+    const char *origin; /* library or file it came from; NULL for an in-memory image */
+    const char **kernels;
+    size_t n_kernels;
+    unsigned verdict; /* enum jst_verdict */
+    int jit;          /* it JIT-compiled (ptx_jit, forced_jit, PTX link) */
+    uint64_t jit_ns;  /* duration of the JIT load (compile or cache load); 0 when !jit */
+    unsigned cache;   /* enum jst_cache_outcome */
+    const char *jit_from, *sass_arch;
+    const struct jst_call_ev *ev; /* NULL when read from a baseline */
+};
+
+/* One process of a run, or of a baseline. */
+struct jst_psum {
+    const char *exe;    /* basename of the executable */
+    uint64_t argv_hash; /* jst_argv_hash() */
+    uint64_t pid;
+    int has_ttfk; /* it launched a kernel */
+    uint64_t ttfk_ns, jit_ns;
+    int partial;
+    struct jst_pmod *mods;
+    size_t n_mods;
+    const struct jst_process *p; /* NULL when read from a baseline */
+};
+
+/* Fills s from p (s->mods is allocated; free with jst_psum_free). 0 or -1 (memory). */
+int jst_psum_from_process(const struct jst_process *p, struct jst_psum *s);
+void jst_psum_free(struct jst_psum *s);
+
+const char *jst_exe_base(const struct jst_process *p);
+/* FNV-1a over argv[1..] (argv[0] often differs only by path). */
+uint64_t jst_argv_hash(const struct jst_process *p);
+/* JIT time of one load: the call's duration when it JIT-compiled (the sum
+ * over a process is jst_process.jit_ns), else 0. */
+uint64_t jst_load_jit_ns(const struct jst_process *p, const struct jst_call_ev *c);
+
+/* Pairs processes: same exe and argv hash first, in order of appearance; then
+ * the same exe alone. a_to_b[i] is the index into b, or -1. */
+void jst_match_procs(const struct jst_psum *a, size_t na, const struct jst_psum *b, size_t nb,
+                     long *a_to_b);
+/* Pairs modules: same image hash first, in order; then the same origin and
+ * first kernel (a rebuilt library changes the hash but not where it lives). */
+void jst_match_mods(const struct jst_pmod *a, size_t na, const struct jst_pmod *b, size_t nb,
+                    long *a_to_b);
+
+/* Cache outcome ranking for "got worse": hit 0 < miss_stored 1 < unknown 2 <
+ * miss_not_stored 3; none (no JIT) -1. */
+int jst_cache_rank(unsigned cache);
+
+/* ---- loading runs ---- */
+
+/* Adds every path to run. Prints one line per unreadable path on stderr and
+ * returns JST_EXIT_USAGE then (or when no trace was found); prints a warning
+ * for each partial trace ("checked what it holds") and returns JST_EXIT_OK. */
+int jst_run_load(const char *cmd, char **paths, int n, struct jst_run *run, int quiet_partial);
+/* "truncated", or the damage message, or NULL when the trace is whole. */
+const char *jst_partial_why(const struct jst_process *p);
+
+/* ---- formatting ---- */
+
+/* "11000.0 ms" (one decimal; three below 1 ms). */
+const char *jst_fmt_ms(uint64_t ns, char *buf, size_t n);
+/* "/opt/lib/libk.so [add(float*, float*), +2 more]", or "in-memory image 0x..". */
+const char *jst_pmod_label(const struct jst_pmod *m, char *buf, size_t n);
+/* Symbolized call site of a call: "main (prog.c:42) in /usr/bin/prog", or
+ * "unknown (why)". sym may be NULL (the site is then unknown). */
+struct jst_symbolizer;
+const char *jst_call_site_str(struct jst_symbolizer *sym, const struct jst_call_ev *c, char *buf,
+                              size_t n);
+
+/* ---- a small JSON reader (analyzer/check_json.c), for baselines ---- */
+
+enum jst_jv_type { JST_JV_NULL, JST_JV_BOOL, JST_JV_NUM, JST_JV_STR, JST_JV_ARR, JST_JV_OBJ };
+
+struct jst_jv {
+    enum jst_jv_type t;
+    int b;
+    double num;
+    uint64_t u; /* exact value of a non-negative integer number */
+    int is_uint;
+    char *s;              /* STR (NUL-terminated, may not hold NULs) */
+    struct jst_jv *items; /* ARR and OBJ values */
+    char **keys;          /* OBJ member names */
+    size_t n;
+};
+
+/* Parses text (len bytes). 0, or -1 with a message "line N: ..." in err. */
+int jst_jv_parse(const char *text, size_t len, struct jst_jv *out, char *err, size_t errlen);
+void jst_jv_free(struct jst_jv *v);
+/* Member of an object, or NULL (also when v is not an object). */
+const struct jst_jv *jst_jv_get(const struct jst_jv *v, const char *key);
+
+/* ---- baselines (analyzer/check_baseline.c) ---- */
+
+#define JST_BASELINE_FORMAT "jitstall-baseline"
+#define JST_BASELINE_VERSION 1
+
+struct jst_baseline {
+    struct jst_jv root;
+    struct jst_psum *procs;
+    size_t n_procs;
+    unsigned version;
+};
+
+/* Writes run as a baseline document (docs/jitstall-baseline.1.md). 0 or -1. */
+int jst_baseline_write(FILE *f, const struct jst_run *run, char **paths, int n_paths);
+/* Reads and validates a baseline. 0, or -1 with a one-line reason in err. */
+int jst_baseline_read(const char *path, struct jst_baseline *b, char *err, size_t errlen);
+void jst_baseline_free(struct jst_baseline *b);
+
+#endif
