@@ -214,6 +214,15 @@ static uint64_t bt_intern(const uint64_t *ips, size_t n)
     return id;
 }
 
+void jst_bt_warm(void)
+{
+    int saved = errno;
+    pthread_once(&bt_once, bt_init);
+    void *raw[BT_MAX_DEPTH + BT_MAX_SKIP];
+    unw_backtrace(raw, bt_depth + BT_MAX_SKIP);
+    errno = saved;
+}
+
 uint64_t jst_bt_capture(void)
 {
     int saved = errno;
