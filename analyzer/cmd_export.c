@@ -1,0 +1,348 @@
+/*
+ * `jitstall export --format chrome -o FILE.json TRACE|DIR...`: writes the
+ * traces as Chrome Trace Event JSON for ui.perfetto.dev and chrome://tracing.
+ * One track per thread; each hooked call is a complete ("X") event with the
+ * JIT and cache detail in args; first kernel launches are instant markers;
+ * CUPTI JIT records get a track of their own.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "check_util.h"
+#include "cli.h"
+#include "fixes.h"
+#include "image.h"
+#include "jsonw.h"
+#include "trace.h"
+
+static const char usage_text[] =
+    "usage: jitstall export [--format chrome] [-o FILE.json] TRACE|DIR...\n"
+    "\n"
+    "Write the traces as a timeline for ui.perfetto.dev or chrome://tracing\n"
+    "(Chrome Trace Event JSON): a track per thread, one event per hooked driver\n"
+    "call with its verdict, JIT source, kernels and cache outcome, and a marker\n"
+    "at each function's first launch.\n"
+    "\n"
+    "  -f, --format FORMAT  output format; only 'chrome' (the default)\n"
+    "  -o, --output FILE    write to FILE (default: standard output)\n"
+    "  -h, --help           show this help\n"
+    "\n"
+    "exit codes: 0 written, 2 usage error or unreadable input\n";
+
+/* The pseudo thread id of the CUPTI track: real thread ids are never 0. */
+#define CUPTI_TID 0
+
+static uint64_t anchor_of(const struct jst_process *p)
+{
+    if (p->proc_start_ns)
+        return p->proc_start_ns;
+    if (p->mono_ns)
+        return p->mono_ns;
+    return p->n_calls ? p->calls[0].start_ns : 0;
+}
+
+/* Microseconds from base; the Trace Event format's unit. */
+static double us(uint64_t ns, uint64_t base)
+{
+    return ns >= base ? (double)(ns - base) / 1e3 : -((double)(base - ns) / 1e3);
+}
+
+static int is_launch(unsigned call)
+{
+    return call == JST_CALL_cuLaunchKernel || call == JST_CALL_cuLaunchKernelEx;
+}
+
+static void meta(struct jst_json *j, const char *what, uint64_t pid, uint64_t tid, const char *name)
+{
+    jst_json_obj(j);
+    jst_json_kstr(j, "name", what);
+    jst_json_kstr(j, "ph", "M");
+    jst_json_ku64(j, "pid", pid);
+    jst_json_ku64(j, "tid", tid);
+    jst_json_key(j, "args");
+    jst_json_obj(j);
+    jst_json_kstr(j, "name", name);
+    jst_json_end(j);
+    jst_json_end(j);
+}
+
+static void instant(struct jst_json *j, const char *name, const char *scope, uint64_t pid,
+                    uint64_t tid, double ts)
+{
+    jst_json_obj(j);
+    jst_json_kstr(j, "name", name);
+    jst_json_kstr(j, "cat", "marker");
+    jst_json_kstr(j, "ph", "i");
+    jst_json_kstr(j, "s", scope);
+    jst_json_ku64(j, "pid", pid);
+    jst_json_ku64(j, "tid", tid);
+    jst_json_kdouble(j, "ts", ts);
+    jst_json_end(j);
+}
+
+static void hex_arg(struct jst_json *j, const char *key, uint64_t v)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "0x%llx", (unsigned long long)v);
+    jst_json_kstr(j, key, buf);
+}
+
+static void call_args(struct jst_json *j, const struct jst_process *p, const struct jst_call_ev *c)
+{
+    jst_json_key(j, "args");
+    jst_json_obj(j);
+    jst_json_ku64(j, "seq", c->seq);
+    jst_json_ki64(j, "result", c->result);
+    if (jst_route_name(c->route) && c->route)
+        jst_json_kstr(j, "route", jst_route_name(c->route));
+    if (c->name)
+        jst_json_kstr(j, "name", c->name);
+    if (c->path)
+        jst_json_kstr(j, "path", c->path);
+    if (c->handle)
+        hex_arg(j, "handle", c->handle);
+    if (c->func)
+        hex_arg(j, "func", c->func);
+    if (c->verdict != JST_V_NONE || jst_is_jit_event(p, c)) {
+        jst_json_kstr(j, "verdict", jst_verdict_name(c->verdict));
+        jst_json_kbool(j, "jit", jst_is_jit_event(p, c));
+        if (c->reason)
+            jst_json_kstr(j, "reason", c->reason);
+        if (c->jit_from)
+            jst_json_kstr(j, "jit_from", c->jit_from);
+        if (c->sass_arch)
+            jst_json_kstr(j, "sass_arch", c->sass_arch);
+        if (c->source)
+            jst_json_kstr(j, "source", c->source);
+        if (jst_image_kind_name(c->image_kind))
+            jst_json_kstr(j, "image_kind", jst_image_kind_name(c->image_kind));
+        if (c->image_hash)
+            hex_arg(j, "image_hash", c->image_hash);
+        if (c->image_size)
+            jst_json_ku64(j, "image_size", c->image_size);
+        if (c->ptx_size)
+            jst_json_ku64(j, "ptx_size", c->ptx_size);
+        jst_json_key(j, "kernels");
+        jst_json_arr(j);
+        for (size_t k = 0; k < c->n_kernels; k++) {
+            char dem[1024];
+            jst_json_str(j, jst_demangle(c->kernels[k], dem, sizeof dem));
+        }
+        jst_json_end(j);
+        jst_json_kstr(j, "cache", jst_cache_name(c->cache) ? jst_cache_name(c->cache) : "?");
+        if (c->cache == JST_C_MISS_NOT_STORED && jst_cache_reason_name(c->cache_reason))
+            jst_json_kstr(j, "cache_reason", jst_cache_reason_name(c->cache_reason));
+        if (c->cache_new_bytes)
+            jst_json_ku64(j, "cache_new_bytes", c->cache_new_bytes);
+        if (c->cupti_compile_ns)
+            jst_json_kdouble(j, "cupti_compile_ms", (double)c->cupti_compile_ns / 1e6);
+        if (c->cupti_cache_load_ns)
+            jst_json_kdouble(j, "cupti_cache_load_ms", (double)c->cupti_cache_load_ns / 1e6);
+        if (c->cupti_cache_store_ns)
+            jst_json_kdouble(j, "cupti_cache_store_ms", (double)c->cupti_cache_store_ns / 1e6);
+    }
+    jst_json_end(j);
+}
+
+static void export_process(struct jst_json *j, const struct jst_process *p, uint64_t base)
+{
+    char buf[1024], a[64];
+    uint64_t pid = p->pid;
+    snprintf(buf, sizeof buf, "%s (pid %llu)", jst_exe_base(p), (unsigned long long)pid);
+    meta(j, "process_name", pid, pid, buf);
+
+    /* One thread_name per distinct thread, in order of first appearance. */
+    uint64_t *tids = calloc(p->n_calls + 1, sizeof(*tids));
+    size_t nt = 0;
+    for (size_t i = 0; tids && i < p->n_calls; i++) {
+        size_t k = 0;
+        while (k < nt && tids[k] != p->calls[i].tid)
+            k++;
+        if (k < nt)
+            continue;
+        tids[nt++] = p->calls[i].tid;
+        if (p->calls[i].tid == pid)
+            snprintf(buf, sizeof buf, "main thread %llu", (unsigned long long)pid);
+        else
+            snprintf(buf, sizeof buf, "thread %llu", (unsigned long long)p->calls[i].tid);
+        meta(j, "thread_name", pid, p->calls[i].tid, buf);
+    }
+    free(tids);
+    if (p->n_cupti)
+        meta(j, "thread_name", pid, CUPTI_TID, "CUPTI JIT activity");
+
+    uint64_t start = anchor_of(p);
+    if (start)
+        instant(j, "process start", "p", pid, pid, us(start, base));
+
+    for (size_t i = 0; i < p->n_calls; i++) {
+        const struct jst_call_ev *c = &p->calls[i];
+        const char *name = c->call_name ? c->call_name : jst_call_name(c->call);
+        int jit = jst_is_jit_event(p, c);
+        jst_json_obj(j);
+        jst_json_kstr(j, "name", name ? name : "call");
+        jst_json_kstr(j, "cat",
+                      jit                        ? "jit"
+                      : c->verdict != JST_V_NONE ? "load"
+                      : is_launch(c->call)       ? "launch"
+                                                 : "driver");
+        jst_json_kstr(j, "ph", "X");
+        jst_json_ku64(j, "pid", pid);
+        jst_json_ku64(j, "tid", c->tid);
+        jst_json_kdouble(j, "ts", us(c->start_ns, base));
+        jst_json_kdouble(j, "dur", (double)c->dur_ns / 1e3);
+        call_args(j, p, c);
+        jst_json_end(j);
+
+        if (is_launch(c->call)) {
+            char dem[512];
+            const char *k = c->name ? jst_demangle(c->name, dem, sizeof dem) : "?";
+            snprintf(buf, sizeof buf, "first launch: %s", k);
+            instant(j, buf, "t", pid, c->tid, us(c->start_ns, base));
+            if (c->start_ns == p->first_launch_ns) {
+                snprintf(buf, sizeof buf, "first kernel: %s (time to first kernel %s)", k,
+                         jst_fmt_ms(p->ttfk_ns, a, sizeof a));
+                instant(j, buf, "p", pid, c->tid, us(c->start_ns, base));
+            }
+        }
+    }
+
+    for (size_t i = 0; i < p->n_cupti; i++) {
+        const struct jst_cupti_ev *e = &p->cupti[i];
+        const char *op = jst_cupti_op_name(e->op);
+        snprintf(buf, sizeof buf, "CUPTI JIT %s", op ? op : "activity");
+        jst_json_obj(j);
+        jst_json_kstr(j, "name", buf);
+        jst_json_kstr(j, "cat", "cupti");
+        jst_json_kstr(j, "ph", "X");
+        jst_json_ku64(j, "pid", pid);
+        jst_json_ku64(j, "tid", CUPTI_TID);
+        jst_json_kdouble(j, "ts", us(e->start_ns, base));
+        jst_json_kdouble(j, "dur",
+                         e->end_ns > e->start_ns ? (double)(e->end_ns - e->start_ns) / 1e3 : 0.0);
+        jst_json_key(j, "args");
+        jst_json_obj(j);
+        jst_json_kstr(j, "op", op ? op : "?");
+        if (e->load_seq)
+            jst_json_ku64(j, "load_seq", e->load_seq);
+        if (e->cache_path)
+            jst_json_kstr(j, "cache_path", e->cache_path);
+        if (e->cache_size)
+            jst_json_ku64(j, "cache_size", e->cache_size);
+        jst_json_end(j);
+        jst_json_end(j);
+    }
+}
+
+static int write_chrome(FILE *f, const struct jst_run *run)
+{
+    /* Time zero: the earliest process start (or event) of all traces. */
+    uint64_t base = 0;
+    for (size_t i = 0; i < run->n_procs; i++) {
+        const struct jst_process *p = &run->procs[i];
+        uint64_t a = anchor_of(p);
+        if (a && (!base || a < base))
+            base = a;
+        for (size_t k = 0; k < p->n_calls; k++)
+            if (p->calls[k].start_ns && p->calls[k].start_ns < base)
+                base = p->calls[k].start_ns;
+        for (size_t k = 0; k < p->n_cupti; k++)
+            if (p->cupti[k].start_ns && p->cupti[k].start_ns < base)
+                base = p->cupti[k].start_ns;
+    }
+    struct jst_json j;
+    jst_json_init(&j, f, 0);
+    jst_json_obj(&j);
+    jst_json_key(&j, "traceEvents");
+    jst_json_arr(&j);
+    for (size_t i = 0; i < run->n_procs; i++) {
+        export_process(&j, &run->procs[i], base);
+        fputc('\n', f); /* one line per process keeps big exports greppable */
+    }
+    jst_json_end(&j);
+    jst_json_kstr(&j, "displayTimeUnit", "ms");
+    jst_json_key(&j, "otherData");
+    jst_json_obj(&j);
+    jst_json_kstr(&j, "generator", "jitstall " JITSTALL_VERSION);
+    jst_json_end(&j);
+    jst_json_end(&j);
+    return jst_json_finish(&j);
+}
+
+static int cmd_export(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"format", required_argument, NULL, 'f'},
+        {"output", required_argument, NULL, 'o'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *out = NULL, *format = "chrome";
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "f:o:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'f':
+            format = optarg;
+            break;
+        case 'o':
+            out = optarg;
+            break;
+        case 'h':
+            fputs(usage_text, stdout);
+            return JST_EXIT_OK;
+        default:
+            jst_errorf("export", "unknown option or missing value '%s' (see --help)",
+                       argv[optind - 1]);
+            return JST_EXIT_USAGE;
+        }
+    }
+    if (strcmp(format, "chrome")) {
+        jst_errorf("export", "unknown format '%s' (supported: chrome)", format);
+        return JST_EXIT_USAGE;
+    }
+    if (optind >= argc) {
+        jst_errorf("export", "no trace or directory given (see --help)");
+        return JST_EXIT_USAGE;
+    }
+    struct jst_run run = {0};
+    int rc = jst_run_load("export", argv + optind, argc - optind, &run, 0);
+    if (rc != JST_EXIT_OK) {
+        jst_model_free(&run);
+        return rc;
+    }
+    char tmp[4096];
+    FILE *f = stdout;
+    if (out && strcmp(out, "-")) {
+        if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp.%ld", out, (long)getpid()) >= sizeof tmp ||
+            !(f = fopen(tmp, "w"))) {
+            jst_errorf("export", "%s: %s", out, f ? "path too long" : strerror(errno));
+            jst_model_free(&run);
+            return JST_EXIT_USAGE;
+        }
+    }
+    int werr = write_chrome(f, &run);
+    if (f != stdout) {
+        werr |= fclose(f) != 0 ? -1 : 0;
+        if (!werr && rename(tmp, out) != 0)
+            werr = -1;
+        if (werr)
+            remove(tmp);
+        else
+            fprintf(stderr,
+                    "jitstall export: wrote %s (%zu process%s); open it in ui.perfetto.dev or "
+                    "chrome://tracing\n",
+                    out, run.n_procs, run.n_procs == 1 ? "" : "es");
+    }
+    if (werr)
+        jst_errorf("export", "%s: cannot write: %s", out ? out : "standard output",
+                   strerror(errno));
+    jst_model_free(&run);
+    return werr ? JST_EXIT_USAGE : JST_EXIT_OK;
+}
+
+JST_COMMAND(export, cmd_export, "write a Perfetto / chrome://tracing timeline")
