@@ -1,0 +1,137 @@
+/*
+ * `jitstall report`: reads traces (files or directories of them) and explains
+ * a slow first GPU query, as text, Markdown or JSON (see report_view.h).
+ * The --help text below is the man page's SYNOPSIS and OPTIONS, word for
+ * word (docs/jitstall-report.1.md; tests/golden checks they agree).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "cli.h"
+#include "model.h"
+#include "report_view.h"
+
+static const char report_help[] =
+    "usage: jitstall report [--json | --markdown] TRACE|DIR...\n"
+    "\n"
+    "Explains a slow first GPU query: for each process, the time to its first\n"
+    "kernel launch and how much of it the driver's PTX JIT took; the modules\n"
+    "that were JIT-compiled, ranked by time lost; exact fixes, ranked by time\n"
+    "saved; and the state of the JIT cache.\n"
+    "\n"
+    "options:\n"
+    "  --json       write one JSON object (schema: docs/report-json.md)\n"
+    "  --markdown   write GitHub Markdown, for a CI job summary or a PR comment\n"
+    "  -h, --help   show this help\n"
+    "\n"
+    "TRACE is a .jst file written by libjitstall.so. DIR is a directory of them\n"
+    "(every *.jst in it: forked children, MPI or torchrun ranks, several runs).\n"
+    "Colour is used only on a terminal, and never when NO_COLOR is set.\n"
+    "\n"
+    "exit status: 0 report written, also for a truncated or damaged trace (the\n"
+    "report says what is missing); 2 usage error, a path that does not exist,\n"
+    "or no readable trace.\n";
+
+enum { OUT_TEXT, OUT_JSON, OUT_MARKDOWN };
+
+static int use_colour(void)
+{
+    const char *nc = getenv("NO_COLOR");
+    if (nc && *nc)
+        return 0;
+    return isatty(STDOUT_FILENO);
+}
+
+static int cmd_report(int argc, char **argv)
+{
+    int fmt = OUT_TEXT, i;
+    for (i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--")) {
+            i++;
+            break;
+        }
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            fputs(report_help, stdout);
+            return JST_EXIT_OK;
+        }
+        if (!strcmp(a, "--json") || !strcmp(a, "--markdown")) {
+            int want = a[2] == 'j' ? OUT_JSON : OUT_MARKDOWN;
+            if (fmt != OUT_TEXT && fmt != want) {
+                jst_errorf("report", "--json and --markdown exclude each other");
+                return JST_EXIT_USAGE;
+            }
+            fmt = want;
+            continue;
+        }
+        if (a[0] == '-' && a[1]) {
+            jst_errorf("report", "unknown option '%s' (see 'jitstall report --help')", a);
+            return JST_EXIT_USAGE;
+        }
+        break;
+    }
+    if (i >= argc) {
+        jst_errorf("report", "no trace given (see 'jitstall report --help')");
+        return JST_EXIT_USAGE;
+    }
+    for (int k = i; k < argc; k++) {
+        struct stat st;
+        if (stat(argv[k], &st) != 0) {
+            jst_errorf("report", "%s: no such file or directory", argv[k]);
+            return JST_EXIT_USAGE;
+        }
+    }
+
+    struct jst_run run = {0};
+    char **errs = calloc((size_t)(argc - i), sizeof(char *));
+    size_t n_errs = 0;
+    if (!errs) {
+        jst_errorf("report", "out of memory");
+        return JST_EXIT_USAGE;
+    }
+    for (int k = i; k < argc; k++) {
+        char err[1024] = "";
+        size_t before = run.n_unreadable;
+        jst_model_add(&run, argv[k], err, sizeof(err));
+        char *e = run.n_unreadable > before && err[0] ? strdup(err) : NULL;
+        if (e) /* on strdup failure the message is lost, not the report */
+            errs[n_errs++] = e;
+    }
+    int rc = JST_EXIT_OK;
+    if (run.n_procs == 0) {
+        for (size_t k = 0; k < n_errs; k++)
+            jst_errorf("report", "%s", errs[k]);
+        jst_errorf("report", "no readable trace");
+        rc = JST_EXIT_USAGE;
+        goto out;
+    }
+
+    struct rv_report r;
+    if (rv_build(&r, &run, errs, n_errs) < 0) {
+        jst_errorf("report", "out of memory");
+        rc = JST_EXIT_USAGE;
+        goto out;
+    }
+    int w;
+    if (fmt == OUT_JSON)
+        w = rv_write_json(&r, stdout);
+    else if (fmt == OUT_MARKDOWN)
+        w = rv_write_markdown(&r, stdout);
+    else
+        w = rv_write_text(&r, stdout, use_colour());
+    if (w < 0) {
+        jst_errorf("report", "cannot write the report to standard output");
+        rc = JST_EXIT_USAGE;
+    }
+    rv_free(&r);
+out:
+    for (size_t k = 0; k < n_errs; k++)
+        free(errs[k]);
+    free(errs);
+    jst_model_free(&run);
+    return rc;
+}
+
+JST_COMMAND(report, cmd_report, "explain a slow first GPU query from traces, with exact fixes")

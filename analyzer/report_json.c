@@ -1,0 +1,270 @@
+/*
+ * `jitstall report --json`: the report as one JSON object. The keys are
+ * documented in docs/report-json.md; the stable ones named by issue 5 never
+ * change meaning, others may be added.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include "jsonw.h"
+#include "report_view.h"
+#include "trace.h"
+
+static void json_cache_state(struct jst_json *j, const char *key, const struct jst_cache_state *s)
+{
+    jst_json_key(j, key);
+    if (!s->present) {
+        jst_json_null(j);
+        return;
+    }
+    jst_json_obj(j);
+    jst_json_kbool(j, "exists", s->exists);
+    jst_json_kbool(j, "writable", s->writable);
+    jst_json_kbool(j, "disabled", s->disabled);
+    jst_json_ku64(j, "size_bytes", s->size_bytes);
+    jst_json_ku64(j, "entries", s->entries);
+    jst_json_ku64(j, "max_bytes", s->max_bytes);
+    jst_json_end(j);
+}
+
+static void json_str_or_null(struct jst_json *j, const char *key, const char *s)
+{
+    jst_json_kstr(j, key, s && *s ? s : NULL);
+}
+
+static void json_module(struct jst_json *j, const struct rv_module *m)
+{
+    const struct jst_call_ev *c = m->c;
+    const char *api = c->call_name ? c->call_name : jst_call_name(c->call);
+    const char *verdict = c->verdict ? jst_verdict_name(c->verdict) : NULL;
+    jst_json_obj(j);
+    /* stable keys */
+    if (!verdict && jst_is_jit_event(m->p, c))
+        verdict = "ptx_jit";
+    jst_json_kstr(j, "verdict", verdict ? verdict : "none");
+    json_str_or_null(j, "jit_from", c->jit_from);
+    json_str_or_null(j, "sass_arch", c->sass_arch);
+    jst_json_kstr(j, "cache", c->cache ? jst_cache_name(c->cache) : "none");
+    jst_json_ku64(j, "dur_ns", c->dur_ns);
+    jst_json_key(j, "kernels");
+    jst_json_arr(j);
+    for (size_t i = 0; i < c->n_kernels; i++)
+        jst_json_str(j, m->kernels ? m->kernels[i] : c->kernels[i]);
+    jst_json_end(j);
+    json_str_or_null(j, "source", jst_load_origin(c));
+    jst_json_kstr(j, "call_site", m->call_site);
+    jst_json_kstr(j, "fix", m->fix);
+    /* additional keys */
+    jst_json_ku64(j, "pid", m->p->pid);
+    jst_json_ku64(j, "seq", c->seq);
+    jst_json_ku64(j, "tid", c->tid);
+    jst_json_kstr(j, "call", api);
+    jst_json_ki64(j, "result", c->result);
+    jst_json_kbool(j, "culprit", m->culprit);
+    jst_json_kbool(j, "jit", jst_is_jit_event(m->p, c));
+    jst_json_ku64(j, "lost_ns", m->lost_ns);
+    jst_json_ku64(j, "saves_ns", m->saves_ns);
+    jst_json_ku64(j, "start_ns", c->start_ns);
+    json_str_or_null(j, "reason", c->reason);
+    if (c->cache == JST_C_MISS_NOT_STORED && c->cache_reason)
+        jst_json_kstr(j, "cache_reason", jst_cache_reason_name(c->cache_reason));
+    else
+        jst_json_knull(j, "cache_reason");
+    jst_json_ku64(j, "cache_new_bytes", c->cache_new_bytes);
+    jst_json_ku64(j, "cache_new_entries", c->cache_new_entries);
+    json_str_or_null(j, "path", c->path);
+    json_str_or_null(j, "name", c->name);
+    jst_json_kstr(j, "image_kind", c->image_kind ? jst_image_kind_name(c->image_kind) : NULL);
+    jst_json_ku64(j, "image_size", c->image_size);
+    jst_json_ku64(j, "ptx_size", c->ptx_size);
+    if (c->target_cc)
+        jst_json_ku64(j, "target_cc", c->target_cc);
+    else
+        jst_json_knull(j, "target_cc");
+    jst_json_key(j, "kernels_mangled");
+    jst_json_arr(j);
+    for (size_t i = 0; i < c->n_kernels; i++)
+        jst_json_str(j, c->kernels[i]);
+    jst_json_end(j);
+    jst_json_key(j, "entries");
+    jst_json_arr(j);
+    for (size_t i = 0; i < c->n_entries; i++)
+        jst_json_str(j, c->entries[i]);
+    jst_json_end(j);
+    jst_json_key(j, "cupti");
+    if (c->cupti_compile_ns || c->cupti_cache_load_ns || c->cupti_cache_store_ns) {
+        jst_json_obj(j);
+        jst_json_ku64(j, "compile_ns", c->cupti_compile_ns);
+        jst_json_ku64(j, "cache_load_ns", c->cupti_cache_load_ns);
+        jst_json_ku64(j, "cache_store_ns", c->cupti_cache_store_ns);
+        jst_json_end(j);
+    } else {
+        jst_json_null(j);
+    }
+    jst_json_end(j);
+}
+
+static void json_process(struct jst_json *j, const struct rv_report *r, const struct rv_proc *rp)
+{
+    const struct jst_process *p = rp->p;
+    char arch[16];
+    jst_json_obj(j);
+    /* stable keys */
+    jst_json_ku64(j, "pid", p->pid);
+    jst_json_kstr(j, "exe", p->exe);
+    jst_json_key(j, "ttfk_ns");
+    if (p->first_launch_ns)
+        jst_json_u64(j, p->ttfk_ns);
+    else
+        jst_json_null(j);
+    jst_json_ku64(j, "jit_ns", p->jit_ns);
+    jst_json_ku64(j, "jit_compile_ns", p->jit_compile_ns);
+    jst_json_ku64(j, "jit_cache_load_ns", p->jit_cache_load_ns);
+    jst_json_key(j, "modules");
+    jst_json_arr(j);
+    for (size_t i = 0; i < r->n_mods; i++)
+        if (r->mods[i].p == p)
+            json_module(j, &r->mods[i]);
+    jst_json_end(j);
+    /* additional keys */
+    jst_json_ku64(j, "ppid", p->ppid);
+    jst_json_key(j, "argv");
+    jst_json_arr(j);
+    for (size_t i = 0; i < p->argc; i++)
+        jst_json_str(j, p->argv[i]);
+    jst_json_end(j);
+    jst_json_kstr(j, "host", p->host);
+    jst_json_kstr(j, "trace", p->trace_path);
+    jst_json_ku64(j, "format_version", p->format_version);
+    jst_json_kbool(j, "complete", !p->truncated && !p->damage);
+    jst_json_kbool(j, "truncated", p->truncated);
+    jst_json_kstr(j, "damage", p->damage);
+    jst_json_key(j, "missing");
+    jst_json_arr(j);
+    for (size_t i = 0; i < rp->n_missing; i++)
+        jst_json_str(j, rp->missing[i]);
+    jst_json_end(j);
+    jst_json_kstr(j, "gpu_arch", rv_gpu_arch(p, arch, sizeof(arch)));
+    jst_json_key(j, "devices");
+    jst_json_arr(j);
+    for (size_t i = 0; i < p->n_devices; i++) {
+        const struct jst_device *d = &p->devices[i];
+        jst_json_obj(j);
+        jst_json_ku64(j, "ordinal", d->ordinal);
+        jst_json_kstr(j, "name", d->name);
+        jst_json_ku64(j, "cc", d->cc_major * 10 + d->cc_minor);
+        jst_json_ku64(j, "driver_version", d->driver_version);
+        jst_json_end(j);
+    }
+    jst_json_end(j);
+    jst_json_key(j, "first_launch_ns");
+    if (p->first_launch_ns)
+        jst_json_u64(j, p->first_launch_ns);
+    else
+        jst_json_null(j);
+    jst_json_key(j, "projected_ttfk_ns");
+    if (p->first_launch_ns)
+        jst_json_u64(j, rp->projected_ttfk_ns);
+    else
+        jst_json_null(j);
+    jst_json_key(j, "ttfk_breakdown");
+    jst_json_obj(j);
+    jst_json_ku64(j, "jit_ns", p->ttfk_jit_ns);
+    jst_json_ku64(j, "jit_compile_ns", p->ttfk_jit_compile_ns);
+    jst_json_ku64(j, "jit_cache_load_ns", p->ttfk_jit_cache_load_ns);
+    jst_json_ku64(j, "init_ns", p->init_ns);
+    jst_json_ku64(j, "ctx_ns", p->ctx_ns);
+    jst_json_ku64(j, "sass_load_ns", p->sass_load_ns);
+    jst_json_ku64(j, "other_ns", p->other_ns);
+    jst_json_end(j);
+    jst_json_ku64(j, "jit_loads", rp->n_jit_loads);
+    jst_json_key(j, "cache");
+    jst_json_obj(j);
+    const char *cp = p->cache_start.present ? p->cache_start.path : p->cache_end.path;
+    jst_json_kstr(j, "path", cp);
+    jst_json_kbool(j, "from_env",
+                   (p->cache_start.present && p->cache_start.from_env) ||
+                       (p->cache_end.present && p->cache_end.from_env));
+    json_cache_state(j, "start", &p->cache_start);
+    json_cache_state(j, "end", &p->cache_end);
+    jst_json_end(j);
+    jst_json_key(j, "exit_status");
+    if (p->has_end)
+        jst_json_i64(j, p->exit_status);
+    else
+        jst_json_null(j);
+    jst_json_key(j, "notes");
+    jst_json_arr(j);
+    for (size_t i = 0; i < p->n_notes; i++)
+        jst_json_str(j, p->notes[i]);
+    jst_json_end(j);
+    jst_json_end(j);
+}
+
+static const char *fix_kind_name(unsigned k)
+{
+    switch (k) {
+    case JST_FIX_GENCODE:
+        return "gencode";
+    case JST_FIX_UNFORCE_JIT:
+        return "unforce_jit";
+    case JST_FIX_CACHE_VOLUME:
+        return "cache_volume";
+    case JST_FIX_CACHE_ENABLE:
+        return "cache_enable";
+    case JST_FIX_CACHE_WRITABLE:
+        return "cache_writable";
+    case JST_FIX_CACHE_MAXSIZE:
+        return "cache_maxsize";
+    case JST_FIX_CACHE_DIR:
+        return "cache_dir";
+    case JST_FIX_ALLOW_JIT:
+        return "failed_load";
+    default:
+        return "other";
+    }
+}
+
+int rv_write_json(const struct rv_report *r, FILE *f)
+{
+    struct jst_json j;
+    jst_json_init(&j, f, 1);
+    jst_json_obj(&j);
+    jst_json_key(&j, "processes");
+    jst_json_arr(&j);
+    for (size_t i = 0; i < r->n_procs; i++)
+        json_process(&j, r, &r->procs[i]);
+    jst_json_end(&j);
+    jst_json_key(&j, "fixes");
+    jst_json_arr(&j);
+    for (size_t i = 0; i < r->fixes.n; i++) {
+        const struct jst_fix *x = &r->fixes.v[i];
+        jst_json_obj(&j);
+        jst_json_kstr(&j, "text", x->text);
+        jst_json_ku64(&j, "saves_ns", x->saves_ns);
+        jst_json_kstr(&j, "kind", fix_kind_name(x->kind));
+        jst_json_kstr(&j, "target", x->target);
+        jst_json_ku64(&j, "loads", x->n_loads);
+        if (x->kind == JST_FIX_CACHE_MAXSIZE)
+            jst_json_ku64(&j, "cache_maxsize", x->new_maxsize);
+        jst_json_end(&j);
+    }
+    jst_json_end(&j);
+    jst_json_ku64(&j, "schema_version", 1);
+    jst_json_kbool(&j, "partial", r->partial);
+    jst_json_key(&j, "totals");
+    jst_json_obj(&j);
+    jst_json_ku64(&j, "processes", r->n_procs);
+    jst_json_ku64(&j, "ttfk_max_ns", r->ttfk_max_ns);
+    jst_json_ku64(&j, "projected_ttfk_max_ns", r->projected_ttfk_max_ns);
+    jst_json_ku64(&j, "jit_ns", r->jit_ns);
+    jst_json_ku64(&j, "jit_compile_ns", r->jit_compile_ns);
+    jst_json_ku64(&j, "jit_cache_load_ns", r->jit_cache_load_ns);
+    jst_json_end(&j);
+    jst_json_key(&j, "unreadable");
+    jst_json_arr(&j);
+    for (size_t i = 0; i < r->n_errors; i++)
+        jst_json_str(&j, r->errors[i].msg);
+    jst_json_end(&j);
+    jst_json_end(&j);
+    return jst_json_finish(&j);
+}

@@ -1,0 +1,231 @@
+/*
+ * `jitstall report --markdown`: the same content as the text report, as
+ * GitHub-flavoured Markdown for a CI job summary or a pull-request comment.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include "report_view.h"
+#include "trace.h"
+
+/* Text inside a table cell: '|' and newlines would break the row, and
+ * Markdown specials are escaped so that paths and C++ names show as written. */
+static void md_text(FILE *f, const char *s)
+{
+    for (; s && *s; s++) {
+        if (*s == '\n' || *s == '\r')
+            fputc(' ', f);
+        else if (strchr("|\\`*_[]<>#", *s))
+            fprintf(f, "\\%c", *s);
+        else
+            fputc(*s, f);
+    }
+}
+
+/* Inline code: backticks inside are replaced, since a cell cannot hold a
+ * longer fence reliably; '|' is escaped for tables. */
+static void md_code(FILE *f, const char *s)
+{
+    fputc('`', f);
+    for (; s && *s; s++) {
+        if (*s == '`')
+            fputc('\'', f);
+        else if (*s == '|')
+            fputs("\\|", f);
+        else if (*s == '\n' || *s == '\r')
+            fputc(' ', f);
+        else
+            fputc(*s, f);
+    }
+    fputc('`', f);
+}
+
+static void write_headline(FILE *f, const struct rv_report *r)
+{
+    char a[32], b[32], c[32], d[32], e[32], g[32], h[32], k[32];
+    fputs("| pid | program | time to first kernel | JIT | JIT compile | JIT cache load | "
+          "init + context | SASS loads | everything else | projected after fixes |\n"
+          "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
+          f);
+    for (size_t i = 0; i < r->n_procs; i++) {
+        const struct jst_process *p = r->procs[i].p;
+        int l = p->first_launch_ns != 0;
+        fprintf(f, "| %" PRIu64 " | ", p->pid);
+        md_code(f, rv_exe_name(p));
+        fprintf(f, " | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+                l ? rv_dur(p->ttfk_ns, a, 32) : "no launch", rv_dur(p->ttfk_jit_ns, b, 32),
+                rv_dur(p->ttfk_jit_compile_ns, c, 32), rv_dur(p->ttfk_jit_cache_load_ns, d, 32),
+                rv_dur(p->init_ns + p->ctx_ns, e, 32), rv_dur(p->sass_load_ns, g, 32),
+                rv_dur(p->other_ns, h, 32), l ? rv_dur(r->procs[i].projected_ttfk_ns, k, 32) : "-");
+    }
+    if (r->n_procs > 1)
+        fprintf(
+            f,
+            "| **total** | %zu processes | %s (slowest) | %s (whole runs) | %s | %s | | | | %s |\n",
+            r->n_procs, rv_dur(r->ttfk_max_ns, a, 32), rv_dur(r->jit_ns, b, 32),
+            rv_dur(r->jit_compile_ns, c, 32), rv_dur(r->jit_cache_load_ns, d, 32),
+            rv_dur(r->projected_ttfk_max_ns, e, 32));
+    fputs("\nJIT, compile and cache load count the time before the first kernel launch.\n", f);
+    for (size_t i = 0; i < r->n_procs; i++) {
+        const struct rv_proc *rp = &r->procs[i];
+        const struct jst_process *p = rp->p;
+        if (p->jit_ns != p->ttfk_jit_ns)
+            fprintf(f, "Process %" PRIu64 " spent %s in JIT over the whole run (%zu %s).\n", p->pid,
+                    rv_dur(p->jit_ns, a, 32), rp->n_jit_loads,
+                    rp->n_jit_loads == 1 ? "load" : "loads");
+        for (size_t q = 0; q < rp->n_missing; q++) {
+            fprintf(f, "\n> **Missing** (pid %" PRIu64 "): ", p->pid);
+            md_text(f, rp->missing[q]);
+            fputc('\n', f);
+        }
+    }
+}
+
+static void write_culprits(FILE *f, const struct rv_report *r)
+{
+    char buf[2048], d[32];
+    size_t shown = 0;
+    fputs("\n### Culprits, ranked by time lost\n\n", f);
+    for (size_t i = 0; i < r->n_mods; i++) {
+        const struct rv_module *m = &r->mods[i];
+        if (!m->culprit)
+            continue;
+        if (!shown)
+            fputs("| # | time lost | pid | module | verdict | kernels | cache | call site | fix |\n"
+                  "| ---: | ---: | ---: | --- | --- | --- | --- | --- | --- |\n",
+                  f);
+        shown++;
+        fprintf(f, "| %zu | %s | %" PRIu64 " | ", shown,
+                m->lost_ns ? rv_dur(m->lost_ns, d, sizeof(d)) : "failed", m->p->pid);
+        md_code(f, rv_origin(m, buf, sizeof(buf)));
+        fputs(" | ", f);
+        md_text(f, rv_verdict_str(m, buf, sizeof(buf)));
+        fputs(" | ", f);
+        if (m->c->n_kernels) {
+            fprintf(f, "%zu: ", m->c->n_kernels);
+            md_code(f, rv_kernels_short(m, 3, buf, sizeof(buf)));
+        } else {
+            fputs("-", f);
+        }
+        fputs(" | ", f);
+        md_text(f, rv_cache_str(m->c, buf, sizeof(buf)));
+        fputs(" | ", f);
+        if (m->call_site)
+            md_code(f, m->call_site);
+        else
+            fputs("no stack recorded", f);
+        fputs(" | ", f);
+        if (m->fix)
+            md_text(f, m->fix);
+        else
+            fputs("-", f);
+        fputs(" |\n", f);
+    }
+    if (!shown)
+        fputs("None: no load needed the JIT or failed.\n", f);
+}
+
+static void write_fixes(FILE *f, const struct rv_report *r)
+{
+    char d[32], e[32];
+    fputs("\n### Fixes, ranked by time saved\n\n", f);
+    if (!r->fixes.n) {
+        fputs("Nothing to fix.\n", f);
+        return;
+    }
+    for (size_t i = 0; i < r->fixes.n; i++) {
+        const struct jst_fix *x = &r->fixes.v[i];
+        if (x->saves_ns)
+            fprintf(f, "%zu. **saves %s**: ", i + 1, rv_dur(x->saves_ns, d, sizeof(d)));
+        else
+            fprintf(f, "%zu. **fixes a failed load**: ", i + 1);
+        md_text(f, x->text);
+        fputc('\n', f);
+    }
+    fputc('\n', f);
+    for (size_t i = 0; i < r->n_procs; i++) {
+        const struct jst_process *p = r->procs[i].p;
+        if (!p->first_launch_ns)
+            continue;
+        fprintf(f, "Projected time to first kernel");
+        if (r->n_procs > 1)
+            fprintf(f, " of pid %" PRIu64, p->pid);
+        fprintf(f, " with these fixes: **%s** (now %s).\n",
+                rv_dur(r->procs[i].projected_ttfk_ns, d, sizeof(d)),
+                rv_dur(p->ttfk_ns, e, sizeof(e)));
+    }
+}
+
+static void state_cell(FILE *f, const struct jst_cache_state *s)
+{
+    char a[32], b[32];
+    if (!s->present) {
+        fputs("not recorded", f);
+        return;
+    }
+    fprintf(f, "%s, %s", s->exists ? "exists" : "does not exist",
+            s->writable ? "writable" : "not writable");
+    if (s->exists)
+        fprintf(f, ", %s in %" PRIu64 " %s", rv_bytes(s->size_bytes, a, sizeof(a)), s->entries,
+                s->entries == 1 ? "entry" : "entries");
+    fprintf(f, " of %s max", rv_bytes(s->max_bytes, b, sizeof(b)));
+    if (s->disabled)
+        fputs(", CUDA\\_CACHE\\_DISABLE=1", f);
+}
+
+static void write_cache(FILE *f, const struct rv_report *r)
+{
+    char a[32];
+    fputs("\n### JIT cache\n\n", f);
+    if (!r->n_caches) {
+        fputs("Not recorded.\n", f);
+        return;
+    }
+    fputs("| path | set by | at start | at exit | change during the run |\n"
+          "| --- | --- | --- | --- | --- |\n",
+          f);
+    for (size_t i = 0; i < r->n_caches; i++) {
+        const struct rv_cache *c = &r->caches[i];
+        const struct jst_cache_state *s = &c->first->cache_start, *e = &c->last->cache_end;
+        int from_env = (s->present && s->from_env) || (e->present && e->from_env);
+        fputs("| ", f);
+        md_code(f, c->path);
+        fprintf(f, " | %s | ", from_env ? "CUDA\\_CACHE\\_PATH" : "default");
+        state_cell(f, s);
+        fputs(" | ", f);
+        state_cell(f, e);
+        fputs(" | ", f);
+        if (s->present && e->present) {
+            int64_t db = (int64_t)(e->size_bytes - s->size_bytes);
+            int64_t de = (int64_t)(e->entries - s->entries);
+            if (!db && !de && s->exists == e->exists)
+                fputs("none", f);
+            else
+                fprintf(f, "%s%s, %+" PRId64 " %s%s", db < 0 ? "-" : "+",
+                        rv_bytes(db < 0 ? (uint64_t)-db : (uint64_t)db, a, 32), de,
+                        (de == 1 || de == -1) ? "entry" : "entries",
+                        !s->exists && e->exists ? " (created)" : "");
+        } else {
+            fputs("unknown", f);
+        }
+        fputs(" |\n", f);
+    }
+}
+
+int rv_write_markdown(const struct rv_report *r, FILE *f)
+{
+    fprintf(f, "## jitstall report: %zu %s%s\n\n", r->n_procs,
+            r->n_procs == 1 ? "process" : "processes",
+            r->partial ? " (partial: some traces are truncated or damaged)" : "");
+    for (size_t i = 0; i < r->n_errors; i++) {
+        fputs("> **Unreadable:** ", f);
+        md_text(f, r->errors[i].msg);
+        fputs("\n\n", f);
+    }
+    write_headline(f, r);
+    write_culprits(f, r);
+    write_fixes(f, r);
+    write_cache(f, r);
+    fflush(f);
+    return ferror(f) ? -1 : 0;
+}

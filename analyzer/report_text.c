@@ -1,0 +1,273 @@
+/*
+ * The terminal form of `jitstall report`: headline per process, culprits,
+ * fixes, JIT cache state, and a table when there are several processes.
+ * Colour only when asked (the caller checks isatty and NO_COLOR).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include "report_view.h"
+#include "trace.h"
+
+struct tw {
+    FILE *f;
+    int colour;
+};
+
+static const char *C(const struct tw *t, const char *code)
+{
+    return t->colour ? code : "";
+}
+#define BOLD "\033[1m"
+#define RED "\033[31m"
+#define GREEN "\033[32m"
+#define YELLOW "\033[33m"
+#define RESET "\033[0m"
+
+static void heading(const struct tw *t, const char *s)
+{
+    fprintf(t->f, "\n%s%s%s\n", C(t, BOLD), s, C(t, RESET));
+}
+
+static void args_line(const struct jst_process *p, char *buf, size_t n)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < p->argc && used + 1 < n; i++) {
+        int w = snprintf(buf + used, n - used, "%s%s", i ? " " : "", p->argv[i]);
+        if (w < 0)
+            break;
+        used += (size_t)w;
+    }
+    if (used >= n && n > 4)
+        memcpy(buf + n - 4, "...", 4);
+}
+
+static void breakdown_line(const struct tw *t, const char *label, uint64_t v, uint64_t whole,
+                           const char *detail, const char *colour)
+{
+    char d[32];
+    fprintf(t->f, "    %s%-18s %10s %5.1f%%%s", C(t, colour), label, rv_dur(v, d, sizeof(d)),
+            rv_pct(v, whole), C(t, RESET));
+    if (detail && *detail)
+        fprintf(t->f, "  %s", detail);
+    fputc('\n', t->f);
+}
+
+static void write_process(const struct tw *t, const struct rv_report *r, const struct rv_proc *rp)
+{
+    const struct jst_process *p = rp->p;
+    char a[32], b[32], j[32], line[512];
+
+    fprintf(t->f, "\n%sProcess %" PRIu64 "%s  %s\n", C(t, BOLD), p->pid, C(t, RESET),
+            rv_exe_name(p));
+    args_line(p, line, sizeof(line));
+    if (line[0])
+        fprintf(t->f, "  command    %s\n", line);
+    fprintf(t->f, "  trace      %s%s\n", p->trace_path ? p->trace_path : "?",
+            p->damage      ? " (damaged)"
+            : p->truncated ? " (truncated)"
+                           : "");
+    for (size_t i = 0; i < p->n_devices; i++) {
+        const struct jst_device *d = &p->devices[i];
+        fprintf(t->f, "  GPU %-6u %s, sm_%u%u", d->ordinal, d->name ? d->name : "?", d->cc_major,
+                d->cc_minor);
+        if (d->driver_version)
+            fprintf(t->f, ", driver %" PRIu64 ".%" PRIu64, d->driver_version / 1000,
+                    d->driver_version % 1000 / 10);
+        fputc('\n', t->f);
+    }
+    if (p->first_launch_ns) {
+        fprintf(t->f, "  %sTime to first kernel  %s%s\n", C(t, BOLD),
+                rv_dur(p->ttfk_ns, a, sizeof(a)), C(t, RESET));
+        snprintf(line, sizeof(line), "compile %s, cache load %s",
+                 rv_dur(p->ttfk_jit_compile_ns, a, sizeof(a)),
+                 rv_dur(p->ttfk_jit_cache_load_ns, b, sizeof(b)));
+        breakdown_line(t, "JIT", p->ttfk_jit_ns, p->ttfk_ns, line, p->ttfk_jit_ns ? RED : "");
+        snprintf(line, sizeof(line), "cuInit %s, context %s", rv_dur(p->init_ns, a, sizeof(a)),
+                 rv_dur(p->ctx_ns, b, sizeof(b)));
+        breakdown_line(t, "init + context", p->init_ns + p->ctx_ns, p->ttfk_ns, line, "");
+        breakdown_line(t, "SASS module loads", p->sass_load_ns, p->ttfk_ns, NULL, "");
+        breakdown_line(t, "everything else", p->other_ns, p->ttfk_ns, NULL, "");
+    } else {
+        fprintf(t->f, "  Time to first kernel  unknown: no kernel launch in the trace\n");
+    }
+    fprintf(t->f, "  JIT in the whole run  %s in %zu %s (compile %s, cache load %s)\n",
+            rv_dur(p->jit_ns, j, sizeof(j)), rp->n_jit_loads,
+            rp->n_jit_loads == 1 ? "load" : "loads", rv_dur(p->jit_compile_ns, a, sizeof(a)),
+            rv_dur(p->jit_cache_load_ns, b, sizeof(b)));
+    for (size_t i = 0; i < rp->n_missing; i++)
+        fprintf(t->f, "  %smissing%s    %s\n", C(t, YELLOW), C(t, RESET), rp->missing[i]);
+    for (size_t i = 0; i < p->n_notes; i++)
+        fprintf(t->f, "  note       %s\n", p->notes[i]);
+    (void)r;
+}
+
+static void write_table(const struct tw *t, const struct rv_report *r)
+{
+    char a[32], b[32], c[32], d[32], e[32];
+    heading(t, "Processes");
+    fprintf(t->f, "  %-8s %12s %12s %12s %12s %12s  %s\n", "pid", "1st kernel", "JIT", "compile",
+            "cache load", "projected", "program");
+    for (size_t i = 0; i < r->n_procs; i++) {
+        const struct jst_process *p = r->procs[i].p;
+        fprintf(t->f, "  %-8" PRIu64 " %12s %12s %12s %12s %12s  %s\n", p->pid,
+                p->first_launch_ns ? rv_dur(p->ttfk_ns, a, sizeof(a)) : "-",
+                rv_dur(p->jit_ns, b, sizeof(b)), rv_dur(p->jit_compile_ns, c, sizeof(c)),
+                rv_dur(p->jit_cache_load_ns, d, sizeof(d)),
+                p->first_launch_ns ? rv_dur(r->procs[i].projected_ttfk_ns, e, sizeof(e)) : "-",
+                rv_exe_name(p));
+    }
+    fprintf(t->f, "  %-8s %12s %12s %12s %12s %12s  %s\n", "total", rv_dur(r->ttfk_max_ns, a, 32),
+            rv_dur(r->jit_ns, b, 32), rv_dur(r->jit_compile_ns, c, 32),
+            rv_dur(r->jit_cache_load_ns, d, 32), rv_dur(r->projected_ttfk_max_ns, e, 32),
+            "(1st kernel and projected: the slowest process; JIT: the sum)");
+}
+
+static void write_culprits(const struct tw *t, const struct rv_report *r)
+{
+    size_t shown = 0;
+    char buf[2048], d[32];
+    heading(t, "Culprits, ranked by time lost");
+    for (size_t i = 0; i < r->n_mods; i++) {
+        const struct rv_module *m = &r->mods[i];
+        if (!m->culprit)
+            continue;
+        shown++;
+        fprintf(t->f, "  %zu. %s%s%s  %s", shown, C(t, m->lost_ns ? RED : YELLOW),
+                m->lost_ns ? rv_dur(m->lost_ns, d, sizeof(d)) : "failed", C(t, RESET),
+                rv_origin(m, buf, sizeof(buf)));
+        if (r->n_procs > 1)
+            fprintf(t->f, "  [pid %" PRIu64 "]", m->p->pid);
+        fputc('\n', t->f);
+        const char *api = m->c->call_name ? m->c->call_name : jst_call_name(m->c->call);
+        const char *kind = m->c->image_kind ? jst_image_kind_name(m->c->image_kind) : NULL;
+        fprintf(t->f, "     loaded by  %s", api ? api : "?");
+        if (kind && m->c->image_size)
+            fprintf(t->f, " (%s, %s)", kind, rv_bytes(m->c->image_size, d, sizeof(d)));
+        else if (kind)
+            fprintf(t->f, " (%s)", kind);
+        fputc('\n', t->f);
+        fprintf(t->f, "     verdict    %s\n", rv_verdict_str(m, buf, sizeof(buf)));
+        if (m->c->n_kernels)
+            fprintf(t->f, "     kernels    %zu: %s\n", m->c->n_kernels,
+                    rv_kernels_short(m, 3, buf, sizeof(buf)));
+        fprintf(t->f, "     cache      %s\n", rv_cache_str(m->c, buf, sizeof(buf)));
+        fprintf(t->f, "     call site  %s\n", m->call_site ? m->call_site : "(no stack recorded)");
+        if (m->fix)
+            fprintf(t->f, "     fix        %s%s%s\n", C(t, GREEN), m->fix, C(t, RESET));
+    }
+    if (!shown)
+        fprintf(t->f, "  none: no load needed the JIT or failed\n");
+    size_t sass = 0;
+    for (size_t i = 0; i < r->n_mods; i++)
+        sass += !r->mods[i].culprit;
+    if (sass)
+        fprintf(t->f, "  (%zu other %s loaded without JIT)\n", sass,
+                sass == 1 ? "module" : "modules");
+}
+
+static void write_fixes(const struct tw *t, const struct rv_report *r)
+{
+    char d[32], e[32];
+    heading(t, "Fixes, ranked by time saved");
+    for (size_t i = 0; i < r->fixes.n; i++) {
+        const struct jst_fix *f = &r->fixes.v[i];
+        if (f->saves_ns)
+            fprintf(t->f, "  %zu. saves %-9s %s%s%s\n", i + 1, rv_dur(f->saves_ns, d, sizeof(d)),
+                    C(t, GREEN), f->text, C(t, RESET));
+        else
+            fprintf(t->f, "  %zu. %-15s %s%s%s\n", i + 1, "(failed load)", C(t, GREEN), f->text,
+                    C(t, RESET));
+    }
+    if (!r->fixes.n) {
+        fprintf(t->f, "  nothing to fix\n");
+        return;
+    }
+    for (size_t i = 0; i < r->n_procs; i++) {
+        const struct jst_process *p = r->procs[i].p;
+        if (!p->first_launch_ns)
+            continue;
+        if (r->n_procs > 1)
+            fprintf(t->f, "  Projected time to first kernel of pid %" PRIu64 ": %s (now %s)\n",
+                    p->pid, rv_dur(r->procs[i].projected_ttfk_ns, d, sizeof(d)),
+                    rv_dur(p->ttfk_ns, e, sizeof(e)));
+        else
+            fprintf(t->f, "  Projected time to first kernel with these fixes: %s%s%s (now %s)\n",
+                    C(t, BOLD), rv_dur(r->procs[i].projected_ttfk_ns, d, sizeof(d)), C(t, RESET),
+                    rv_dur(p->ttfk_ns, e, sizeof(e)));
+    }
+}
+
+static void cache_line(const struct tw *t, const char *label, const struct jst_cache_state *s)
+{
+    char a[32], b[32];
+    if (!s->present) {
+        fprintf(t->f, "  %-9s not recorded\n", label);
+        return;
+    }
+    fprintf(t->f, "  %-9s %s, %s", label, s->exists ? "exists" : "does not exist",
+            s->writable ? "writable" : "not writable");
+    if (s->exists)
+        fprintf(t->f, ", %s in %" PRIu64 " %s", rv_bytes(s->size_bytes, a, sizeof(a)), s->entries,
+                s->entries == 1 ? "entry" : "entries");
+    fprintf(t->f, " of %s max", rv_bytes(s->max_bytes, b, sizeof(b)));
+    if (s->disabled)
+        fprintf(t->f, ", CUDA_CACHE_DISABLE=1");
+    fputc('\n', t->f);
+}
+
+static void write_cache(const struct tw *t, const struct rv_report *r)
+{
+    char a[32];
+    heading(t, "JIT cache");
+    if (!r->n_caches) {
+        fprintf(t->f, "  not recorded\n");
+        return;
+    }
+    for (size_t i = 0; i < r->n_caches; i++) {
+        const struct rv_cache *c = &r->caches[i];
+        const struct jst_cache_state *s = &c->first->cache_start, *e = &c->last->cache_end;
+        int from_env = (s->present && s->from_env) || (e->present && e->from_env);
+        fprintf(t->f, "  path      %s (%s)", c->path,
+                from_env ? "CUDA_CACHE_PATH" : "default, CUDA_CACHE_PATH not set");
+        if (c->n_procs > 1)
+            fprintf(t->f, ", used by %zu processes", c->n_procs);
+        fputc('\n', t->f);
+        cache_line(t, "at start", s);
+        cache_line(t, "at exit", e);
+        if (s->present && e->present) {
+            int64_t db = (int64_t)(e->size_bytes - s->size_bytes);
+            int64_t de = (int64_t)(e->entries - s->entries);
+            if (!db && !de && s->exists == e->exists)
+                fprintf(t->f, "  change    none during the run\n");
+            else
+                fprintf(t->f, "  change    %s%s, %+" PRId64 " %s during the run%s\n",
+                        db < 0 ? "-" : "+", rv_bytes(db < 0 ? (uint64_t)-db : (uint64_t)db, a, 32),
+                        de, (de == 1 || de == -1) ? "entry" : "entries",
+                        !s->exists && e->exists ? " (created)" : "");
+        }
+    }
+}
+
+int rv_write_text(const struct rv_report *r, FILE *f, int colour)
+{
+    struct tw t = {f, colour};
+    fprintf(f, "%sjitstall report%s: %zu %s", C(&t, BOLD), C(&t, RESET), r->n_procs,
+            r->n_procs == 1 ? "process" : "processes");
+    if (r->partial)
+        fprintf(f, " %s(partial: some traces are truncated or damaged)%s", C(&t, YELLOW),
+                C(&t, RESET));
+    fputc('\n', f);
+    for (size_t i = 0; i < r->n_errors; i++)
+        fprintf(f, "%sunreadable%s  %s\n", C(&t, YELLOW), C(&t, RESET), r->errors[i].msg);
+    if (r->n_procs > 1)
+        write_table(&t, r);
+    for (size_t i = 0; i < r->n_procs; i++)
+        write_process(&t, r, &r->procs[i]);
+    write_culprits(&t, r);
+    write_fixes(&t, r);
+    write_cache(&t, r);
+    fflush(f);
+    return ferror(f) ? -1 : 0;
+}

@@ -1,0 +1,90 @@
+/*
+ * What `jitstall report` shows, computed once from a run (report_view.c) and
+ * then written as text (report_text.c), Markdown (report_md.c) or JSON
+ * (report_json.c), so the three formats always agree.
+ */
+#ifndef JST_ANALYZER_REPORT_VIEW_H
+#define JST_ANALYZER_REPORT_VIEW_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "fixes.h"
+#include "model.h"
+
+/* One load (or JIT link step) of one process. */
+struct rv_module {
+    const struct jst_process *p;
+    const struct jst_call_ev *c;
+    int culprit;       /* JIT compiled, or failed: worth a line in Culprits */
+    uint64_t lost_ns;  /* JIT events: their duration; others 0 */
+    uint64_t saves_ns; /* what its best fix saves */
+    char *call_site;   /* symbolized frame, or NULL when no stack */
+    char *fix;         /* one-line fix, or NULL */
+    char **kernels;    /* demangled, n = c->n_kernels */
+};
+
+/* A cache directory as seen by the processes that used it. */
+struct rv_cache {
+    const char *path;
+    const struct jst_process *first, *last; /* start state from first, end from last */
+    size_t n_procs;
+};
+
+struct rv_proc {
+    const struct jst_process *p;
+    uint64_t projected_ttfk_ns; /* 0 when no launch */
+    size_t n_jit_loads;
+    char **missing; /* what this trace lacks, one line each */
+    size_t n_missing;
+};
+
+struct rv_error {
+    char *msg; /* "PATH: reason" */
+};
+
+struct rv_report {
+    const struct jst_run *run;
+    struct rv_proc *procs; /* in run order (files sorted by name) */
+    size_t n_procs;
+    struct rv_module *mods; /* all processes; culprits first, by lost_ns */
+    size_t n_mods;
+    struct rv_cache *caches;
+    size_t n_caches;
+    struct jst_fixes fixes;
+    struct rv_error *errors; /* inputs that could not be read */
+    size_t n_errors;
+    int partial; /* some trace truncated or damaged */
+    /* totals over processes */
+    uint64_t ttfk_max_ns, jit_ns, jit_compile_ns, jit_cache_load_ns;
+    uint64_t projected_ttfk_max_ns;
+};
+
+/* Builds the view (symbolizing call sites). errors: messages of unreadable
+ * inputs, copied. Returns 0, or -1 when out of memory. */
+int rv_build(struct rv_report *r, const struct jst_run *run, char **errors, size_t n_errors);
+void rv_free(struct rv_report *r);
+
+/* Writers; each returns 0, or -1 on a write error. */
+int rv_write_text(const struct rv_report *r, FILE *f, int colour);
+int rv_write_markdown(const struct rv_report *r, FILE *f);
+int rv_write_json(const struct rv_report *r, FILE *f);
+
+/* Shared formatting. */
+const char *rv_dur(uint64_t ns, char *buf, size_t n);  /* "11.80 s", "2.4 ms" */
+const char *rv_bytes(uint64_t b, char *buf, size_t n); /* "1.2 MiB" */
+const char *rv_exe_name(const struct jst_process *p);  /* exe, or argv[0], or "?" */
+/* "sm_90" for process p's first device, or NULL. */
+const char *rv_gpu_arch(const struct jst_process *p, char *buf, size_t n);
+/* Kernels abbreviated: "a, b, c and 5 more" (max names shown). */
+const char *rv_kernels_short(const struct rv_module *m, size_t max, char *buf, size_t n);
+/* "miss_not_stored (read_only)", "hit", "-" for none. */
+const char *rv_cache_str(const struct jst_call_ev *c, char *buf, size_t n);
+/* "ptx_jit: PTX compute_75 only; GPU is sm_90" */
+const char *rv_verdict_str(const struct rv_module *m, char *buf, size_t n);
+/* The library or file a module came from, or "(image in memory, via API)". */
+const char *rv_origin(const struct rv_module *m, char *buf, size_t n);
+/* Percentage part/whole, 0 when whole is 0. */
+double rv_pct(uint64_t part, uint64_t whole);
+
+#endif
