@@ -1,0 +1,36 @@
+/*
+ * Internal interface of the simulated driver (tests/simdriver): the on-disk
+ * JIT cache that sim_cache.c keeps the way the real driver does. Not a
+ * contract of jitstall; only sim.c and test_sim.c include it.
+ */
+#ifndef JST_SIM_H
+#define JST_SIM_H
+
+#include <stdint.h>
+
+/* Cache settings, read from the environment once, at cuInit. */
+struct sim_cache_cfg {
+    int disabled;       /* CUDA_CACHE_DISABLE set and not "0" */
+    uint64_t max_bytes; /* CUDA_CACHE_MAXSIZE: default 1 GiB, capped at 4 GiB */
+    int have_path;      /* 0 when neither CUDA_CACHE_PATH nor HOME is set */
+    char path[4096];    /* CUDA_CACHE_PATH, or $HOME/.nv/ComputeCache */
+};
+
+void sim_cache_config(struct sim_cache_cfg *c);
+
+/* Size of the "SASS" entry stored for ptx_size bytes of PTX: a quarter of the
+ * PTX, never under 16 KiB (the same estimate common/jitcache.c judges with). */
+uint64_t sim_cache_entry_size(uint64_t ptx_size);
+
+/* 1 when an intact entry for (key, cc) is in the cache, else 0. */
+int sim_cache_lookup(const struct sim_cache_cfg *c, uint64_t key, unsigned cc);
+
+/* Stores the entry for (key, cc) compiled from ptx_size bytes of PTX, evicting
+ * the oldest entries to stay under max_bytes. Silent like the real driver:
+ * returns 1 when stored, 0 when not (disabled, too large, not writable). */
+int sim_cache_store(const struct sim_cache_cfg *c, uint64_t key, unsigned cc, uint64_t ptx_size);
+
+/* Relative path of the entry for (key, cc): "ab/cd/0123456789abcd". */
+void sim_cache_entry_name(uint64_t key, unsigned cc, char out[24]);
+
+#endif
