@@ -1,0 +1,398 @@
+/*
+ * `jitstall diff A B`: compares two runs (traces, directories, or a baseline
+ * file as A), for example before and after a fix: time to first kernel, JIT
+ * time per module, and the modules that appeared, disappeared or changed
+ * verdict. Processes are paired by executable and arguments, modules by image
+ * hash, else by library and first kernel.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "check_util.h"
+#include "cli.h"
+#include "jsonw.h"
+#include "trace.h"
+
+static const char usage_text[] =
+    "usage: jitstall diff [--json] A B\n"
+    "\n"
+    "Compare two runs, e.g. before and after a fix. A and B are each a trace or a\n"
+    "directory of traces; A may also be a file written by 'jitstall baseline'.\n"
+    "For each process: time to first kernel, JIT time, and per module its JIT\n"
+    "time and whether it appeared, disappeared or changed verdict.\n"
+    "\n"
+    "  --json      machine-readable output (schema in jitstall-diff(1))\n"
+    "  -h, --help  show this help\n"
+    "\n"
+    "exit codes: 0 compared, 2 usage error or unreadable input\n";
+
+/* One side of the comparison: a run read from traces, or a baseline. */
+struct side {
+    const char *path;
+    struct jst_run run;
+    struct jst_baseline base;
+    int is_baseline;
+    struct jst_psum *procs;
+    size_t n;
+};
+
+/* A regular file whose first non-blank byte is '{' is a baseline, not a trace. */
+static int looks_like_json(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+        return 0;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return 0;
+    int c;
+    while ((c = fgetc(f)) == ' ' || c == '\n' || c == '\t' || c == '\r')
+        ;
+    fclose(f);
+    return c == '{';
+}
+
+static int load_side(struct side *s, const char *path)
+{
+    memset(s, 0, sizeof(*s));
+    s->path = path;
+    if (looks_like_json(path)) {
+        char err[512];
+        if (jst_baseline_read(path, &s->base, err, sizeof err) < 0) {
+            jst_errorf("diff", "%s: %s", path, err);
+            return JST_EXIT_USAGE;
+        }
+        s->is_baseline = 1;
+        s->procs = s->base.procs;
+        s->n = s->base.n_procs;
+        return JST_EXIT_OK;
+    }
+    char *paths[1] = {(char *)path};
+    int rc = jst_run_load("diff", paths, 1, &s->run, 0);
+    if (rc != JST_EXIT_OK)
+        return rc;
+    s->procs = calloc(s->run.n_procs, sizeof(*s->procs));
+    if (!s->procs)
+        return JST_EXIT_USAGE;
+    s->n = s->run.n_procs;
+    for (size_t i = 0; i < s->n; i++)
+        if (jst_psum_from_process(&s->run.procs[i], &s->procs[i]) < 0)
+            return JST_EXIT_USAGE;
+    return JST_EXIT_OK;
+}
+
+static void free_side(struct side *s)
+{
+    if (s->is_baseline) {
+        jst_baseline_free(&s->base);
+        return;
+    }
+    for (size_t i = 0; s->procs && i < s->n; i++)
+        jst_psum_free(&s->procs[i]);
+    free(s->procs);
+    jst_model_free(&s->run);
+}
+
+static const char *vname(unsigned v)
+{
+    const char *n = jst_verdict_name(v);
+    return n ? n : "?";
+}
+
+static const char *cname(unsigned c)
+{
+    const char *n = jst_cache_name(c);
+    return n ? n : "?";
+}
+
+/* "(+1.0 ms, +12%)" */
+static const char *delta(uint64_t a, uint64_t b, char *buf, size_t n)
+{
+    char d[64];
+    if (a == b) {
+        snprintf(buf, n, "(same)");
+        return buf;
+    }
+    jst_fmt_ms(a > b ? a - b : b - a, d, sizeof d);
+    if (a)
+        snprintf(buf, n, "(%c%s, %+.0f%%)", b > a ? '+' : '-', d,
+                 ((double)b - (double)a) * 100.0 / (double)a);
+    else
+        snprintf(buf, n, "(+%s)", d);
+    return buf;
+}
+
+static const char *mod_status(const struct jst_pmod *a, const struct jst_pmod *b)
+{
+    if (!a)
+        return "appeared";
+    if (!b)
+        return "disappeared";
+    return a->verdict != b->verdict || a->jit != b->jit ? "changed" : "same";
+}
+
+static void text_module(const struct jst_pmod *a, const struct jst_pmod *b)
+{
+    char lab[1024], x[64], y[64], d[96];
+    const struct jst_pmod *m = b ? b : a;
+    const char *st = mod_status(a, b);
+    printf("  %-11s %s: ", st, jst_pmod_label(m, lab, sizeof lab));
+    if (a && b) {
+        if (a->verdict != b->verdict)
+            printf("%s -> %s", vname(a->verdict), vname(b->verdict));
+        else
+            printf("%s", vname(b->verdict));
+        if (a->jit || b->jit)
+            printf(", JIT %s -> %s %s", jst_fmt_ms(a->jit_ns, x, sizeof x),
+                   jst_fmt_ms(b->jit_ns, y, sizeof y), delta(a->jit_ns, b->jit_ns, d, sizeof d));
+        if ((a->jit || b->jit) && a->cache != b->cache)
+            printf(", cache %s -> %s", cname(a->cache), cname(b->cache));
+        else if (b->jit)
+            printf(", cache %s", cname(b->cache));
+    } else {
+        printf("%s", vname(m->verdict));
+        if (m->jit)
+            printf(", JIT %s, cache %s", jst_fmt_ms(m->jit_ns, x, sizeof x), cname(m->cache));
+    }
+    putchar('\n');
+}
+
+static void text_totals(const struct jst_psum *a, const struct jst_psum *b)
+{
+    char x[64], y[64], d[96];
+    if (a->has_ttfk && b->has_ttfk)
+        printf("  time to first kernel  %s -> %s %s\n", jst_fmt_ms(a->ttfk_ns, x, sizeof x),
+               jst_fmt_ms(b->ttfk_ns, y, sizeof y), delta(a->ttfk_ns, b->ttfk_ns, d, sizeof d));
+    else
+        printf("  time to first kernel  %s -> %s\n",
+               a->has_ttfk ? jst_fmt_ms(a->ttfk_ns, x, sizeof x) : "no launch",
+               b->has_ttfk ? jst_fmt_ms(b->ttfk_ns, y, sizeof y) : "no launch");
+    printf("  JIT time              %s -> %s %s\n", jst_fmt_ms(a->jit_ns, x, sizeof x),
+           jst_fmt_ms(b->jit_ns, y, sizeof y), delta(a->jit_ns, b->jit_ns, d, sizeof d));
+}
+
+static void text_alone(const char *where, const struct jst_psum *s)
+{
+    char x[64], y[64];
+    size_t jit = 0;
+    for (size_t i = 0; i < s->n_mods; i++)
+        jit += s->mods[i].jit != 0;
+    printf("%s (pid %llu): only in %s; time to first kernel %s, JIT %s, %zu modules (%zu JIT'd)\n",
+           s->exe, (unsigned long long)s->pid, where,
+           s->has_ttfk ? jst_fmt_ms(s->ttfk_ns, x, sizeof x) : "no launch",
+           jst_fmt_ms(s->jit_ns, y, sizeof y), s->n_mods, jit);
+}
+
+static void json_hash(struct jst_json *j, const char *key, const struct jst_pmod *m)
+{
+    char buf[32];
+    if (!m) {
+        jst_json_knull(j, key);
+        return;
+    }
+    snprintf(buf, sizeof buf, "0x%016llx", (unsigned long long)m->hash);
+    jst_json_kstr(j, key, buf);
+}
+
+static void json_opt_u64(struct jst_json *j, const char *key, int have, uint64_t v)
+{
+    if (have)
+        jst_json_ku64(j, key, v);
+    else
+        jst_json_knull(j, key);
+}
+
+static void json_module(struct jst_json *j, const struct jst_pmod *a, const struct jst_pmod *b)
+{
+    const struct jst_pmod *m = b ? b : a;
+    jst_json_obj(j);
+    jst_json_kstr(j, "status", mod_status(a, b));
+    jst_json_kstr(j, "source", m->origin);
+    jst_json_key(j, "kernels");
+    jst_json_arr(j);
+    for (size_t k = 0; k < m->n_kernels; k++)
+        jst_json_str(j, m->kernels[k]);
+    jst_json_end(j);
+    json_hash(j, "image_hash_a", a);
+    json_hash(j, "image_hash_b", b);
+    jst_json_kstr(j, "verdict_a", a ? vname(a->verdict) : NULL);
+    jst_json_kstr(j, "verdict_b", b ? vname(b->verdict) : NULL);
+    json_opt_u64(j, "jit_a_ns", a != NULL, a ? a->jit_ns : 0);
+    json_opt_u64(j, "jit_b_ns", b != NULL, b ? b->jit_ns : 0);
+    jst_json_kstr(j, "cache_a", a ? cname(a->cache) : NULL);
+    jst_json_kstr(j, "cache_b", b ? cname(b->cache) : NULL);
+    jst_json_end(j);
+}
+
+static void json_process(struct jst_json *j, const struct jst_psum *a, const struct jst_psum *b)
+{
+    const struct jst_psum *s = a ? a : b;
+    jst_json_obj(j);
+    jst_json_kstr(j, "exe", s->exe);
+    jst_json_kstr(j, "status", a && b ? "matched" : a ? "only_a" : "only_b");
+    json_opt_u64(j, "pid_a", a != NULL, a ? a->pid : 0);
+    json_opt_u64(j, "pid_b", b != NULL, b ? b->pid : 0);
+    json_opt_u64(j, "ttfk_a_ns", a && a->has_ttfk, a ? a->ttfk_ns : 0);
+    json_opt_u64(j, "ttfk_b_ns", b && b->has_ttfk, b ? b->ttfk_ns : 0);
+    if (a && b && a->has_ttfk && b->has_ttfk)
+        jst_json_ki64(j, "ttfk_delta_ns", (int64_t)(b->ttfk_ns - a->ttfk_ns));
+    else
+        jst_json_knull(j, "ttfk_delta_ns");
+    json_opt_u64(j, "jit_a_ns", a != NULL, a ? a->jit_ns : 0);
+    json_opt_u64(j, "jit_b_ns", b != NULL, b ? b->jit_ns : 0);
+    if (a && b)
+        jst_json_ki64(j, "jit_delta_ns", (int64_t)(b->jit_ns - a->jit_ns));
+    else
+        jst_json_knull(j, "jit_delta_ns");
+    jst_json_key(j, "modules");
+    jst_json_arr(j);
+    if (a && b) {
+        long *map = calloc(b->n_mods + 1, sizeof(*map));
+        char *used = calloc(a->n_mods + 1, 1);
+        if (map && used) {
+            jst_match_mods(b->mods, b->n_mods, a->mods, a->n_mods, map);
+            for (size_t i = 0; i < b->n_mods; i++)
+                if (map[i] >= 0)
+                    used[map[i]] = 1;
+            for (size_t i = 0; i < b->n_mods; i++)
+                json_module(j, map[i] >= 0 ? &a->mods[map[i]] : NULL, &b->mods[i]);
+            for (size_t k = 0; k < a->n_mods; k++)
+                if (!used[k])
+                    json_module(j, &a->mods[k], NULL);
+        }
+        free(map);
+        free(used);
+    } else {
+        for (size_t i = 0; i < s->n_mods; i++)
+            json_module(j, a ? &s->mods[i] : NULL, b ? &s->mods[i] : NULL);
+    }
+    jst_json_end(j);
+    jst_json_end(j);
+}
+
+static void text_process(const struct jst_psum *a, const struct jst_psum *b)
+{
+    printf("%s (pid %llu -> %llu)\n", b->exe, (unsigned long long)a->pid,
+           (unsigned long long)b->pid);
+    text_totals(a, b);
+    long *map = calloc(b->n_mods + 1, sizeof(*map));
+    char *used = calloc(a->n_mods + 1, 1);
+    if (!map || !used) {
+        free(map);
+        free(used);
+        return;
+    }
+    /* B's modules in load order, then what only A had. */
+    jst_match_mods(b->mods, b->n_mods, a->mods, a->n_mods, map);
+    for (size_t i = 0; i < b->n_mods; i++)
+        if (map[i] >= 0)
+            used[map[i]] = 1;
+    for (size_t i = 0; i < b->n_mods; i++)
+        text_module(map[i] >= 0 ? &a->mods[map[i]] : NULL, &b->mods[i]);
+    for (size_t k = 0; k < a->n_mods; k++)
+        if (!used[k])
+            text_module(&a->mods[k], NULL);
+    free(map);
+    free(used);
+}
+
+static int cmd_diff(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"json", no_argument, NULL, 'j'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    int json = 0, c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'j':
+            json = 1;
+            break;
+        case 'h':
+            fputs(usage_text, stdout);
+            return JST_EXIT_OK;
+        default:
+            jst_errorf("diff", "unknown option '%s' (see --help)", argv[optind - 1]);
+            return JST_EXIT_USAGE;
+        }
+    }
+    if (argc - optind != 2) {
+        jst_errorf("diff", "needs exactly two runs, A and B (see --help)");
+        return JST_EXIT_USAGE;
+    }
+    struct side A, B;
+    int rc = load_side(&A, argv[optind]);
+    if (rc == JST_EXIT_OK)
+        rc = load_side(&B, argv[optind + 1]);
+    else
+        memset(&B, 0, sizeof B);
+    if (rc != JST_EXIT_OK) {
+        free_side(&A);
+        free_side(&B);
+        return rc;
+    }
+    if (B.is_baseline) {
+        jst_errorf("diff", "%s: B must be traces, not a baseline", B.path);
+        free_side(&A);
+        free_side(&B);
+        return JST_EXIT_USAGE;
+    }
+
+    long *map = calloc(A.n + 1, sizeof(*map));
+    char *used = calloc(B.n + 1, 1);
+    if (!map || !used) {
+        fprintf(stderr, "jitstall diff: out of memory\n");
+        return JST_EXIT_USAGE;
+    }
+    jst_match_procs(A.procs, A.n, B.procs, B.n, map);
+    for (size_t i = 0; i < A.n; i++)
+        if (map[i] >= 0)
+            used[map[i]] = 1;
+
+    int werr = 0;
+    if (json) {
+        struct jst_json j;
+        jst_json_init(&j, stdout, 1);
+        jst_json_obj(&j);
+        jst_json_kstr(&j, "a", A.path);
+        jst_json_kstr(&j, "b", B.path);
+        jst_json_key(&j, "processes");
+        jst_json_arr(&j);
+        for (size_t i = 0; i < A.n; i++)
+            json_process(&j, &A.procs[i], map[i] >= 0 ? &B.procs[map[i]] : NULL);
+        for (size_t k = 0; k < B.n; k++)
+            if (!used[k])
+                json_process(&j, NULL, &B.procs[k]);
+        jst_json_end(&j);
+        jst_json_end(&j);
+        werr = jst_json_finish(&j);
+    } else {
+        printf("jitstall diff: A = %s, B = %s\n", A.path, B.path);
+        for (size_t i = 0; i < A.n; i++) {
+            if (map[i] >= 0)
+                text_process(&A.procs[i], &B.procs[map[i]]);
+            else
+                text_alone("A", &A.procs[i]);
+        }
+        for (size_t k = 0; k < B.n; k++)
+            if (!used[k])
+                text_alone("B", &B.procs[k]);
+        werr = fflush(stdout) != 0 || ferror(stdout);
+    }
+    free(map);
+    free(used);
+    free_side(&A);
+    free_side(&B);
+    if (werr) {
+        jst_errorf("diff", "cannot write to standard output");
+        return JST_EXIT_USAGE;
+    }
+    return JST_EXIT_OK;
+}
+
+JST_COMMAND(diff, cmd_diff, "compare two runs: time to first kernel, JIT per module")
