@@ -102,10 +102,11 @@ static void offered(const struct jst_image *img, char *buf, size_t n)
     buf[0] = 0;
     for (size_t i = 0; i < img->n_entries && used + 1 < n; i++) {
         const struct jst_entry *e = &img->entries[i];
-        if (e->kind != JST_E_CUBIN && e->kind != JST_E_PTX)
-            continue;
         char a[24];
-        jst_arch_str(a, sizeof(a), e->kind == JST_E_PTX, e->sm, e->variant);
+        if (e->kind == JST_E_LTOIR)
+            snprintf(a, sizeof(a), "lto_%u", e->sm);
+        else
+            jst_arch_str(a, sizeof(a), e->kind == JST_E_PTX, e->sm, e->variant);
         if (strstr(buf, a)) /* the same arch twice (several TUs) is named once */
             continue;
         int w = snprintf(buf + used, n - used, "%s%s", used ? ", " : "", a);
@@ -116,7 +117,7 @@ static void offered(const struct jst_image *img, char *buf, size_t n)
         used += (size_t)w;
     }
     if (!used)
-        snprintf(buf, n, "no SASS or PTX entries");
+        snprintf(buf, n, "no entries");
 }
 
 void jst_image_decide(const struct jst_image *img, unsigned cc, int env_flags,

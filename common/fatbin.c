@@ -90,6 +90,10 @@ static size_t parse_entry(const uint8_t *p, size_t room, size_t at, struct jst_i
         e.compress = JST_Z_NONE;
         e.payload_size = (size_t)psz;
         e.raw_size = (size_t)psz;
+        /* Stored PTX is NUL-padded: its text size ends at the last non-NUL byte. */
+        if (kind == JST_E_PTX)
+            while (e.raw_size && e.payload[e.raw_size - 1] == 0)
+                e.raw_size--;
         /* A cubin stored plain must at least look like ELF (4 bytes, still a header). */
         if (kind == JST_E_CUBIN && (psz < 4 || memcmp(e.payload, "\177ELF", 4) != 0)) {
             jst_image_damage(img, "entry at offset %zu: cubin payload is not ELF", at);

@@ -106,6 +106,12 @@ int ptx_kernels(const char *p, size_t n, void (*cb)(void *, const char *, size_t
         i = skip_space(p, n, i);
         if (i >= n || !p[i])
             break;
+        /* Most lines are instructions: skip them whole without looking closer. */
+        if (p[i] != '.') {
+            const char *nl = memchr(p + i, '\n', n - i);
+            i = nl ? (size_t)(nl - p) + 1 : n;
+            continue;
+        }
         /* A statement may open with linkage directives; .extern only declares. */
         int is_extern = 0;
         for (;;) {
