@@ -1,0 +1,91 @@
+/*
+ * The dlsym route: programs (PyTorch, CuPy, hashcat, cudart for its first
+ * lookup) dlopen libcuda and look functions up by name. dlsym itself is
+ * interposed; a hooked name looked up in a libcuda handle (or resolving to the
+ * real driver's symbol through any handle) returns our wrapper of that exact
+ * variant, which calls what the real dlsym returned.
+ *
+ * RTLD_NEXT depends on the caller: glibc searches after the object that called
+ * dlsym, and that would now be libjitstall. It is resolved here by walking the
+ * link map after the caller's object, so a library that wraps malloc with
+ * dlsym(RTLD_NEXT, "malloc") still finds the next one and not its own.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <link.h>
+#include <string.h>
+
+#include "state.h"
+
+/* The object that holds addr, or NULL. */
+static struct link_map *object_of(const void *addr)
+{
+    Dl_info info;
+    struct link_map *lm = NULL;
+    if (!dladdr1(addr, &info, (void **)&lm, RTLD_DL_LINKMAP))
+        return NULL;
+    return lm;
+}
+
+/* dlsym(RTLD_NEXT, name) as seen from the object holding caller. */
+static void *next_after(const void *caller, const char *name)
+{
+    struct link_map *me = object_of(caller);
+    if (!me)
+        return jst_real_dlsym(RTLD_NEXT, name);
+    for (struct link_map *l = me->l_next; l; l = l->l_next) {
+        void *p = jst_real_dlsym(l, name);
+        /* dlsym on a handle also searches its dependencies: keep only
+         * definitions in l itself, the order of the walk does the rest. */
+        if (p && object_of(p) == l)
+            return p;
+    }
+    /* Not found after the caller: a failing lookup lets dlerror() say so. A
+     * definition the loader finds after libjitstall but not after the caller
+     * lies before the caller, where RTLD_NEXT must not look. */
+    (void)jst_real_dlsym(RTLD_NEXT, name);
+    return NULL;
+}
+
+/* Our dlsym-route wrapper for what the real lookup found, or p itself. */
+static void *map_dlsym(struct jst_hook *h, void *handle, void *p)
+{
+    void *real = atomic_load(&h->real);
+    void *target = p;
+    if (p == h->wrap[JST_ROUTE_DIRECT]) /* RTLD_DEFAULT finds our export first */
+        target = real;
+    if (!target)
+        return p;
+    if (target != real && !jst_is_libcuda_handle(handle))
+        return p; /* some other library's function of that name */
+    void *expected = NULL;
+    if (!atomic_compare_exchange_strong(&h->real_dl, &expected, target) && expected != target) {
+        jst_dbg("dlsym(%s): a second real function %p; not wrapped", h->name, target);
+        return p;
+    }
+    jst_dbg("dlsym(%s) -> wrapped", h->name);
+    return h->wrap[JST_ROUTE_DLSYM];
+}
+
+JST_EXPORT void *dlsym(void *handle, const char *name)
+{
+    struct jst_hook *h = NULL;
+    if (!jst_guard && name[0] == 'c' && name[1] == 'u' && jst_config()) {
+        h = jst_hook_by_name(name);
+        /* Open the driver before the program's lookup, so that what dlerror()
+         * says afterwards is about the program's own call. */
+        if (h) {
+            int saved = errno;
+            jst_driver();
+            errno = saved;
+        }
+    }
+    void *p = handle == RTLD_NEXT ? next_after(__builtin_return_address(0), name)
+                                  : jst_real_dlsym(handle, name);
+    if (!h || !p)
+        return p;
+    int saved = errno;
+    void *r = map_dlsym(h, handle, p);
+    errno = saved;
+    return r;
+}

@@ -1,0 +1,768 @@
+/*
+ * The hooked driver functions: one wrapper per exact variant and route, the
+ * table that serves all three routes (exported symbol, dlsym, cuGetProcAddress),
+ * and what each family records. Each wrapper has the exact signature of the
+ * variant it stands for, calls the real function exactly once with the same
+ * arguments, and returns its result unchanged.
+ */
+#include <cuda.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backtrace.h"
+#include "state.h"
+
+/* cuda.h maps these names to their newest variants; here each name means
+ * exactly the symbol of that name. */
+#undef cuCtxCreate
+#undef cuLinkCreate
+#undef cuLinkAddData
+#undef cuLinkAddFile
+#undef cuGetProcAddress
+#undef cuGetProcAddress_v2
+#undef cuLaunchKernel
+#undef cuLaunchKernelEx
+
+/* What a wrapper returns when no real function exists to call (the driver
+ * could not be found, so the program could not have called it either). */
+#define JST_NO_REAL CUDA_ERROR_NOT_INITIALIZED
+
+#define JST_ARGS(...) __VA_ARGS__
+
+/* The three wrappers of variant v: exported (direct), for dlsym, and for
+ * cuGetProcAddress. handler(hook, route, args...) does the work. */
+#define JST_WRAP(v, params, args, handler)                                                         \
+    JST_EXPORT CUresult v params                                                                   \
+    {                                                                                              \
+        return handler(&jst_hooks[JST_H_##v], JST_ROUTE_DIRECT, JST_ARGS args);                    \
+    }                                                                                              \
+    static CUresult jst_l_##v params                                                               \
+    {                                                                                              \
+        return handler(&jst_hooks[JST_H_##v], JST_ROUTE_DLSYM, JST_ARGS args);                     \
+    }                                                                                              \
+    static CUresult jst_p_##v params                                                               \
+    {                                                                                              \
+        return handler(&jst_hooks[JST_H_##v], JST_ROUTE_PROCADDR, JST_ARGS args);                  \
+    }
+
+/* ---- events ---- */
+
+void *jst_hook_real(struct jst_hook *h, int route)
+{
+    void *f = route == JST_ROUTE_DLSYM ? atomic_load(&h->real_dl) : atomic_load(&h->real);
+    if (!f && route != JST_ROUTE_DLSYM) {
+        jst_driver();
+        f = atomic_load(&h->real);
+    }
+    return f;
+}
+
+int jst_event_begin(struct jst_event *ev, const struct jst_hook *h, int route)
+{
+    if (jst_guard || atomic_load_explicit(&jst_state, memory_order_relaxed) == JST_ST_OFF)
+        return 0;
+    int saved = errno;
+    jst_guard++;
+    if (!jst_trace()) {
+        jst_guard--;
+        errno = saved;
+        return 0;
+    }
+    ev->hook = h;
+    ev->route = route;
+    ev->saved_errno = saved;
+    ev->start_ns = ev->dur_ns = 0;
+    ev->stack_id = 0;
+    ev->tid = jst_tid();
+    return 1;
+}
+
+void jst_event_end(struct jst_event *ev)
+{
+    jst_guard--;
+    errno = ev->saved_errno;
+}
+
+void jst_event_record(const struct jst_event *ev, struct jst_rec *r, void *buf, size_t cap,
+                      int result)
+{
+    jst_rec_begin(r, buf, cap, JST_REC_CALL);
+    jst_rec_u64(r, JST_F_SEQ, jst_next_seq());
+    jst_rec_u64(r, JST_F_CALL_ID, ev->hook->call_id);
+    jst_rec_str(r, JST_F_CALL, ev->hook->name);
+    jst_rec_u64(r, JST_F_ROUTE, (uint64_t)ev->route);
+    jst_rec_u64(r, JST_F_TID, ev->tid);
+    jst_rec_u64(r, JST_F_START_NS, ev->start_ns);
+    jst_rec_u64(r, JST_F_DUR_NS, ev->dur_ns);
+    jst_rec_u64(r, JST_F_RESULT, (uint64_t)(unsigned)result);
+    if (ev->stack_id)
+        jst_rec_u64(r, JST_F_STACK_ID, ev->stack_id);
+}
+
+/* Records a finished call with at most one handle and one device. */
+static void emit_simple(struct jst_event *ev, CUresult r, uint16_t key, uint64_t v, int flush)
+{
+    uint8_t buf[512];
+    struct jst_rec rec;
+    jst_event_record(ev, &rec, buf, sizeof buf, r);
+    if (key)
+        jst_rec_u64(&rec, key, v);
+    jst_emit(&rec, flush);
+}
+
+/* ---- cuInit, contexts ---- */
+
+typedef CUresult (*init_fn)(unsigned int);
+static CUresult h_init(struct jst_hook *h, int route, unsigned int flags)
+{
+    init_fn real = (init_fn)jst_hook_real(h, route);
+    if (!real)
+        return JST_NO_REAL;
+    struct jst_event ev;
+    if (!jst_event_begin(&ev, h, route))
+        return real(flags);
+    CUresult r;
+    JST_TIMED(ev, r, real(flags));
+    emit_simple(&ev, r, 0, 0, 1);
+    if (r == CUDA_SUCCESS && !atomic_exchange(&jst_cuinit_ok, 1))
+        jst_emit_devices();
+    jst_event_end(&ev);
+    return r;
+}
+JST_WRAP(cuInit, (unsigned int Flags), (Flags), h_init)
+
+/* Every context creation: the variants differ only in their middle arguments. */
+#define JST_CTX_HANDLER(name, params, args)                                                        \
+    typedef CUresult(*name##_fn) params;                                                           \
+    static CUresult name(struct jst_hook *h, int route, JST_ARGS params)                           \
+    {                                                                                              \
+        name##_fn real = (name##_fn)jst_hook_real(h, route);                                       \
+        if (!real)                                                                                 \
+            return JST_NO_REAL;                                                                    \
+        struct jst_event ev;                                                                       \
+        if (!jst_event_begin(&ev, h, route))                                                       \
+            return real args;                                                                      \
+        CUresult r;                                                                                \
+        JST_TIMED(ev, r, real args);                                                               \
+        uint8_t buf[512];                                                                          \
+        struct jst_rec rec;                                                                        \
+        jst_event_record(&ev, &rec, buf, sizeof buf, r);                                           \
+        jst_rec_u64(&rec, JST_F_DEVICE, (uint64_t)dev);                                            \
+        if (r == CUDA_SUCCESS && pctx)                                                             \
+            jst_rec_u64(&rec, JST_F_CTX, (uint64_t)(uintptr_t)*pctx);                              \
+        jst_emit(&rec, 1);                                                                         \
+        jst_event_end(&ev);                                                                        \
+        return r;                                                                                  \
+    }
+
+JST_CTX_HANDLER(h_ctx_v2, (CUcontext * pctx, unsigned int flags, CUdevice dev), (pctx, flags, dev))
+JST_CTX_HANDLER(h_ctx_v3,
+                (CUcontext * pctx, CUexecAffinityParam *pa, int np, unsigned int flags,
+                 CUdevice dev),
+                (pctx, pa, np, flags, dev))
+JST_CTX_HANDLER(h_ctx_v4,
+                (CUcontext * pctx, CUctxCreateParams *cp, unsigned int flags, CUdevice dev),
+                (pctx, cp, flags, dev))
+JST_CTX_HANDLER(h_retain, (CUcontext * pctx, CUdevice dev), (pctx, dev))
+
+JST_WRAP(cuCtxCreate, (CUcontext * pctx, unsigned int flags, CUdevice dev), (pctx, flags, dev),
+         h_ctx_v2)
+JST_WRAP(cuCtxCreate_v2, (CUcontext * pctx, unsigned int flags, CUdevice dev), (pctx, flags, dev),
+         h_ctx_v2)
+JST_WRAP(cuCtxCreate_v3,
+         (CUcontext * pctx, CUexecAffinityParam *paramsArray, int numParams, unsigned int flags,
+          CUdevice dev),
+         (pctx, paramsArray, numParams, flags, dev), h_ctx_v3)
+JST_WRAP(cuCtxCreate_v4,
+         (CUcontext * pctx, CUctxCreateParams *ctxCreateParams, unsigned int flags, CUdevice dev),
+         (pctx, ctxCreateParams, flags, dev), h_ctx_v4)
+JST_WRAP(cuDevicePrimaryCtxRetain, (CUcontext * pctx, CUdevice dev), (pctx, dev), h_retain)
+
+/* ---- loads ---- */
+
+/* Starts a load event: stack, inspection and verdict before the real call. */
+static int load_begin(struct jst_event *ev, struct jst_load *ld, const struct jst_hook *h,
+                      int route, const void *image, const char *path, int cache)
+{
+    if (!jst_event_begin(ev, h, route))
+        return 0;
+    ev->stack_id = jst_bt_capture();
+    if (path)
+        jst_load_pre_file(ld, path, cache);
+    else
+        jst_load_pre_mem(ld, image, 0, cache);
+    return 1;
+}
+
+/* Ends a load event: verdict, cache outcome and the record, on disk before
+ * the hook returns. */
+static CUresult load_finish(struct jst_event *ev, struct jst_load *ld, CUresult r, uint64_t handle)
+{
+    size_t cap = 256 * 1024;
+    uint8_t *buf = malloc(cap);
+    if (buf) {
+        struct jst_rec rec;
+        jst_event_record(ev, &rec, buf, cap, r);
+        if (handle)
+            jst_rec_u64(&rec, JST_F_HANDLE, handle);
+        jst_load_post(ld, &rec, ev->dur_ns, r);
+        jst_emit(&rec, 1);
+        free(buf);
+    }
+    jst_load_free(ld);
+    jst_event_end(ev);
+    return r;
+}
+
+#define JST_OUT(p) ((r == CUDA_SUCCESS && (p)) ? (uint64_t)(uintptr_t) * (p) : 0)
+
+typedef CUresult (*mload_fn)(CUmodule *, const char *);
+static CUresult h_mload(struct jst_hook *h, int route, CUmodule *module, const char *fname)
+{
+    mload_fn real = (mload_fn)jst_hook_real(h, route);
+    if (!real)
+        return JST_NO_REAL;
+    struct jst_event ev;
+    struct jst_load ld;
+    if (!load_begin(&ev, &ld, h, route, NULL, fname ? fname : "", 1))
+        return real(module, fname);
+    CUresult r;
+    JST_TIMED(ev, r, real(module, fname));
+    return load_finish(&ev, &ld, r, JST_OUT(module));
+}
+JST_WRAP(cuModuleLoad, (CUmodule * module, const char *fname), (module, fname), h_mload)
+
+typedef CUresult (*mdata_fn)(CUmodule *, const void *);
+static CUresult h_mdata(struct jst_hook *h, int route, CUmodule *module, const void *image)
+{
+    mdata_fn real = (mdata_fn)jst_hook_real(h, route);
+    if (!real)
+        return JST_NO_REAL;
+    struct jst_event ev;
+    struct jst_load ld;
+    if (!load_begin(&ev, &ld, h, route, image, NULL, 1))
+        return real(module, image);
+    CUresult r;
+    JST_TIMED(ev, r, real(module, image));
+    return load_finish(&ev, &ld, r, JST_OUT(module));
+}
+JST_WRAP(cuModuleLoadData, (CUmodule * module, const void *image), (module, image), h_mdata)
+JST_WRAP(cuModuleLoadFatBinary, (CUmodule * module, const void *fatCubin), (module, fatCubin),
+         h_mdata)
+
+typedef CUresult (*mdataex_fn)(CUmodule *, const void *, unsigned int, CUjit_option *, void **);
+static CUresult h_mdataex(struct jst_hook *h, int route, CUmodule *module, const void *image,
+                          unsigned int n, CUjit_option *opt, void **val)
+{
+    mdataex_fn real = (mdataex_fn)jst_hook_real(h, route);
+    if (!real)
+        return JST_NO_REAL;
+    struct jst_event ev;
+    struct jst_load ld;
+    if (!load_begin(&ev, &ld, h, route, image, NULL, 1))
+        return real(module, image, n, opt, val);
+    CUresult r;
+    JST_TIMED(ev, r, real(module, image, n, opt, val));
+    return load_finish(&ev, &ld, r, JST_OUT(module));
+}
+JST_WRAP(cuModuleLoadDataEx,
+         (CUmodule * module, const void *image, unsigned int numOptions, CUjit_option *options,
+          void **optionValues),
+         (module, image, numOptions, options, optionValues), h_mdataex)
+
+typedef CUresult (*ldata_fn)(CUlibrary *, const void *, CUjit_option *, void **, unsigned int,
+                             CUlibraryOption *, void **, unsigned int);
+static CUresult h_ldata(struct jst_hook *h, int route, CUlibrary *lib, const void *code,
+                        CUjit_option *jo, void **jv, unsigned int jn, CUlibraryOption *lo,
+                        void **lv, unsigned int ln)
+{
+    ldata_fn real = (ldata_fn)jst_hook_real(h, route);
+    if (!real)
+        return JST_NO_REAL;
+    struct jst_event ev;
+    struct jst_load ld;
+    if (!load_begin(&ev, &ld, h, route, code, NULL, 1))
+        return real(lib, code, jo, jv, jn, lo, lv, ln);
+    CUresult r;
+    JST_TIMED(ev, r, real(lib, code, jo, jv, jn, lo, lv, ln));
+    return load_finish(&ev, &ld, r, JST_OUT(lib));
+}
+JST_WRAP(cuLibraryLoadData,
+         (CUlibrary * library, const void *code, CUjit_option *jitOptions, void **jitOptionsValues,
+          unsigned int numJitOptions, CUlibraryOption *libraryOptions, void **libraryOptionValues,
+          unsigned int numLibraryOptions),
+         (library, code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions,
+          libraryOptionValues, numLibraryOptions),
+         h_ldata)
+
+typedef CUresult (*lfile_fn)(CUlibrary *, const char *, CUjit_option *, void **, unsigned int,
+                             CUlibraryOption *, void **, unsigned int);
+static CUresult h_lfile(struct jst_hook *h, int route, CUlibrary *lib, const char *path,
+                        CUjit_option *jo, void **jv, unsigned int jn, CUlibraryOption *lo,
+                        void **lv, unsigned int ln)
+{
+    lfile_fn real = (lfile_fn)jst_hook_real(h, route);
+    if (!real)
+        return JST_NO_REAL;
+    struct jst_event ev;
+    struct jst_load ld;
+    if (!load_begin(&ev, &ld, h, route, NULL, path ? path : "", 1))
+        return real(lib, path, jo, jv, jn, lo, lv, ln);
+    CUresult r;
+    JST_TIMED(ev, r, real(lib, path, jo, jv, jn, lo, lv, ln));
+    return load_finish(&ev, &ld, r, JST_OUT(lib));
+}
+JST_WRAP(cuLibraryLoadFromFile,
+         (CUlibrary * library, const char *fileName, CUjit_option *jitOptions,
+          void **jitOptionsValues, unsigned int numJitOptions, CUlibraryOption *libraryOptions,
+          void **libraryOptionValues, unsigned int numLibraryOptions),
+         (library, fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions,
+          libraryOptionValues, numLibraryOptions),
+         h_lfile)
+
+/* ---- function and kernel lookups (not flushed: frequent and cheap) ---- */
+
+typedef CUresult (*getfunc_fn)(CUfunction *, CUmodule, const char *);
+static CUresult h_getfunc(struct jst_hook *h, int route, CUfunction *f, CUmodule mod,
+                          const char *name)
+{
+    getfunc_fn real = (getfunc_fn)jst_hook_real(h, route);
+    if (!real)
+        return JST_NO_REAL;
+    struct jst_event ev;
+    if (!jst_event_begin(&ev, h, route))
+        return real(f, mod, name);
+    CUresult r;
+    JST_TIMED(ev, r, real(f, mod, name));
+    uint8_t buf[1536];
+    struct jst_rec rec;
+    jst_event_record(&ev, &rec, buf, sizeof buf, r);
+    uint64_t fn = JST_OUT(f);
+    jst_rec_u64(&rec, JST_F_PARENT, (uint64_t)(uintptr_t)mod);
+    if (fn)
+        jst_rec_u64(&rec, JST_F_FUNC, fn);
+    if (name)
+        jst_rec_strn(&rec, JST_F_NAME, name, strnlen(name, 1024));
+    jst_emit(&rec, 0);
+    if (fn)
+        jst_func_note((uintptr_t)fn, (uintptr_t)mod, name);
+    jst_event_end(&ev);
+    return r;
+}
+JST_WRAP(cuModuleGetFunction, (CUfunction * hfunc, CUmodule hmod, const char *name),
+         (hfunc, hmod, name), h_getfunc)
+
+typedef CUresult (*getkernel_fn)(CUkernel *, CUlibrary, const char *);
+static CUresult h_getkernel(struct jst_hook *h, int route, CUkernel *k, CUlibrary lib,
+                            const char *name)
+{
+    getkernel_fn real = (getkernel_fn)jst_hook_real(h, route);
+    if (!real)
+        return JST_NO_REAL;
+    struct jst_event ev;
+    if (!jst_event_begin(&ev, h, route))
+        return real(k, lib, name);
+    CUresult r;
+    JST_TIMED(ev, r, real(k, lib, name));
+    uint8_t buf[1536];
+    struct jst_rec rec;
+    jst_event_record(&ev, &rec, buf, sizeof buf, r);
+    uint64_t kn = JST_OUT(k);
+    jst_rec_u64(&rec, JST_F_PARENT, (uint64_t)(uintptr_t)lib);
+    if (kn)
+        jst_rec_u64(&rec, JST_F_FUNC, kn);
+    if (name)
+        jst_rec_strn(&rec, JST_F_NAME, name, strnlen(name, 1024));
+    jst_emit(&rec, 0);
+    if (kn)
+        jst_func_note((uintptr_t)kn, (uintptr_t)lib, name);
+    jst_event_end(&ev);
+    return r;
+}
+JST_WRAP(cuLibraryGetKernel, (CUkernel * pKernel, CUlibrary library, const char *name),
+         (pKernel, library, name), h_getkernel)
+
+typedef CUresult (*kfunc_fn)(CUfunction *, CUkernel);
+static CUresult h_kfunc(struct jst_hook *h, int route, CUfunction *f, CUkernel k)
+{
+    kfunc_fn real = (kfunc_fn)jst_hook_real(h, route);
+    if (!real)
+        return JST_NO_REAL;
+    struct jst_event ev;
+    if (!jst_event_begin(&ev, h, route))
+        return real(f, k);
+    CUresult r;
+    JST_TIMED(ev, r, real(f, k));
+    uint64_t fn = JST_OUT(f);
+    if (fn)
+        jst_func_alias((uintptr_t)fn, (uintptr_t)k);
+    uint8_t buf[1536];
+    struct jst_rec rec;
+    jst_event_record(&ev, &rec, buf, sizeof buf, r);
+    jst_rec_u64(&rec, JST_F_HANDLE, (uint64_t)(uintptr_t)k);
+    if (fn)
+        jst_rec_u64(&rec, JST_F_FUNC, fn);
+    jst_func_describe((uintptr_t)k, &rec);
+    jst_emit(&rec, 0);
+    jst_event_end(&ev);
+    return r;
+}
+JST_WRAP(cuKernelGetFunction, (CUfunction * pFunc, CUkernel kernel), (pFunc, kernel), h_kfunc)
+
+/* ---- unloads: forget the functions so a reused address is new again ---- */
+
+typedef CUresult (*unload_fn)(void *);
+static CUresult h_unload(struct jst_hook *h, int route, void *handle)
+{
+    unload_fn real = (unload_fn)jst_hook_real(h, route);
+    if (!real)
+        return JST_NO_REAL;
+    struct jst_event ev;
+    if (!jst_event_begin(&ev, h, route))
+        return real(handle);
+    CUresult r;
+    JST_TIMED(ev, r, real(handle));
+    emit_simple(&ev, r, JST_F_HANDLE, (uint64_t)(uintptr_t)handle, 1);
+    if (r == CUDA_SUCCESS)
+        jst_func_forget_parent((uintptr_t)handle);
+    jst_event_end(&ev);
+    return r;
+}
+static CUresult h_munload(struct jst_hook *h, int route, CUmodule m)
+{
+    return h_unload(h, route, (void *)m);
+}
+static CUresult h_lunload(struct jst_hook *h, int route, CUlibrary l)
+{
+    return h_unload(h, route, (void *)l);
+}
+JST_WRAP(cuModuleUnload, (CUmodule hmod), (hmod), h_munload)
+JST_WRAP(cuLibraryUnload, (CUlibrary library), (library), h_lunload)
+
+/* ---- the linker ---- */
+
+typedef CUresult (*lcreate_fn)(unsigned int, CUjit_option *, void **, CUlinkState *);
+static CUresult h_lcreate(struct jst_hook *h, int route, unsigned int n, CUjit_option *o, void **v,
+                          CUlinkState *st)
+{
+    lcreate_fn real = (lcreate_fn)jst_hook_real(h, route);
+    if (!real)
+        return JST_NO_REAL;
+    struct jst_event ev;
+    if (!jst_event_begin(&ev, h, route))
+        return real(n, o, v, st);
+    ev.stack_id = jst_bt_capture();
+    CUresult r;
+    JST_TIMED(ev, r, real(n, o, v, st));
+    emit_simple(&ev, r, JST_F_HANDLE, JST_OUT(st), 1);
+    jst_event_end(&ev);
+    return r;
+}
+JST_WRAP(cuLinkCreate,
+         (unsigned int numOptions, CUjit_option *options, void **optionValues,
+          CUlinkState *stateOut),
+         (numOptions, options, optionValues, stateOut), h_lcreate)
+JST_WRAP(cuLinkCreate_v2,
+         (unsigned int numOptions, CUjit_option *options, void **optionValues,
+          CUlinkState *stateOut),
+         (numOptions, options, optionValues, stateOut), h_lcreate)
+
+/* Inputs whose bytes jitstall understands. */
+static int link_input_known(CUjitInputType t)
+{
+    return t == CU_JIT_INPUT_PTX || t == CU_JIT_INPUT_CUBIN || t == CU_JIT_INPUT_FATBINARY;
+}
+
+/* Ends a link-input event: what was added, its verdict, on disk now. */
+static CUresult link_add_finish(struct jst_event *ev, struct jst_load *ld, CUresult r,
+                                CUlinkState st, CUjitInputType t, const char *name)
+{
+    size_t cap = 256 * 1024;
+    uint8_t *buf = malloc(cap);
+    if (buf) {
+        struct jst_rec rec;
+        jst_event_record(ev, &rec, buf, cap, r);
+        jst_rec_u64(&rec, JST_F_HANDLE, (uint64_t)(uintptr_t)st);
+        jst_rec_u64(&rec, JST_F_JIT_INPUT, (uint64_t)t);
+        if (name)
+            jst_rec_strn(&rec, JST_F_NAME, name, strnlen(name, 1024));
+        if (ld->active)
+            jst_load_post(ld, &rec, ev->dur_ns, r);
+        jst_emit(&rec, 1);
+        free(buf);
+    }
+    jst_load_free(ld);
+    jst_event_end(ev);
+    return r;
+}
+
+typedef CUresult (*ladd_fn)(CUlinkState, CUjitInputType, void *, size_t, const char *, unsigned int,
+                            CUjit_option *, void **);
+static CUresult h_ladd(struct jst_hook *h, int route, CUlinkState st, CUjitInputType t, void *data,
+                       size_t size, const char *name, unsigned int n, CUjit_option *o, void **v)
+{
+    ladd_fn real = (ladd_fn)jst_hook_real(h, route);
+    if (!real)
+        return JST_NO_REAL;
+    struct jst_event ev;
+    struct jst_load ld;
+    memset(&ld, 0, sizeof ld);
+    if (!jst_event_begin(&ev, h, route))
+        return real(st, t, data, size, name, n, o, v);
+    ev.stack_id = jst_bt_capture();
+    if (data && size && link_input_known(t))
+        jst_load_pre_mem(&ld, data, size, 0);
+    CUresult r;
+    JST_TIMED(ev, r, real(st, t, data, size, name, n, o, v));
+    return link_add_finish(&ev, &ld, r, st, t, name);
+}
+JST_WRAP(cuLinkAddData,
+         (CUlinkState state, CUjitInputType type, void *data, size_t size, const char *name,
+          unsigned int numOptions, CUjit_option *options, void **optionValues),
+         (state, type, data, size, name, numOptions, options, optionValues), h_ladd)
+JST_WRAP(cuLinkAddData_v2,
+         (CUlinkState state, CUjitInputType type, void *data, size_t size, const char *name,
+          unsigned int numOptions, CUjit_option *options, void **optionValues),
+         (state, type, data, size, name, numOptions, options, optionValues), h_ladd)
+
+typedef CUresult (*lfileadd_fn)(CUlinkState, CUjitInputType, const char *, unsigned int,
+                                CUjit_option *, void **);
+static CUresult h_laddfile(struct jst_hook *h, int route, CUlinkState st, CUjitInputType t,
+                           const char *path, unsigned int n, CUjit_option *o, void **v)
+{
+    lfileadd_fn real = (lfileadd_fn)jst_hook_real(h, route);
+    if (!real)
+        return JST_NO_REAL;
+    struct jst_event ev;
+    struct jst_load ld;
+    memset(&ld, 0, sizeof ld);
+    if (!jst_event_begin(&ev, h, route))
+        return real(st, t, path, n, o, v);
+    ev.stack_id = jst_bt_capture();
+    if (path && link_input_known(t))
+        jst_load_pre_file(&ld, path, 0);
+    CUresult r;
+    JST_TIMED(ev, r, real(st, t, path, n, o, v));
+    return link_add_finish(&ev, &ld, r, st, t, NULL);
+}
+JST_WRAP(cuLinkAddFile,
+         (CUlinkState state, CUjitInputType type, const char *path, unsigned int numOptions,
+          CUjit_option *options, void **optionValues),
+         (state, type, path, numOptions, options, optionValues), h_laddfile)
+JST_WRAP(cuLinkAddFile_v2,
+         (CUlinkState state, CUjitInputType type, const char *path, unsigned int numOptions,
+          CUjit_option *options, void **optionValues),
+         (state, type, path, numOptions, options, optionValues), h_laddfile)
+
+typedef CUresult (*lcomplete_fn)(CUlinkState, void **, size_t *);
+static CUresult h_lcomplete(struct jst_hook *h, int route, CUlinkState st, void **cubin,
+                            size_t *size)
+{
+    lcomplete_fn real = (lcomplete_fn)jst_hook_real(h, route);
+    if (!real)
+        return JST_NO_REAL;
+    struct jst_event ev;
+    if (!jst_event_begin(&ev, h, route))
+        return real(st, cubin, size);
+    ev.stack_id = jst_bt_capture();
+    CUresult r;
+    JST_TIMED(ev, r, real(st, cubin, size));
+    uint8_t buf[512];
+    struct jst_rec rec;
+    jst_event_record(&ev, &rec, buf, sizeof buf, r);
+    jst_rec_u64(&rec, JST_F_HANDLE, (uint64_t)(uintptr_t)st);
+    if (r == CUDA_SUCCESS && size)
+        jst_rec_u64(&rec, JST_F_CUBIN_SIZE, (uint64_t)*size);
+    jst_emit(&rec, 1);
+    jst_event_end(&ev);
+    return r;
+}
+JST_WRAP(cuLinkComplete, (CUlinkState state, void **cubinOut, size_t *sizeOut),
+         (state, cubinOut, sizeOut), h_lcomplete)
+
+/* ---- launches ---- */
+
+/* The first launch of f (claimed in the seen set): timed and recorded. Later
+ * launches never get here: the wrappers below return straight to the driver. */
+static void launch_record(struct jst_event *ev, CUresult r, CUfunction f)
+{
+    uint8_t buf[1536];
+    struct jst_rec rec;
+    jst_event_record(ev, &rec, buf, sizeof buf, r);
+    jst_rec_u64(&rec, JST_F_FUNC, (uint64_t)(uintptr_t)f);
+    jst_func_describe((uintptr_t)f, &rec);
+    jst_emit(&rec, 1);
+}
+
+typedef CUresult (*launch_fn)(CUfunction, unsigned int, unsigned int, unsigned int, unsigned int,
+                              unsigned int, unsigned int, unsigned int, CUstream, void **, void **);
+#define JST_LAUNCH_PLIST                                                                           \
+    CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ,             \
+        unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ,                    \
+        unsigned int sharedMemBytes, CUstream hStream, void **kernelParams, void **extra
+#define JST_LAUNCH_ALIST                                                                           \
+    f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream,     \
+        kernelParams, extra
+#define JST_LAUNCH_PARAMS (JST_LAUNCH_PLIST)
+#define JST_LAUNCH_ARGS (JST_LAUNCH_ALIST)
+
+__attribute__((noinline)) static CUresult h_launch_slow(struct jst_hook *h, int route,
+                                                        JST_LAUNCH_PLIST)
+{
+    launch_fn real = (launch_fn)jst_hook_real(h, route);
+    if (!real)
+        return JST_NO_REAL;
+    struct jst_event ev;
+    if (!jst_seen_claim((uintptr_t)f) || !jst_event_begin(&ev, h, route))
+        return real JST_LAUNCH_ARGS;
+    ev.stack_id = jst_bt_capture();
+    CUresult r;
+    JST_TIMED(ev, r, real JST_LAUNCH_ARGS);
+    launch_record(&ev, r, f);
+    jst_event_end(&ev);
+    return r;
+}
+
+typedef CUresult (*launchex_fn)(const CUlaunchConfig *, CUfunction, void **, void **);
+__attribute__((noinline)) static CUresult h_launchex_slow(struct jst_hook *h, int route,
+                                                          const CUlaunchConfig *config,
+                                                          CUfunction f, void **kernelParams,
+                                                          void **extra)
+{
+    launchex_fn real = (launchex_fn)jst_hook_real(h, route);
+    if (!real)
+        return JST_NO_REAL;
+    struct jst_event ev;
+    if (!jst_seen_claim((uintptr_t)f) || !jst_event_begin(&ev, h, route))
+        return real(config, f, kernelParams, extra);
+    ev.stack_id = jst_bt_capture();
+    CUresult r;
+    JST_TIMED(ev, r, real(config, f, kernelParams, extra));
+    launch_record(&ev, r, f);
+    jst_event_end(&ev);
+    return r;
+}
+
+/* The launch path: one load of the real pointer, one probe of the seen set,
+ * then a tail call into the driver. No lock, no allocation, no record. */
+#define JST_LAUNCH_WRAP1(fname, v, route, slot)                                                    \
+    CUresult fname JST_LAUNCH_PARAMS                                                               \
+    {                                                                                              \
+        launch_fn real =                                                                           \
+            (launch_fn)atomic_load_explicit(&jst_hooks[JST_H_##v].slot, memory_order_relaxed);     \
+        if (JST_LIKELY(real != NULL && jst_seen_has((uintptr_t)f)))                                \
+            return real JST_LAUNCH_ARGS;                                                           \
+        return h_launch_slow(&jst_hooks[JST_H_##v], route, JST_LAUNCH_ALIST);                      \
+    }
+#define JST_LAUNCH_WRAP(v)                                                                         \
+    JST_EXPORT JST_LAUNCH_WRAP1(v, v, JST_ROUTE_DIRECT, real) static JST_LAUNCH_WRAP1(             \
+        jst_l_##v, v, JST_ROUTE_DLSYM, real_dl) static JST_LAUNCH_WRAP1(jst_p_##v, v,              \
+                                                                        JST_ROUTE_PROCADDR, real)
+
+JST_LAUNCH_WRAP(cuLaunchKernel)
+JST_LAUNCH_WRAP(cuLaunchKernel_ptsz)
+
+#define JST_LAUNCHEX_PARAMS                                                                        \
+    (const CUlaunchConfig *config, CUfunction f, void **kernelParams, void **extra)
+#define JST_LAUNCHEX_WRAP1(fname, v, route, slot)                                                  \
+    CUresult fname JST_LAUNCHEX_PARAMS                                                             \
+    {                                                                                              \
+        launchex_fn real =                                                                         \
+            (launchex_fn)atomic_load_explicit(&jst_hooks[JST_H_##v].slot, memory_order_relaxed);   \
+        if (JST_LIKELY(real != NULL && jst_seen_has((uintptr_t)f)))                                \
+            return real(config, f, kernelParams, extra);                                           \
+        return h_launchex_slow(&jst_hooks[JST_H_##v], route, config, f, kernelParams, extra);      \
+    }
+#define JST_LAUNCHEX_WRAP(v)                                                                       \
+    JST_EXPORT JST_LAUNCHEX_WRAP1(v, v, JST_ROUTE_DIRECT, real) static JST_LAUNCHEX_WRAP1(         \
+        jst_l_##v, v, JST_ROUTE_DLSYM,                                                             \
+        real_dl) static JST_LAUNCHEX_WRAP1(jst_p_##v, v, JST_ROUTE_PROCADDR, real)
+
+JST_LAUNCHEX_WRAP(cuLaunchKernelEx)
+JST_LAUNCHEX_WRAP(cuLaunchKernelEx_ptsz)
+
+/* ---- cuGetProcAddress: wraps what it returns, itself included ---- */
+
+typedef CUresult (*gpa1_fn)(const char *, void **, int, cuuint64_t);
+typedef CUresult (*gpa2_fn)(const char *, void **, int, cuuint64_t,
+                            CUdriverProcAddressQueryResult *);
+
+/* Replaces the pointer the real resolver returned by our wrapper of the same
+ * exact variant. Nothing when tracing is switched off by JITSTALL_DISABLE. */
+static void gpa_map(const char *symbol, void **pfn)
+{
+    if (!symbol || !pfn || !*pfn || !jst_config())
+        return;
+    int saved = errno;
+    *pfn = jst_procaddr_map(symbol, *pfn);
+    errno = saved;
+}
+
+static CUresult h_gpa1(struct jst_hook *h, int route, const char *symbol, void **pfn, int ver,
+                       cuuint64_t flags)
+{
+    gpa1_fn real = (gpa1_fn)jst_hook_real(h, route);
+    if (!real)
+        return JST_NO_REAL;
+    if (jst_guard)
+        return real(symbol, pfn, ver, flags);
+    jst_guard++;
+    CUresult r = real(symbol, pfn, ver, flags);
+    jst_guard--;
+    if (r == CUDA_SUCCESS)
+        gpa_map(symbol, pfn);
+    return r;
+}
+JST_WRAP(cuGetProcAddress, (const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags),
+         (symbol, pfn, cudaVersion, flags), h_gpa1)
+
+static CUresult h_gpa2(struct jst_hook *h, int route, const char *symbol, void **pfn, int ver,
+                       cuuint64_t flags, CUdriverProcAddressQueryResult *status)
+{
+    gpa2_fn real = (gpa2_fn)jst_hook_real(h, route);
+    if (!real && h == &jst_hooks[JST_H_cuGetProcAddress_v2_ptsz]) {
+        /* A driver without the _ptsz export: what cuda.h's inline does. */
+        real = (gpa2_fn)jst_hook_real(&jst_hooks[JST_H_cuGetProcAddress_v2], JST_ROUTE_DIRECT);
+        if ((flags & (CU_GET_PROC_ADDRESS_LEGACY_STREAM |
+                      CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM)) == 0)
+            flags |= CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
+    }
+    if (!real)
+        return JST_NO_REAL;
+    if (jst_guard)
+        return real(symbol, pfn, ver, flags, status);
+    jst_guard++;
+    CUresult r = real(symbol, pfn, ver, flags, status);
+    jst_guard--;
+    if (r == CUDA_SUCCESS)
+        gpa_map(symbol, pfn);
+    return r;
+}
+JST_WRAP(cuGetProcAddress_v2,
+         (const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
+          CUdriverProcAddressQueryResult *symbolStatus),
+         (symbol, pfn, cudaVersion, flags, symbolStatus), h_gpa2)
+JST_WRAP(cuGetProcAddress_v2_ptsz,
+         (const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
+          CUdriverProcAddressQueryResult *symbolStatus),
+         (symbol, pfn, cudaVersion, flags, symbolStatus), h_gpa2)
+
+/* ---- the table ---- */
+
+#define JST_HOOK_ROW(v, b, c)                                                                      \
+    [JST_H_##v] = {.name = #v,                                                                     \
+                   .base = #b,                                                                     \
+                   .call_id = c,                                                                   \
+                   .wrap = {NULL, (void *)v, (void *)jst_l_##v, (void *)jst_p_##v}},
+struct jst_hook jst_hooks[JST_H_COUNT] = {JST_HOOK_LIST(JST_HOOK_ROW)};
+
+struct jst_hook *jst_hook_by_name(const char *name)
+{
+    if (!name || name[0] != 'c' || name[1] != 'u')
+        return NULL;
+    for (int i = 0; i < JST_H_COUNT; i++)
+        if (strcmp(jst_hooks[i].name, name) == 0)
+            return &jst_hooks[i];
+    return NULL;
+}

@@ -1,0 +1,442 @@
+/*
+ * Lifecycle of the preload: configuration, the lazily created trace file and
+ * its first records (PROCESS, CACHE_STATE, module map, devices), the END
+ * record at exit, fork handling, turning tracing off on failure, and the
+ * signal-safe debug print.
+ *
+ * The trace file is created at the first hooked driver call, not in the
+ * constructor: a process that never touches CUDA (a shell in a pipeline, a
+ * compiler started by a build) leaves no file behind.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backtrace.h"
+#include "ext.h"
+#include "jitcache.h"
+#include "state.h"
+
+#ifndef JITSTALL_VERSION
+#define JITSTALL_VERSION "0"
+#endif
+
+extern char **environ;
+
+_Atomic int jst_state;
+int jst_debug_on;
+__thread int jst_guard __attribute__((tls_model("initial-exec")));
+
+static pthread_once_t cfg_once = PTHREAD_ONCE_INIT;
+static int cfg_disabled;       /* JITSTALL_DISABLE=1 */
+static char cfg_dir[PATH_MAX]; /* trace directory ("" = cwd) */
+static char cfg_exe[PATH_MAX];
+
+static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct jst_writer *g_writer;
+static _Atomic uint32_t g_open_tid; /* thread creating the file (may emit meanwhile) */
+static _Atomic uint64_t g_seq;
+static _Atomic int g_end_done;
+static int g_exit_registered;
+
+/* ---- small helpers ---- */
+
+uint64_t jst_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t clock_ns(clockid_t id)
+{
+    struct timespec ts;
+    if (clock_gettime(id, &ts) != 0)
+        return 0;
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t jst_next_seq(void)
+{
+    return atomic_fetch_add_explicit(&g_seq, 1, memory_order_relaxed) + 1;
+}
+
+uint32_t jst_tid(void)
+{
+    return (uint32_t)syscall(SYS_gettid);
+}
+
+const char *jst_exe_path(void)
+{
+    return cfg_exe;
+}
+
+static void say(const char *s, size_t n)
+{
+    while (n > 0) {
+        ssize_t k = write(2, s, n);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return;
+        s += k;
+        n -= (size_t)k;
+    }
+}
+
+void jst_dbg(const char *fmt, ...)
+{
+    if (!jst_debug_on)
+        return;
+    int saved = errno;
+    char buf[512];
+    int n = snprintf(buf, sizeof buf, "jitstall[%d]: ", (int)getpid());
+    va_list ap;
+    va_start(ap, fmt);
+    int m = vsnprintf(buf + n, sizeof buf - (size_t)n - 1, fmt, ap);
+    va_end(ap);
+    if (m < 0)
+        m = 0;
+    size_t len = (size_t)n + (size_t)m;
+    if (len > sizeof buf - 2)
+        len = sizeof buf - 2;
+    buf[len++] = '\n';
+    say(buf, len);
+    errno = saved;
+}
+
+void jst_disable(const char *reason)
+{
+    int saved = errno;
+    int prev = atomic_exchange(&jst_state, JST_ST_OFF);
+    if (prev != JST_ST_OFF) {
+        char buf[512];
+        int n = snprintf(buf, sizeof buf, "jitstall: tracing disabled: %s\n", reason);
+        if (n > 0)
+            say(buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
+    }
+    errno = saved;
+}
+
+/* ---- configuration ---- */
+
+static void cfg_read(void)
+{
+    const char *d = getenv("JITSTALL_DEBUG");
+    jst_debug_on = d && *d && strcmp(d, "0") != 0;
+    const char *off = getenv("JITSTALL_DISABLE");
+    cfg_disabled = off && *off && strcmp(off, "0") != 0;
+    const char *dir = getenv("JITSTALL_DIR");
+    if (dir && *dir && strlen(dir) < sizeof cfg_dir)
+        strcpy(cfg_dir, dir);
+    ssize_t n = readlink("/proc/self/exe", cfg_exe, sizeof cfg_exe - 1);
+    cfg_exe[n > 0 ? n : 0] = '\0';
+    if (cfg_disabled)
+        atomic_store(&jst_state, JST_ST_OFF);
+    jst_dbg("config: disabled=%d dir=%s exe=%s", cfg_disabled, cfg_dir[0] ? cfg_dir : ".", cfg_exe);
+}
+
+int jst_config(void)
+{
+    pthread_once(&cfg_once, cfg_read);
+    return !cfg_disabled;
+}
+
+/* ---- the PROCESS record ---- */
+
+/* Process start on the CLOCK_MONOTONIC scale, from /proc/self/stat starttime
+ * (clock ticks since boot, on the CLOCK_BOOTTIME scale). */
+static uint64_t proc_start_mono(void)
+{
+    char buf[2048];
+    int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    char *p = strrchr(buf, ')'); /* comm may hold spaces and parens */
+    if (!p)
+        return 0;
+    p++;
+    /* After ")": field 3 (state) ... field 22 (starttime). */
+    for (int field = 3; field < 22 && *p; field++) {
+        while (*p == ' ')
+            p++;
+        while (*p && *p != ' ')
+            p++;
+    }
+    unsigned long long ticks = strtoull(p, NULL, 10);
+    long hz = sysconf(_SC_CLK_TCK);
+    if (hz <= 0)
+        return 0;
+    uint64_t boot_ns = ticks * (1000000000ull / (uint64_t)hz);
+    uint64_t b = clock_ns(CLOCK_BOOTTIME), m = clock_ns(CLOCK_MONOTONIC);
+    uint64_t off = b > m ? b - m : 0; /* time spent suspended */
+    return boot_ns > off ? boot_ns - off : 0;
+}
+
+/* Adds a string field when it fits, keeping room for the rest of the record. */
+static void add_str_room(struct jst_rec *r, uint16_t key, const char *s, size_t n)
+{
+    if (n > 4096)
+        n = 4096;
+    if (r->len + n + 64 + 8192 > r->cap)
+        return;
+    jst_rec_strn(r, key, s, n);
+}
+
+static void emit_process(struct jst_writer *w, uint64_t rt, uint64_t mono, const char *host)
+{
+    size_t cap = 256 * 1024;
+    uint8_t *buf = malloc(cap);
+    if (!buf)
+        return;
+    struct jst_rec r;
+    jst_rec_begin(&r, buf, cap, JST_REC_PROCESS);
+    jst_rec_u64(&r, JST_F_PID, (uint64_t)getpid());
+    jst_rec_u64(&r, JST_F_PPID, (uint64_t)getppid());
+    jst_rec_str(&r, JST_F_HOST, host);
+    jst_rec_str(&r, JST_F_EXE, cfg_exe);
+    jst_rec_u64(&r, JST_F_REALTIME_NS, rt);
+    jst_rec_u64(&r, JST_F_MONO_NS, mono);
+    jst_rec_u64(&r, JST_F_PROC_START_NS, proc_start_mono());
+    jst_rec_str(&r, JST_F_JST_VERSION, JITSTALL_VERSION);
+    char cwd[PATH_MAX];
+    if (getcwd(cwd, sizeof cwd))
+        jst_rec_str(&r, JST_F_CWD, cwd);
+    /* argv, exactly as the kernel has it */
+    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        char *cl = malloc(65536);
+        ssize_t n = cl ? read(fd, cl, 65535) : -1;
+        if (n > 0) {
+            size_t i = 0;
+            while (i < (size_t)n) {
+                size_t l = strnlen(cl + i, (size_t)n - i);
+                add_str_room(&r, JST_F_ARG, cl + i, l);
+                i += l + 1;
+            }
+        }
+        free(cl);
+        close(fd);
+    }
+    for (char **e = environ; e && *e; e++)
+        if (strncmp(*e, "CUDA_", 5) == 0 || strncmp(*e, "JITSTALL_", 9) == 0)
+            add_str_room(&r, JST_F_ENV, *e, strlen(*e));
+    jst_writer_emit(w, &r, 1);
+    free(buf);
+}
+
+/* CACHE_STATE at start (phase 0) and at exit (phase 1). */
+static void emit_cache_state(int phase)
+{
+    struct jst_cache_snap *s = malloc(sizeof *s);
+    if (!s)
+        return;
+    jst_cache_snapshot(s, 1);
+    uint8_t buf[4096 + 512];
+    struct jst_rec r;
+    jst_rec_begin(&r, buf, sizeof buf, JST_REC_CACHE_STATE);
+    jst_rec_u64(&r, JST_F_PHASE, (uint64_t)phase);
+    jst_rec_u64(&r, JST_F_START_NS, jst_now_ns());
+    jst_rec_str(&r, JST_F_CACHE_PATH, s->path);
+    jst_rec_u64(&r, JST_F_CACHE_PATH_ENV, (uint64_t)s->from_env);
+    jst_rec_u64(&r, JST_F_EXISTS, (uint64_t)s->exists);
+    jst_rec_u64(&r, JST_F_WRITABLE, (uint64_t)s->writable);
+    jst_rec_u64(&r, JST_F_SIZE_BYTES, s->size_bytes);
+    jst_rec_u64(&r, JST_F_ENTRIES, s->entries);
+    jst_rec_u64(&r, JST_F_MAX_BYTES, s->max_bytes);
+    jst_rec_u64(&r, JST_F_DISABLED, (uint64_t)s->disabled);
+    free(s);
+    jst_emit(&r, 1);
+}
+
+/* ---- exit ---- */
+
+static void write_end(const char *reason, int status, int have_status)
+{
+    if (atomic_exchange(&g_end_done, 1))
+        return;
+    if (atomic_load(&jst_state) != JST_ST_ON)
+        return;
+    int saved = errno;
+    jst_guard++;
+    jst_cupti_flush();
+    emit_cache_state(1);
+    uint8_t buf[256];
+    struct jst_rec r;
+    jst_rec_begin(&r, buf, sizeof buf, JST_REC_END);
+    jst_rec_u64(&r, JST_F_START_NS, jst_now_ns());
+    if (have_status)
+        jst_rec_i64(&r, JST_F_EXIT_STATUS, status);
+    jst_rec_u64(&r, JST_F_EVENTS, atomic_load(&g_seq));
+    jst_rec_str(&r, JST_F_END_REASON, reason);
+    jst_emit(&r, 1);
+    /* Nothing may write after END: stop first, then end the zstd frame. */
+    int expected = JST_ST_ON;
+    if (atomic_compare_exchange_strong(&jst_state, &expected, JST_ST_OFF)) {
+        struct jst_writer *w = g_writer;
+        g_writer = NULL;
+        if (w)
+            jst_writer_close(w);
+    }
+    jst_guard--;
+    errno = saved;
+}
+
+static void on_exit_cb(int status, void *arg)
+{
+    (void)arg;
+    write_end("exit", status, 1);
+}
+
+__attribute__((destructor)) static void jst_fini(void)
+{
+    write_end("destructor", 0, 0);
+}
+
+/* ---- fork ---- */
+
+/* The child writes its own file: forget the parent's writer without touching
+ * it, and let the next event open a new one. */
+static void atfork_child(void)
+{
+    struct jst_writer *w = g_writer;
+    g_writer = NULL;
+    if (w)
+        jst_writer_abandon(w);
+    pthread_mutex_init(&open_lock, NULL);
+    atomic_store(&g_open_tid, 0);
+    atomic_store(&g_seq, 0);
+    atomic_store(&g_end_done, 0);
+    int st = atomic_load(&jst_state);
+    if (st == JST_ST_ON || st == JST_ST_OPENING)
+        atomic_store(&jst_state, JST_ST_NEW);
+}
+
+__attribute__((constructor)) static void jst_ctor(void)
+{
+    /* Reading the configuration is all the constructor does: no file yet. */
+    jst_config();
+    pthread_atfork(NULL, NULL, atfork_child);
+}
+
+/* ---- opening the trace ---- */
+
+static struct jst_writer *open_file(const char *host, uint64_t rt)
+{
+    char path[PATH_MAX + 256];
+    const char *dir = cfg_dir[0] ? cfg_dir : ".";
+    unsigned long long secs = (unsigned long long)(rt / 1000000000ull);
+    for (int attempt = 0; attempt < 100; attempt++) {
+        int n;
+        if (attempt == 0)
+            n = snprintf(path, sizeof path, "%s/jitstall-%s-%d-%llu.jst", dir, host, (int)getpid(),
+                         secs);
+        else /* same pid and second: a program that exec'd itself */
+            n = snprintf(path, sizeof path, "%s/jitstall-%s-%d-%llu.%d.jst", dir, host,
+                         (int)getpid(), secs, attempt);
+        if (n < 0 || (size_t)n >= sizeof path) {
+            errno = ENAMETOOLONG;
+            return NULL;
+        }
+        struct jst_writer *w = jst_writer_open(path);
+        if (w) {
+            jst_dbg("trace file %s", path);
+            return w;
+        }
+        if (errno != EEXIST)
+            return NULL;
+    }
+    return NULL;
+}
+
+/* Creates the file and writes the records that open it. Called with
+ * open_lock held and the guard taken. */
+static void trace_open_locked(void)
+{
+    char host[256];
+    if (gethostname(host, sizeof host) != 0)
+        strcpy(host, "unknown");
+    host[sizeof host - 1] = '\0';
+    for (char *p = host; *p; p++)
+        if (*p == '/')
+            *p = '_';
+    uint64_t rt = clock_ns(CLOCK_REALTIME), mono = jst_now_ns();
+    struct jst_writer *w = open_file(host, rt);
+    if (!w) {
+        char why[PATH_MAX + 128];
+        snprintf(why, sizeof why, "cannot create trace file in %s: %s",
+                 cfg_dir[0] ? cfg_dir : "current directory", strerror(errno));
+        jst_disable(why);
+        return;
+    }
+    g_writer = w;
+    atomic_store(&g_open_tid, jst_tid());
+    atomic_store(&jst_state, JST_ST_OPENING);
+    emit_process(w, rt, mono, host);
+    emit_cache_state(0);
+    jst_modmap_initial();
+    if (atomic_load(&jst_cuinit_ok))
+        jst_emit_devices();
+    if (!g_exit_registered) {
+        g_exit_registered = 1;
+        on_exit(on_exit_cb, NULL);
+        jst_budget_install();
+        jst_cupti_start();
+    }
+    atomic_store(&g_open_tid, 0);
+    int expected = JST_ST_OPENING;
+    atomic_compare_exchange_strong(&jst_state, &expected, JST_ST_ON);
+}
+
+struct jst_writer *jst_trace(void)
+{
+    int st = atomic_load_explicit(&jst_state, memory_order_acquire);
+    if (JST_LIKELY(st == JST_ST_ON))
+        return g_writer;
+    if (st == JST_ST_OFF)
+        return NULL;
+    if (st == JST_ST_OPENING && atomic_load(&g_open_tid) == jst_tid())
+        return g_writer; /* the records that open the file */
+    if (!jst_config())
+        return NULL;
+    int saved = errno;
+    jst_guard++;
+    pthread_mutex_lock(&open_lock);
+    if (atomic_load(&jst_state) == JST_ST_NEW)
+        trace_open_locked();
+    pthread_mutex_unlock(&open_lock);
+    jst_guard--;
+    errno = saved;
+    return atomic_load(&jst_state) == JST_ST_ON ? g_writer : NULL;
+}
+
+int jst_emit(const struct jst_rec *r, int flush)
+{
+    if (r->overflow)
+        return -1;
+    struct jst_writer *w = jst_trace();
+    if (!w)
+        return -1;
+    int saved = errno;
+    int rc = jst_writer_emit(w, r, flush);
+    if (rc != 0) {
+        char why[160];
+        snprintf(why, sizeof why, "cannot write the trace: %s", strerror(errno));
+        jst_disable(why);
+    }
+    errno = saved;
+    return rc;
+}

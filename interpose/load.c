@@ -1,0 +1,208 @@
+/*
+ * What a load was given and what the driver did with it: image kind, size and
+ * content hash, the ELF object holding the image, the verdict for the current
+ * device (headers only, decided before the call), and for loads that JIT the
+ * PTX compiled, its kernels and the JIT cache outcome from snapshots of the
+ * cache directory taken around the call.
+ */
+#include <cuda.h>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ext.h"
+#include "image.h"
+#include "jitcache.h"
+#include "state.h"
+
+struct load_priv {
+    struct jst_image img;
+    int have_img;
+    struct jst_decision dec;
+    int decided;
+    struct jst_cache_snap before;
+    int have_before;
+    char source[PATH_MAX];
+};
+
+/* Verdict for the current device, and the "before" snapshot for JIT loads. */
+static void load_decide(struct jst_load *ld, struct load_priv *p, int cache)
+{
+    ld->cc = jst_current_cc(&ld->dev, &ld->ctx);
+    if (!ld->cc)
+        return;
+    jst_image_decide(&p->img, ld->cc, jst_env_jit_flags(), &p->dec);
+    p->decided = 1;
+    ld->jit = p->dec.verdict == JST_V_PTX_JIT || p->dec.verdict == JST_V_FORCED_JIT;
+    if (ld->jit && cache) {
+        jst_cache_snapshot(&p->before, 1);
+        p->have_before = 1;
+    }
+}
+
+void jst_load_pre_mem(struct jst_load *ld, const void *image, size_t known_size, int cache)
+{
+    memset(ld, 0, sizeof *ld);
+    struct load_priv *p = calloc(1, sizeof *p);
+    if (!p || !image) {
+        free(p);
+        return;
+    }
+    ld->priv = p;
+    ld->active = 1;
+    ld->ptr = image;
+    jst_image_inspect(image, known_size, &p->img);
+    p->have_img = 1;
+    ld->image_kind = p->img.kind;
+    ld->size = p->img.size;
+    if (p->img.base && p->img.size)
+        ld->hash = jst_hash64(p->img.base, p->img.size);
+    Dl_info info;
+    if (dladdr(image, &info) && info.dli_fname) {
+        const char *f = info.dli_fname[0] ? info.dli_fname : jst_exe_path();
+        strncpy(p->source, f, sizeof p->source - 1);
+    }
+    load_decide(ld, p, cache);
+}
+
+void jst_load_pre_file(struct jst_load *ld, const char *path, int cache)
+{
+    memset(ld, 0, sizeof *ld);
+    struct load_priv *p = calloc(1, sizeof *p);
+    if (!p)
+        return;
+    ld->priv = p;
+    ld->active = 1;
+    ld->path = path;
+    ld->image_kind = JST_IMG_FILE;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0)
+        return;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+        void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (m != MAP_FAILED) {
+            ld->map = m;
+            ld->map_len = (size_t)st.st_size;
+        }
+    }
+    close(fd);
+    if (!ld->map)
+        return;
+    ld->ptr = ld->map;
+    ld->size = ld->map_len;
+    ld->hash = jst_hash64(ld->map, ld->map_len);
+    jst_image_inspect(ld->map, ld->map_len, &p->img);
+    p->have_img = 1;
+    load_decide(ld, p, cache);
+}
+
+/* Adds one JST_F_KERNEL while the record has room for the rest. */
+static void kernel_cb(void *ctx, const char *name, size_t len)
+{
+    struct jst_rec *r = ctx;
+    if (len > 4096 || r->len + len + 16 + 4096 > r->cap)
+        return;
+    jst_rec_strn(r, JST_F_KERNEL, name, len);
+}
+
+static const char *entry_kind_name(unsigned k)
+{
+    return k == JST_E_PTX ? "ptx" : k == JST_E_CUBIN ? "cubin" : k == JST_E_LTOIR ? "ltoir" : "?";
+}
+
+static const char *compress_name(unsigned c)
+{
+    return c == JST_Z_ZSTD ? "zstd" : c == JST_Z_LZ4 ? "lz4" : "none";
+}
+
+void jst_load_post(struct jst_load *ld, struct jst_rec *r, uint64_t dur_ns, int result)
+{
+    struct load_priv *p = ld->priv;
+    jst_rec_u64(r, JST_F_IMAGE_KIND, ld->image_kind);
+    jst_rec_u64(r, JST_F_IMAGE_SIZE, ld->size);
+    if (ld->hash)
+        jst_rec_u64(r, JST_F_IMAGE_HASH, ld->hash);
+    if (ld->path)
+        jst_rec_str(r, JST_F_PATH, ld->path);
+    if (!p)
+        return;
+    if (p->source[0])
+        jst_rec_str(r, JST_F_SOURCE, p->source);
+    if (ld->ctx)
+        jst_rec_u64(r, JST_F_CTX, ld->ctx);
+    jst_rec_u64(r, JST_F_LOAD_DEVICE, (uint64_t)ld->dev);
+    if (p->have_img) {
+        for (size_t i = 0; i < p->img.n_entries && i < 256; i++) {
+            const struct jst_entry *e = &p->img.entries[i];
+            char arch[24], s[64];
+            jst_arch_str(arch, sizeof arch, e->kind == JST_E_PTX, e->sm, e->variant);
+            snprintf(s, sizeof s, "%s %s %s", entry_kind_name(e->kind), arch,
+                     compress_name(e->compress));
+            jst_rec_str(r, JST_F_ENTRY, s);
+        }
+    }
+    if (!p->decided) {
+        jst_rec_str(r, JST_F_REASON, ld->cc ? "not inspected" : "compute capability unknown");
+        return;
+    }
+    jst_rec_u64(r, JST_F_TARGET_CC, ld->cc);
+    jst_rec_u64(r, JST_F_VERDICT, p->dec.verdict);
+    if (p->dec.sass_arch[0])
+        jst_rec_str(r, JST_F_SASS_ARCH, p->dec.sass_arch);
+    if (p->dec.jit_from[0])
+        jst_rec_str(r, JST_F_JIT_FROM, p->dec.jit_from);
+    jst_rec_str(r, JST_F_REASON, p->dec.reason);
+    if (!ld->jit)
+        return;
+    const struct jst_entry *ptx = NULL;
+    if (p->dec.ptx_index >= 0 && (size_t)p->dec.ptx_index < p->img.n_entries)
+        ptx = &p->img.entries[p->dec.ptx_index];
+    uint64_t ptx_size = ptx ? ptx->raw_size : 0;
+    if (ptx) {
+        jst_rec_u64(r, JST_F_PTX_SIZE, ptx_size);
+        jst_entry_kernels(ptx, kernel_cb, r);
+    }
+    if (result != CUDA_SUCCESS)
+        return;
+    if (p->have_before) {
+        struct jst_cache_snap *after = malloc(sizeof *after);
+        if (after) {
+            jst_cache_snapshot(after, 1);
+            unsigned reason = JST_CR_NONE;
+            unsigned out = jst_cache_outcome(&p->before, after, dur_ns, ptx_size, &reason);
+            jst_rec_u64(r, JST_F_CACHE, out);
+            if (out == JST_C_MISS_NOT_STORED)
+                jst_rec_u64(r, JST_F_CACHE_REASON, reason);
+            jst_rec_u64(r, JST_F_CACHE_NEW_BYTES,
+                        after->size_bytes > p->before.size_bytes
+                            ? after->size_bytes - p->before.size_bytes
+                            : 0);
+            jst_rec_u64(r, JST_F_CACHE_NEW_ENTRIES,
+                        after->entries > p->before.entries ? after->entries - p->before.entries
+                                                           : 0);
+            free(after);
+        }
+    }
+    const char *label = ld->path ? ld->path : p->source[0] ? p->source : "(image in memory)";
+    jst_budget_note_jit(label, dur_ns);
+}
+
+void jst_load_free(struct jst_load *ld)
+{
+    struct load_priv *p = ld->priv;
+    if (p) {
+        if (p->have_img)
+            jst_image_free(&p->img);
+        free(p);
+    }
+    if (ld->map)
+        munmap(ld->map, ld->map_len);
+    memset(ld, 0, sizeof *ld);
+}

@@ -1,0 +1,206 @@
+/*
+ * The real driver: the real dlsym, dlopen("libcuda.so.1") (or
+ * $JITSTALL_REAL_LIBCUDA) and every hooked symbol in it, recognising libcuda
+ * handles, and the device facts jitstall needs (compute capability per device,
+ * DEVICE records), always asked through the real driver so no hook runs.
+ */
+#include <cuda.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "state.h"
+
+typedef void *(*dlsym_fn)(void *, const char *);
+typedef void *(*dlopen_fn)(const char *, int);
+
+static dlsym_fn real_dlsym_p;
+static pthread_once_t drv_once = PTHREAD_ONCE_INIT;
+static void *drv_handle;
+_Atomic int jst_cuinit_ok;
+
+/* Handles of objects named libcuda.so* that the program dlopen'd. */
+#define JST_MAX_CUDA_HANDLES 8
+static void *_Atomic cuda_handles[JST_MAX_CUDA_HANDLES];
+
+void *jst_real_dlsym(void *handle, const char *name)
+{
+    dlsym_fn f = __atomic_load_n(&real_dlsym_p, __ATOMIC_ACQUIRE);
+    if (!f) {
+        f = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
+        if (!f)
+            f = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
+        if (!f)
+            return NULL;
+        __atomic_store_n(&real_dlsym_p, f, __ATOMIC_RELEASE);
+    }
+    return f(handle, name);
+}
+
+static int name_is_libcuda(const char *path)
+{
+    if (!path)
+        return 0;
+    const char *b = strrchr(path, '/');
+    b = b ? b + 1 : path;
+    return strncmp(b, "libcuda.so", 10) == 0;
+}
+
+static void drv_open(void)
+{
+    int saved = errno;
+    const char *path = getenv("JITSTALL_REAL_LIBCUDA");
+    if (!path || !*path)
+        path = "libcuda.so.1";
+    /* The loader's own dlopen: the wrapper in modmap.c is for the program. */
+    dlopen_fn op = (dlopen_fn)dlvsym(RTLD_NEXT, "dlopen", "GLIBC_2.34");
+    if (!op)
+        op = (dlopen_fn)dlvsym(RTLD_NEXT, "dlopen", "GLIBC_2.2.5");
+    void *h = op ? op(path, RTLD_NOW | RTLD_LOCAL) : NULL;
+    if (!h)
+        jst_dbg("cannot open the real driver %s: %s", path, dlerror());
+    drv_handle = h;
+    for (int i = 0; i < JST_H_COUNT; i++) {
+        struct jst_hook *hk = &jst_hooks[i];
+        /* Without a driver handle, the definition after ours in the search
+         * order is the one the program would have called. */
+        void *f = h ? jst_real_dlsym(h, hk->name) : jst_real_dlsym(RTLD_NEXT, hk->name);
+        if (f == hk->wrap[JST_ROUTE_DIRECT])
+            f = NULL; /* never call ourselves */
+        atomic_store(&hk->real, f);
+    }
+    jst_dbg("real driver %s: handle %p", path, h);
+    errno = saved;
+}
+
+void *jst_driver(void)
+{
+    pthread_once(&drv_once, drv_open);
+    return drv_handle;
+}
+
+void *jst_driver_sym(const char *name)
+{
+    void *h = jst_driver();
+    return jst_real_dlsym(h ? h : RTLD_NEXT, name);
+}
+
+void jst_on_dlopen(const char *file, void *handle)
+{
+    if (!handle || !name_is_libcuda(file))
+        return;
+    for (int i = 0; i < JST_MAX_CUDA_HANDLES; i++) {
+        void *cur = atomic_load(&cuda_handles[i]);
+        if (cur == handle)
+            return;
+        if (!cur) {
+            void *expected = NULL;
+            if (atomic_compare_exchange_strong(&cuda_handles[i], &expected, handle) ||
+                expected == handle)
+                return;
+        }
+    }
+}
+
+int jst_is_libcuda_handle(void *handle)
+{
+    if (!handle || handle == RTLD_DEFAULT || handle == RTLD_NEXT)
+        return 0;
+    if (handle == jst_driver())
+        return 1;
+    for (int i = 0; i < JST_MAX_CUDA_HANDLES; i++)
+        if (atomic_load(&cuda_handles[i]) == handle)
+            return 1;
+    struct link_map *lm = NULL;
+    if (dlinfo(handle, RTLD_DI_LINKMAP, &lm) == 0 && lm)
+        return name_is_libcuda(lm->l_name);
+    return 0;
+}
+
+/* ---- devices ---- */
+
+typedef CUresult (*ctx_get_device_fn)(CUdevice *);
+typedef CUresult (*ctx_get_current_fn)(CUcontext *);
+typedef CUresult (*dev_attr_fn)(int *, CUdevice_attribute, CUdevice);
+typedef CUresult (*dev_count_fn)(int *);
+typedef CUresult (*dev_get_fn)(CUdevice *, int);
+typedef CUresult (*dev_name_fn)(char *, int, CUdevice);
+typedef CUresult (*drv_version_fn)(int *);
+
+#define JST_MAX_DEV 64
+static _Atomic unsigned dev_cc[JST_MAX_DEV]; /* 0: not asked yet */
+
+static unsigned device_cc(CUdevice dev)
+{
+    if (dev < 0 || dev >= JST_MAX_DEV)
+        return 0;
+    unsigned cc = atomic_load(&dev_cc[dev]);
+    if (cc)
+        return cc;
+    dev_attr_fn attr = (dev_attr_fn)jst_driver_sym("cuDeviceGetAttribute");
+    int maj = 0, min = 0;
+    if (attr && attr(&maj, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev) == CUDA_SUCCESS &&
+        attr(&min, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev) == CUDA_SUCCESS && maj > 0) {
+        cc = (unsigned)(maj * 10 + min);
+        atomic_store(&dev_cc[dev], cc);
+    }
+    return cc;
+}
+
+unsigned jst_current_cc(int *dev_out, uint64_t *ctx_out)
+{
+    int saved = errno;
+    ctx_get_current_fn cur = (ctx_get_current_fn)jst_driver_sym("cuCtxGetCurrent");
+    ctx_get_device_fn getdev = (ctx_get_device_fn)jst_driver_sym("cuCtxGetDevice");
+    CUcontext ctx = NULL;
+    CUdevice dev = 0;
+    if (cur && cur(&ctx) != CUDA_SUCCESS)
+        ctx = NULL;
+    /* No current context (cuLibraryLoadData needs none): judge against device 0. */
+    if (!ctx || !getdev || getdev(&dev) != CUDA_SUCCESS)
+        dev = 0;
+    if (dev_out)
+        *dev_out = dev;
+    if (ctx_out)
+        *ctx_out = (uint64_t)(uintptr_t)ctx;
+    unsigned cc = device_cc(dev);
+    errno = saved;
+    return cc;
+}
+
+void jst_emit_devices(void)
+{
+    int saved = errno;
+    dev_count_fn count = (dev_count_fn)jst_driver_sym("cuDeviceGetCount");
+    dev_get_fn get = (dev_get_fn)jst_driver_sym("cuDeviceGet");
+    dev_name_fn name = (dev_name_fn)jst_driver_sym("cuDeviceGetName");
+    drv_version_fn ver = (drv_version_fn)jst_driver_sym("cuDriverGetVersion");
+    int n = 0, v = 0;
+    if (!count || count(&n) != CUDA_SUCCESS)
+        n = 0;
+    if (!ver || ver(&v) != CUDA_SUCCESS)
+        v = 0;
+    for (int i = 0; i < n && i < JST_MAX_DEV; i++) {
+        CUdevice d = i;
+        if (get && get(&d, i) != CUDA_SUCCESS)
+            continue;
+        char nm[256] = "";
+        if (name && name(nm, (int)sizeof nm - 1, d) != CUDA_SUCCESS)
+            nm[0] = '\0';
+        nm[sizeof nm - 1] = '\0';
+        unsigned cc = device_cc(d);
+        uint8_t buf[512];
+        struct jst_rec r;
+        jst_rec_begin(&r, buf, sizeof buf, JST_REC_DEVICE);
+        jst_rec_u64(&r, JST_F_DEVICE, (uint64_t)i);
+        jst_rec_u64(&r, JST_F_CC_MAJOR, cc / 10);
+        jst_rec_u64(&r, JST_F_CC_MINOR, cc % 10);
+        jst_rec_str(&r, JST_F_DEV_NAME, nm);
+        jst_rec_u64(&r, JST_F_DRIVER_VERSION, (uint64_t)v);
+        jst_emit(&r, 1);
+    }
+    errno = saved;
+}

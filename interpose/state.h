@@ -1,0 +1,217 @@
+/*
+ * Internal interface of the preload: tracing state, the trace writer, the real
+ * driver, the hook table and the helpers the hooks share. Nothing here is
+ * exported from libjitstall.so.
+ */
+#ifndef JST_INTERPOSE_STATE_H
+#define JST_INTERPOSE_STATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdatomic.h>
+
+#include "trace.h"
+
+#define JST_EXPORT __attribute__((visibility("default")))
+#define JST_LIKELY(x) __builtin_expect(!!(x), 1)
+#define JST_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* ---- init.c: state, trace file, records ---- */
+
+/* Tracing state. OFF is final (JITSTALL_DISABLE=1 or a failure). */
+enum { JST_ST_NEW = 0, JST_ST_OPENING = 1, JST_ST_ON = 2, JST_ST_OFF = 3 };
+extern _Atomic int jst_state;
+extern int jst_debug_on;
+
+/* Recursion guard in initial-exec TLS: touching it never calls malloc. Set
+ * while a hook does its own work and while it runs the real function, so
+ * driver-internal calls that come back through our exports pass straight on. */
+extern __thread int jst_guard __attribute__((tls_model("initial-exec")));
+
+/* Reads the configuration once (thread-safe, lock-free for the fast case).
+ * Returns 1 if tracing may happen in this process, 0 when disabled. */
+int jst_config(void);
+/* The writer for this process, opening the trace file on first use (and again
+ * in a forked child). NULL when tracing is off. */
+struct jst_writer *jst_trace(void);
+/* Appends a record to the trace; failures turn tracing off. */
+int jst_emit(const struct jst_rec *r, int flush);
+/* Turns tracing off for good, with one line on stderr. */
+void jst_disable(const char *reason);
+/* Debug line to stderr when JITSTALL_DEBUG=1 (stack buffer + write(2)). */
+void jst_dbg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+uint64_t jst_now_ns(void); /* CLOCK_MONOTONIC */
+uint64_t jst_next_seq(void);
+uint32_t jst_tid(void);
+/* The executable's path (readlink /proc/self/exe), "" if unknown. */
+const char *jst_exe_path(void);
+
+/* ---- real.c: the real driver ---- */
+
+/* The real dlsym (dlvsym GLIBC_2.34, else GLIBC_2.2.5). */
+void *jst_real_dlsym(void *handle, const char *name);
+/* Opens the real driver once and resolves every hooked symbol in it.
+ * Returns the driver handle or NULL. */
+void *jst_driver(void);
+/* A symbol of the real driver, NULL if absent. */
+void *jst_driver_sym(const char *name);
+/* Is handle (from dlopen) the real driver or any object named libcuda.so*? */
+int jst_is_libcuda_handle(void *handle);
+/* Called by the dlopen wrapper (modmap.c) after a successful dlopen. */
+void jst_on_dlopen(const char *file, void *handle);
+/* Device ordinal current on this thread (or 0) and its compute capability
+ * (major*10+minor, 0 if unknown), queried once per device through the real driver. */
+unsigned jst_current_cc(int *dev_out, uint64_t *ctx_out);
+/* Writes one JST_REC_DEVICE per device (after cuInit succeeded). */
+void jst_emit_devices(void);
+/* cuInit succeeded once in this process. */
+extern _Atomic int jst_cuinit_ok;
+
+/* ---- hooks.c: the table of hooked functions ---- */
+
+/* Routes index the per-route wrappers (enum jst_route values 1..3). */
+#define JST_NROUTES 4
+
+struct jst_hook {
+    const char *name;        /* exact variant, e.g. "cuCtxCreate_v3" */
+    const char *base;        /* name the program asks cuGetProcAddress for, e.g. "cuCtxCreate" */
+    uint16_t call_id;        /* enum jst_call, 0 for cuGetProcAddress */
+    void *wrap[JST_NROUTES]; /* [route]: wrapper of this exact variant */
+    void *_Atomic real;      /* the driver's exported symbol: DIRECT and PROCADDR routes */
+    void *_Atomic real_dl;   /* what dlsym returned: DLSYM route */
+};
+
+/* X(variant, base, call id) for every hooked variant. */
+#define JST_HOOK_LIST(X)                                                                           \
+    X(cuInit, cuInit, JST_CALL_cuInit)                                                             \
+    X(cuCtxCreate, cuCtxCreate, JST_CALL_cuCtxCreate)                                              \
+    X(cuCtxCreate_v2, cuCtxCreate, JST_CALL_cuCtxCreate)                                           \
+    X(cuCtxCreate_v3, cuCtxCreate, JST_CALL_cuCtxCreate)                                           \
+    X(cuCtxCreate_v4, cuCtxCreate, JST_CALL_cuCtxCreate)                                           \
+    X(cuDevicePrimaryCtxRetain, cuDevicePrimaryCtxRetain, JST_CALL_cuDevicePrimaryCtxRetain)       \
+    X(cuModuleLoad, cuModuleLoad, JST_CALL_cuModuleLoad)                                           \
+    X(cuModuleLoadData, cuModuleLoadData, JST_CALL_cuModuleLoadData)                               \
+    X(cuModuleLoadDataEx, cuModuleLoadDataEx, JST_CALL_cuModuleLoadDataEx)                         \
+    X(cuModuleLoadFatBinary, cuModuleLoadFatBinary, JST_CALL_cuModuleLoadFatBinary)                \
+    X(cuLibraryLoadData, cuLibraryLoadData, JST_CALL_cuLibraryLoadData)                            \
+    X(cuLibraryLoadFromFile, cuLibraryLoadFromFile, JST_CALL_cuLibraryLoadFromFile)                \
+    X(cuModuleGetFunction, cuModuleGetFunction, JST_CALL_cuModuleGetFunction)                      \
+    X(cuLibraryGetKernel, cuLibraryGetKernel, JST_CALL_cuLibraryGetKernel)                         \
+    X(cuKernelGetFunction, cuKernelGetFunction, JST_CALL_cuKernelGetFunction)                      \
+    X(cuLinkCreate, cuLinkCreate, JST_CALL_cuLinkCreate)                                           \
+    X(cuLinkCreate_v2, cuLinkCreate, JST_CALL_cuLinkCreate)                                        \
+    X(cuLinkAddData, cuLinkAddData, JST_CALL_cuLinkAddData)                                        \
+    X(cuLinkAddData_v2, cuLinkAddData, JST_CALL_cuLinkAddData)                                     \
+    X(cuLinkAddFile, cuLinkAddFile, JST_CALL_cuLinkAddFile)                                        \
+    X(cuLinkAddFile_v2, cuLinkAddFile, JST_CALL_cuLinkAddFile)                                     \
+    X(cuLinkComplete, cuLinkComplete, JST_CALL_cuLinkComplete)                                     \
+    X(cuModuleUnload, cuModuleUnload, JST_CALL_cuModuleUnload)                                     \
+    X(cuLibraryUnload, cuLibraryUnload, JST_CALL_cuLibraryUnload)                                  \
+    X(cuLaunchKernel, cuLaunchKernel, JST_CALL_cuLaunchKernel)                                     \
+    X(cuLaunchKernel_ptsz, cuLaunchKernel, JST_CALL_cuLaunchKernel)                                \
+    X(cuLaunchKernelEx, cuLaunchKernelEx, JST_CALL_cuLaunchKernelEx)                               \
+    X(cuLaunchKernelEx_ptsz, cuLaunchKernelEx, JST_CALL_cuLaunchKernelEx)                          \
+    X(cuGetProcAddress, cuGetProcAddress, 0)                                                       \
+    X(cuGetProcAddress_v2, cuGetProcAddress, 0)                                                    \
+    X(cuGetProcAddress_v2_ptsz, cuGetProcAddress, 0)
+
+#define JST_HOOK_ENUM(v, b, c) JST_H_##v,
+enum { JST_HOOK_LIST(JST_HOOK_ENUM) JST_H_COUNT };
+#undef JST_HOOK_ENUM
+
+extern struct jst_hook jst_hooks[JST_H_COUNT];
+/* The hook of an exact variant name, or NULL. */
+struct jst_hook *jst_hook_by_name(const char *name);
+/* The real function a wrapper of route must call, resolving it on first use. */
+void *jst_hook_real(struct jst_hook *h, int route);
+
+/* ---- procaddr.c ---- */
+/* Maps what the real cuGetProcAddress returned for symbol to our wrapper of
+ * that exact variant, or returns fn unchanged when it is not one we know. */
+void *jst_procaddr_map(const char *symbol, void *fn);
+
+/* ---- events (hooks.c, load.c) ---- */
+
+/* One hooked call being recorded. */
+struct jst_event {
+    const struct jst_hook *hook;
+    int route;
+    int saved_errno;
+    uint64_t start_ns, dur_ns;
+    uint64_t stack_id;
+    uint32_t tid;
+};
+
+/* Starts an event: 1 if this call is to be recorded (guard taken), 0 if the
+ * wrapper must just call the real function (guard not taken). */
+int jst_event_begin(struct jst_event *ev, const struct jst_hook *h, int route);
+/* Releases the guard and restores errno to what the real function left. */
+void jst_event_end(struct jst_event *ev);
+/* Runs the real function with errno as the program left it, timing it. */
+#define JST_TIMED(ev, res, expr)                                                                   \
+    do {                                                                                           \
+        errno = (ev).saved_errno;                                                                  \
+        (ev).start_ns = jst_now_ns();                                                              \
+        res = expr;                                                                                \
+        (ev).dur_ns = jst_now_ns() - (ev).start_ns;                                                \
+        (ev).saved_errno = errno;                                                                  \
+    } while (0)
+/* Starts a record with the fields common to every call. */
+void jst_event_record(const struct jst_event *ev, struct jst_rec *r, void *buf, size_t cap,
+                      int result);
+
+/* ---- load.c: what a load was given, and what the driver did with it ---- */
+struct jst_load {
+    int active;          /* inspection done */
+    unsigned image_kind; /* enum jst_image_kind */
+    const void *ptr;     /* image bytes (mapped file for paths) */
+    size_t size;
+    uint64_t hash;
+    const char *path; /* for file loads */
+    void *map;        /* mmap of the file, if any */
+    size_t map_len;
+    int jit;        /* verdict is ptx_jit / forced_jit */
+    int scan_cache; /* take cache snapshots around the call */
+    unsigned cc;
+    int dev;
+    uint64_t ctx;
+    void *priv; /* inspection results (struct in load.c) */
+};
+/* Before the real call. known_size: 0 to derive it from headers. */
+void jst_load_pre_mem(struct jst_load *ld, const void *image, size_t known_size, int cache);
+void jst_load_pre_file(struct jst_load *ld, const char *path, int cache);
+/* After the real call: cache outcome, kernels, budget; appends the fields. */
+void jst_load_post(struct jst_load *ld, struct jst_rec *r, uint64_t dur_ns, int result);
+void jst_load_free(struct jst_load *ld);
+
+/* ---- launch.c: first launch of each function ---- */
+#define JST_SEEN_BITS 18
+#define JST_SEEN_SIZE (1u << JST_SEEN_BITS)
+extern _Atomic uintptr_t jst_seen[JST_SEEN_SIZE];
+
+/* Lock-free membership test; key 0 counts as seen (nothing to record). */
+static inline int jst_seen_has(uintptr_t key)
+{
+    uint32_t i = (uint32_t)(((uint64_t)key * 0x9E3779B97F4A7C15ull) >> (64 - JST_SEEN_BITS));
+    for (;;) {
+        uintptr_t v = atomic_load_explicit(&jst_seen[i], memory_order_relaxed);
+        if (v == key)
+            return 1;
+        if (v == 0)
+            return 0;
+        i = (i + 1) & (JST_SEEN_SIZE - 1);
+    }
+}
+/* Claims key: 1 if this caller inserted it (its first launch), 0 otherwise. */
+int jst_seen_claim(uintptr_t key);
+/* Remembers where a function or kernel came from (name, module/library). */
+void jst_func_note(uintptr_t func, uintptr_t parent, const char *name);
+/* func came from kernel (cuKernelGetFunction): same name, same library. */
+void jst_func_alias(uintptr_t func, uintptr_t kernel);
+/* Forgets every function taken from parent (module or library unload). */
+void jst_func_forget_parent(uintptr_t parent);
+/* Adds JST_F_NAME / JST_F_PARENT for func if known. */
+void jst_func_describe(uintptr_t func, struct jst_rec *r);
+
+#endif
