@@ -810,6 +810,180 @@ static void test_field_lengths_checked_against_payload(void **state)
     assert_true(it.bad);
 }
 
+/* ---- jitstall dump, run as the built CLI ---- */
+
+/* The CLI is built at the top of the build tree, two levels above this test. */
+static int cli_path(char *out, size_t n)
+{
+    char self[512];
+    ssize_t k = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    if (k <= 0)
+        return -1;
+    self[k] = '\0';
+    for (int up = 0; up < 3; up++) {
+        char *slash = strrchr(self, '/');
+        if (!slash)
+            return -1;
+        *slash = '\0';
+    }
+    snprintf(out, n, "%s/jitstall", self);
+    return access(out, X_OK);
+}
+
+/* Runs `jitstall dump ARGS...`; returns its exit status, output in files. */
+static int run_dump(const char *out, const char *err, ...)
+{
+    char cli[600];
+    if (cli_path(cli, sizeof(cli)) != 0)
+        return -1;
+    char *argv[8] = {cli, "dump"};
+    int argc = 2;
+    va_list ap;
+    va_start(ap, err);
+    for (char *a; argc < 7 && (a = va_arg(ap, char *));)
+        argv[argc++] = a;
+    va_end(ap);
+    argv[argc] = NULL;
+    pid_t pid = fork();
+    if (pid == 0) {
+        int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        int e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (o < 0 || e < 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0)
+            _exit(120);
+        execv(cli, argv);
+        _exit(121);
+    }
+    int st;
+    if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
+        return -1;
+    return WEXITSTATUS(st);
+}
+
+static char *slurp_str(const char *path)
+{
+    size_t n;
+    uint8_t *p = slurp(path, &n);
+    p[n] = '\0';
+    return (char *)p;
+}
+
+static void test_dump_text_and_json(void **state)
+{
+    char cli[600];
+    if (cli_path(cli, sizeof(cli)) != 0)
+        skip(); /* the CLI is not built in this tree */
+    char path[128], cut[128], junk[128], out[128], err[128];
+    tmp_path(path, sizeof(path), "dump.jst");
+    tmp_path(cut, sizeof(cut), "dump-cut.jst");
+    tmp_path(junk, sizeof(junk), "dump-junk.jst");
+    tmp_path(out, sizeof(out), "dump.out");
+    tmp_path(err, sizeof(err), "dump.err");
+
+    uint8_t buf[512];
+    struct jst_rec r;
+    uint64_t ips[2] = {0x401000, 0x7fff00001234ull};
+    struct jst_writer *w = jst_writer_open(path);
+    assert_non_null(w);
+    jst_rec_begin(&r, buf, sizeof(buf), JST_REC_PROCESS);
+    jst_rec_u64(&r, JST_F_PID, 4242);
+    jst_rec_str(&r, JST_F_ARG, "prog");
+    jst_rec_str(&r, JST_F_ARG, "a\"b\\c\n\x01\xff\xc3\xa9");
+    jst_rec_str(&r, JST_F_ENV, "CUDA_CACHE_PATH=/c");
+    assert_int_equal(jst_writer_emit(w, &r, 1), 0);
+    jst_rec_begin(&r, buf, sizeof(buf), JST_REC_CALL);
+    jst_rec_u64(&r, JST_F_CALL_ID, JST_CALL_cuLibraryLoadData);
+    jst_rec_str(&r, JST_F_CALL, "cuLibraryLoadData");
+    jst_rec_u64(&r, JST_F_TID, 7);
+    jst_rec_u64(&r, JST_F_START_NS, 100);
+    jst_rec_u64(&r, JST_F_DUR_NS, 11800000000ull);
+    jst_rec_u64(&r, JST_F_RESULT, 0);
+    jst_rec_u64(&r, JST_F_ROUTE, JST_ROUTE_PROCADDR);
+    jst_rec_u64(&r, JST_F_IMAGE_KIND, JST_IMG_FATBIN_WRAPPER);
+    jst_rec_u64(&r, JST_F_HANDLE, 0xabc0);
+    jst_rec_u64(&r, JST_F_VERDICT, JST_V_PTX_JIT);
+    jst_rec_u64(&r, JST_F_CACHE, JST_C_MISS_NOT_STORED);
+    jst_rec_u64(&r, JST_F_CACHE_REASON, JST_CR_TOO_SMALL);
+    jst_rec_str(&r, JST_F_KERNEL, "_Z1kv");
+    jst_rec_str(&r, JST_F_ENTRY, "ptx compute_75 zstd");
+    jst_rec_u64(&r, 999, 5);
+    jst_rec_u64(&r, 999, 6);
+    assert_int_equal(jst_writer_emit(w, &r, 1), 0);
+    jst_rec_begin(&r, buf, sizeof(buf), JST_REC_STACK);
+    jst_rec_u64(&r, JST_F_STACK_ID, 1);
+    jst_rec_bytes(&r, JST_F_IPS, ips, sizeof(ips));
+    assert_int_equal(jst_writer_emit(w, &r, 1), 0);
+    jst_rec_begin(&r, buf, sizeof(buf), JST_REC_MODMAP);
+    jst_rec_u64(&r, JST_F_MOD_EVENT, JST_MOD_DLOPEN);
+    jst_rec_bytes(&r, JST_F_BUILD_ID, "\x01\xab", 2);
+    assert_int_equal(jst_writer_emit(w, &r, 1), 0);
+    jst_rec_begin(&r, buf, sizeof(buf), JST_REC_CACHE_STATE);
+    jst_rec_u64(&r, JST_F_PHASE, 1);
+    assert_int_equal(jst_writer_emit(w, &r, 1), 0);
+    assert_int_equal(emit_end(w), 0);
+    assert_int_equal(jst_writer_close(w), 0);
+
+    assert_int_equal(run_dump(out, err, "--json", path, NULL), 0);
+    char *got = slurp_str(out);
+    assert_string_equal(
+        got,
+        "{\"type\":\"process\",\"pid\":4242,\"argv\":[\"prog\",\"a\\\"b\\\\c\\n\\u0001\\ufffd"
+        "\xc3\xa9\"],\"env\":[\"CUDA_CACHE_PATH=/c\"]}\n"
+        "{\"type\":\"call\",\"call_id\":\"cuLibraryLoadData\",\"call\":\"cuLibraryLoadData\","
+        "\"tid\":7,\"start_ns\":100,\"dur_ns\":11800000000,\"result\":0,\"route\":\"procaddr\","
+        "\"image_kind\":\"fatbin_wrapper\",\"handle\":\"0xabc0\",\"verdict\":\"ptx_jit\","
+        "\"cache\":\"miss_not_stored\",\"cache_reason\":\"too_small\",\"kernels\":[\"_Z1kv\"],"
+        "\"entries\":[\"ptx compute_75 zstd\"],\"key_999\":[5,6]}\n"
+        "{\"type\":\"stack\",\"stack_id\":1,\"ips\":[\"0x401000\",\"0x7fff00001234\"]}\n"
+        "{\"type\":\"modmap\",\"mod_event\":\"dlopen\",\"build_id\":\"01ab\"}\n"
+        "{\"type\":\"cache_state\",\"phase\":\"exit\"}\n"
+        "{\"type\":\"end\",\"exit_status\":0,\"end_reason\":\"exit\"}\n");
+    free(got);
+    got = slurp_str(err);
+    assert_string_equal(got, "");
+    free(got);
+
+    assert_int_equal(run_dump(out, err, path, NULL), 0);
+    got = slurp_str(out);
+    assert_non_null(strstr(got, "call call_id=cuLibraryLoadData call=\"cuLibraryLoadData\" tid=7 "
+                                "start_ns=100 dur_ns=11800000000 result=0 route=procaddr"));
+    assert_non_null(strstr(got, "\nstack stack_id=1 ips=[0x401000,0x7fff00001234]\n"));
+    assert_non_null(strstr(got, "\nend exit_status=0 end_reason=\"exit\"\n"));
+    free(got);
+
+    /* Cut before the end: everything flushed is printed, exit 0, one line. */
+    size_t n;
+    uint8_t *bytes = slurp(path, &n);
+    write_file(cut, bytes, n - 30);
+    assert_int_equal(run_dump(out, err, "--json", cut, NULL), 0);
+    got = slurp_str(err);
+    char want[256];
+    snprintf(want, sizeof(want), "jitstall dump: %s: truncated after 5 records\n", cut);
+    assert_string_equal(got, want);
+    free(got);
+
+    /* Garbage: one line, exit 2, and the next file is still dumped. */
+    uint8_t h[JST_HEADER_SIZE + 64];
+    make_header(h, 1, 1, JST_ENDIAN_MARK, JST_HEADER_SIZE, JST_FILE_FLAG_ZSTD);
+    memset(h + JST_HEADER_SIZE, 0x5a, 64);
+    write_file(junk, h, sizeof(h));
+    assert_int_equal(run_dump(out, err, "--json", junk, path, NULL), 2);
+    got = slurp_str(err);
+    assert_non_null(strstr(got, "damaged compressed data"));
+    assert_ptr_equal(strchr(got, '\n'), got + strlen(got) - 1); /* one line */
+    free(got);
+    got = slurp_str(out);
+    assert_non_null(strstr(got, "{\"type\":\"end\""));
+    free(got);
+
+    assert_int_equal(run_dump(out, err, "--help", NULL), 0);
+    got = slurp_str(out);
+    assert_non_null(strstr(got, "usage: jitstall dump [--json] TRACE..."));
+    free(got);
+    assert_int_equal(run_dump(out, err, NULL), 2);
+    assert_int_equal(run_dump(out, err, "--nope", path, NULL), 2);
+    free(bytes);
+}
+
 /* ---- names ---- */
 
 static void test_names(void **state)
@@ -885,6 +1059,7 @@ int main(void)
         cmocka_unit_test(test_longer_header_and_unknown_records_are_skipped),
         cmocka_unit_test(test_field_lengths_checked_against_payload),
         cmocka_unit_test(test_names),
+        cmocka_unit_test(test_dump_text_and_json),
     };
     return cmocka_run_group_tests(tests, setup_dir, remove_dir);
 }
