@@ -1,0 +1,356 @@
+/*
+ * `jitstall run`: runs a command under libjitstall.so (LD_PRELOAD), passes
+ * signals on to it, and then prints a three-line summary of its traces. It
+ * exits with the command's own status, as a shell would.
+ * The --help text is the man page's SYNOPSIS and OPTIONS (docs/jitstall-run.1.md).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "cli.h"
+#include "model.h"
+#include "report_view.h"
+
+static const char run_help[] =
+    "usage: jitstall run [-o DIR] [--] COMMAND [ARGS...]\n"
+    "\n"
+    "Runs COMMAND under libjitstall.so, the way heaptrack or nsys profile do,\n"
+    "then prints three lines: the time to the first kernel launch, the time\n"
+    "spent in the driver's JIT, and the command that shows the full report.\n"
+    "Forked and exec'd children write their traces into the same directory.\n"
+    "\n"
+    "options:\n"
+    "  -o DIR       write the traces to DIR, created if needed (default: a new\n"
+    "               directory jitstall-COMMAND-YYYYmmdd-HHMMSS here)\n"
+    "  -h, --help   show this help\n"
+    "\n"
+    "libjitstall.so is put first in LD_PRELOAD, keeping what was there, and\n"
+    "JITSTALL_DIR is set to the trace directory. SIGINT, SIGTERM, SIGHUP,\n"
+    "SIGQUIT, SIGUSR1 and SIGUSR2 sent to jitstall are passed on to COMMAND.\n"
+    "\n"
+    "exit status: the status of COMMAND, or 128+N when signal N killed it;\n"
+    "127 COMMAND not found; 126 COMMAND cannot be run; 2 usage error, or\n"
+    "libjitstall.so or the trace directory cannot be set up.\n";
+
+static const int fwd_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+#define N_FWD (sizeof(fwd_signals) / sizeof(fwd_signals[0]))
+
+static volatile sig_atomic_t child_pid;
+
+/* Passes a signal sent to us (kill, timeout, a batch system) on to the
+ * child. A signal the terminal generated (^C) already went to the whole
+ * foreground process group, child included, so it is not sent twice. */
+static void forward(int sig, siginfo_t *si, void *uc)
+{
+    (void)uc;
+    int saved = errno;
+    if (child_pid > 0 && (!si || si->si_code <= 0))
+        kill((pid_t)child_pid, sig);
+    errno = saved;
+}
+
+static int file_exists(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* Finds libjitstall.so next to the jitstall binary (a build tree), then in
+ * ../lib and ../lib/jitstall (installed). Writes the absolute path to out. */
+static int find_preload(char *out, size_t n)
+{
+    char self[PATH_MAX];
+    ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    if (len <= 0)
+        return -1;
+    self[len] = '\0';
+    char *slash = strrchr(self, '/');
+    if (!slash)
+        return -1;
+    *slash = '\0';
+    static const char *const rel[] = {"/libjitstall.so", "/../lib/libjitstall.so",
+                                      "/../lib/jitstall/libjitstall.so"};
+    for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+        char cand[PATH_MAX + 64];
+        snprintf(cand, sizeof(cand), "%s%s", self, rel[i]);
+        if (file_exists(cand) && realpath(cand, out) && strlen(out) < n)
+            return 0;
+    }
+    return -1;
+}
+
+static int mkdir_p(const char *path)
+{
+    char buf[PATH_MAX];
+    if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf)) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+            return -1;
+        *p = '/';
+    }
+    if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+        return -1;
+    struct stat st;
+    if (stat(buf, &st) != 0)
+        return -1;
+    if (!S_ISDIR(st.st_mode)) {
+        errno = ENOTDIR;
+        return -1;
+    }
+    return 0;
+}
+
+/* A new directory jitstall-<cmd>-<YYYYmmdd-HHMMSS>[-N] in the current directory. */
+static int make_default_dir(const char *cmd, char *out, size_t n)
+{
+    const char *base = strrchr(cmd, '/');
+    base = base ? base + 1 : cmd;
+    char name[64];
+    size_t k = 0;
+    for (; *base && k < sizeof(name) - 1; base++)
+        name[k++] = (*base == '/' || *base == ' ') ? '_' : *base;
+    name[k] = '\0';
+    time_t now = time(NULL);
+    struct tm tm;
+    char stamp[32];
+    localtime_r(&now, &tm);
+    strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
+    for (int i = 1; i < 1000; i++) {
+        if (i == 1)
+            snprintf(out, n, "jitstall-%s-%s", name, stamp);
+        else
+            snprintf(out, n, "jitstall-%s-%s-%d", name, stamp, i);
+        if (mkdir(out, 0755) == 0)
+            return 0;
+        if (errno != EEXIST)
+            return -1;
+    }
+    errno = EEXIST;
+    return -1;
+}
+
+/* Prints s for a shell: as is when it is plain, else in single quotes. */
+static void shell_quote(FILE *f, const char *s)
+{
+    if (*s && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./-+:=@") ==
+                  strlen(s)) {
+        fputs(s, f);
+        return;
+    }
+    fputc('\'', f);
+    for (; *s; s++) {
+        if (*s == '\'')
+            fputs("'\\''", f);
+        else
+            fputc(*s, f);
+    }
+    fputc('\'', f);
+}
+
+/* The three-line summary, from every trace in dir. */
+static void summary(const char *dir)
+{
+    struct jst_run run = {0};
+    char err[1024] = "", a[32], b[32], c[32];
+    jst_model_add(&run, dir, err, sizeof(err));
+    if (run.n_procs == 0) {
+        fprintf(stderr, "jitstall: no trace in ");
+        shell_quote(stderr, dir);
+        fprintf(stderr, ": the program made no CUDA driver call, or libjitstall.so could "
+                        "not be loaded\n");
+        jst_model_free(&run);
+        return;
+    }
+    const struct jst_process *worst = NULL;
+    uint64_t jit = 0, comp = 0, load = 0;
+    size_t loads = 0, partial = 0;
+    for (size_t i = 0; i < run.n_procs; i++) {
+        const struct jst_process *p = &run.procs[i];
+        if (p->first_launch_ns && (!worst || p->ttfk_ns > worst->ttfk_ns))
+            worst = p;
+        jit += p->jit_ns;
+        comp += p->jit_compile_ns;
+        load += p->jit_cache_load_ns;
+        partial += p->truncated || p->damage;
+        for (size_t k = 0; k < p->n_calls; k++)
+            loads += jst_is_jit_event(p, &p->calls[k]);
+    }
+    if (!worst)
+        fprintf(stderr, "jitstall: time to first kernel: no kernel was launched\n");
+    else if (run.n_procs == 1)
+        fprintf(stderr, "jitstall: time to first kernel %s\n", rv_dur(worst->ttfk_ns, a, 32));
+    else
+        fprintf(stderr, "jitstall: time to first kernel %s (slowest of %zu processes: pid %llu)\n",
+                rv_dur(worst->ttfk_ns, a, 32), run.n_procs, (unsigned long long)worst->pid);
+    fprintf(stderr, "jitstall: time in JIT %s in %zu %s (compile %s, cache load %s)%s\n",
+            rv_dur(jit, a, 32), loads, loads == 1 ? "load" : "loads", rv_dur(comp, b, 32),
+            rv_dur(load, c, 32), run.n_procs > 1 ? ", all processes" : "");
+    fprintf(stderr, "jitstall: full report: jitstall report ");
+    shell_quote(stderr, dir);
+    if (partial)
+        fprintf(stderr, "  (%zu %s partial)", partial, partial == 1 ? "trace is" : "traces are");
+    fputc('\n', stderr);
+    jst_model_free(&run);
+}
+
+static int cmd_run(int argc, char **argv)
+{
+    const char *outdir = NULL;
+    int i;
+    for (i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--")) {
+            i++;
+            break;
+        }
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            fputs(run_help, stdout);
+            return JST_EXIT_OK;
+        }
+        if (!strcmp(a, "-o")) {
+            if (i + 1 >= argc) {
+                jst_errorf("run", "-o needs a directory");
+                return JST_EXIT_USAGE;
+            }
+            outdir = argv[++i];
+            continue;
+        }
+        if (a[0] == '-' && a[1]) {
+            jst_errorf("run", "unknown option '%s' (see 'jitstall run --help')", a);
+            return JST_EXIT_USAGE;
+        }
+        break;
+    }
+    if (i >= argc) {
+        jst_errorf("run", "no command given (see 'jitstall run --help')");
+        return JST_EXIT_USAGE;
+    }
+    char **cmd = argv + i;
+
+    char lib[PATH_MAX];
+    if (find_preload(lib, sizeof(lib)) != 0) {
+        jst_errorf("run", "libjitstall.so not found next to the jitstall binary, nor in ../lib "
+                          "or ../lib/jitstall");
+        return JST_EXIT_USAGE;
+    }
+    char dir[PATH_MAX];
+    if (outdir) {
+        if (mkdir_p(outdir) != 0) {
+            jst_errorf("run", "%s: %s", outdir, strerror(errno));
+            return JST_EXIT_USAGE;
+        }
+        snprintf(dir, sizeof(dir), "%s", outdir);
+    } else if (make_default_dir(cmd[0], dir, sizeof(dir)) != 0) {
+        jst_errorf("run", "cannot create a trace directory here: %s", strerror(errno));
+        return JST_EXIT_USAGE;
+    }
+    char absdir[PATH_MAX];
+    if (!realpath(dir, absdir)) {
+        jst_errorf("run", "%s: %s", dir, strerror(errno));
+        return JST_EXIT_USAGE;
+    }
+
+    const char *old = getenv("LD_PRELOAD");
+    char *preload = NULL;
+    if (old && *old && strstr(old, lib))
+        preload = strdup(old);
+    else if (asprintf(&preload, "%s%s%s", lib, old && *old ? ":" : "", old && *old ? old : "") < 0)
+        preload = NULL;
+    if (!preload || setenv("LD_PRELOAD", preload, 1) != 0 ||
+        setenv("JITSTALL_DIR", absdir, 1) != 0) {
+        free(preload);
+        jst_errorf("run", "cannot set the environment");
+        return JST_EXIT_USAGE;
+    }
+    free(preload);
+
+    /* A close-on-exec pipe tells the parent whether exec failed, and why. */
+    int pfd[2];
+    if (pipe2(pfd, O_CLOEXEC) != 0) {
+        jst_errorf("run", "pipe: %s", strerror(errno));
+        return JST_EXIT_USAGE;
+    }
+    sigset_t fwd, old_mask;
+    sigemptyset(&fwd);
+    for (size_t k = 0; k < N_FWD; k++)
+        sigaddset(&fwd, fwd_signals[k]);
+    sigprocmask(SIG_BLOCK, &fwd, &old_mask);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        int e = errno;
+        sigprocmask(SIG_SETMASK, &old_mask, NULL);
+        jst_errorf("run", "fork: %s", strerror(e));
+        return JST_EXIT_USAGE;
+    }
+    if (pid == 0) {
+        close(pfd[0]);
+        sigprocmask(SIG_SETMASK, &old_mask, NULL);
+        execvp(cmd[0], cmd);
+        int e = errno;
+        ssize_t wr = write(pfd[1], &e, sizeof(e));
+        (void)wr;
+        _exit(127);
+    }
+    close(pfd[1]);
+    child_pid = pid;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_sigaction = forward;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    for (size_t k = 0; k < N_FWD; k++)
+        sigaction(fwd_signals[k], &sa, NULL);
+    sigprocmask(SIG_SETMASK, &old_mask, NULL);
+
+    int exec_err = 0;
+    ssize_t got;
+    do
+        got = read(pfd[0], &exec_err, sizeof(exec_err));
+    while (got < 0 && errno == EINTR);
+    close(pfd[0]);
+
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0) {
+        if (errno != EINTR) {
+            jst_errorf("run", "waitpid: %s", strerror(errno));
+            return JST_EXIT_USAGE;
+        }
+    }
+    child_pid = 0;
+    if (got == (ssize_t)sizeof(exec_err)) {
+        if (exec_err == ENOENT) {
+            jst_errorf("run", "%s: command not found", cmd[0]);
+            if (!outdir)
+                rmdir(absdir); /* the new directory, still empty */
+            return 127;
+        }
+        jst_errorf("run", "%s: %s", cmd[0], strerror(exec_err));
+        if (!outdir)
+            rmdir(absdir);
+        return 126;
+    }
+
+    summary(dir);
+    if (WIFEXITED(status))
+        return WEXITSTATUS(status);
+    if (WIFSIGNALED(status))
+        return 128 + WTERMSIG(status);
+    return JST_EXIT_USAGE;
+}
+
+JST_COMMAND(run, cmd_run, "run a command under libjitstall.so, then summarize its JIT stalls")
