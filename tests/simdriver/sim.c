@@ -1235,3 +1235,19 @@ CUresult CUDAAPI cuGetProcAddress(const char *symbol, void **pfn, int cudaVersio
 {
     return sim_proc_lookup(symbol, pfn, cudaVersion, flags, NULL);
 }
+
+/* Exported by the driver (cuda.h only has an inline of that name): the
+ * per-thread-default-stream resolver, which asks for per-thread variants
+ * unless the caller picked a stream mode itself. */
+CUresult CUDAAPI cuGetProcAddress_v2_ptsz(const char *symbol, void **pfn, int cudaVersion,
+                                          cuuint64_t flags,
+                                          CUdriverProcAddressQueryResult *symbolStatus);
+CUresult CUDAAPI cuGetProcAddress_v2_ptsz(const char *symbol, void **pfn, int cudaVersion,
+                                          cuuint64_t flags,
+                                          CUdriverProcAddressQueryResult *symbolStatus)
+{
+    if (!(flags &
+          (CU_GET_PROC_ADDRESS_LEGACY_STREAM | CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM)))
+        flags |= CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
+    return sim_proc_lookup(symbol, pfn, cudaVersion, flags, symbolStatus);
+}

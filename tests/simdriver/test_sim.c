@@ -725,6 +725,11 @@ static void c_proc_address(void)
             _exit(1);
         }
     }
+    gpa_v2_fn ptsz = (gpa_v2_fn)sym("cuGetProcAddress_v2_ptsz");
+    CKR(ptsz("cuLaunchKernel", &p, 13000, 0, &st), CUDA_SUCCESS);
+    CK(p == sym("cuLaunchKernel_ptsz"));
+    CKR(ptsz("cuLaunchKernel", &p, 13000, CU_GET_PROC_ADDRESS_LEGACY_STREAM, &st), CUDA_SUCCESS);
+    CK(p == sym("cuLaunchKernel"));
     CKR(gpa("cuNoSuchThing", &p, 13000, 0, &st), CUDA_ERROR_NOT_FOUND);
     CK(st == CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND && p == NULL);
     CKR(gpa("cuCtxCreate_v4", &p, 13000, 0, &st), CUDA_ERROR_NOT_FOUND); /* base names only */
