@@ -687,10 +687,11 @@ static int is_link_add(unsigned call)
     return call == JST_CALL_cuLinkAddData || call == JST_CALL_cuLinkAddFile;
 }
 
-static int jit_input(const struct jst_call_ev *c)
+/* PTX handed to cuLinkAdd* is compiled right there; LTO-IR (NVVM) is
+ * compiled when the link completes. */
+static int link_input_is(const struct jst_call_ev *c, unsigned input)
 {
-    return c->has_jit_input &&
-           (c->jit_input == CU_JIT_INPUT_PTX || c->jit_input == CU_JIT_INPUT_NVVM);
+    return c->has_jit_input && c->jit_input == input;
 }
 
 /* Declared in fixes.h; lives here because jst_model_derive needs it. */
@@ -701,11 +702,11 @@ int jst_is_jit_event(const struct jst_process *p, const struct jst_call_ev *c)
     if (c->verdict != JST_V_NONE)
         return 0;
     if (is_link_add(c->call))
-        return jit_input(c);
+        return link_input_is(c, CU_JIT_INPUT_PTX);
     if (c->call == JST_CALL_cuLinkComplete && c->handle) {
-        /* a link that was fed PTX: completing it compiles */
         for (const struct jst_call_ev *a = p->calls; a < c; a++)
-            if (is_link_add(a->call) && a->handle == c->handle && jit_input(a))
+            if (is_link_add(a->call) && a->handle == c->handle &&
+                link_input_is(a, CU_JIT_INPUT_NVVM))
                 return 1;
     }
     return 0;

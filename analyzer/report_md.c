@@ -158,19 +158,8 @@ static void write_fixes(FILE *f, const struct rv_report *r)
 
 static void state_cell(FILE *f, const struct jst_cache_state *s)
 {
-    char a[32], b[32];
-    if (!s->present) {
-        fputs("not recorded", f);
-        return;
-    }
-    fprintf(f, "%s, %s", s->exists ? "exists" : "does not exist",
-            s->writable ? "writable" : "not writable");
-    if (s->exists)
-        fprintf(f, ", %s in %" PRIu64 " %s", rv_bytes(s->size_bytes, a, sizeof(a)), s->entries,
-                s->entries == 1 ? "entry" : "entries");
-    fprintf(f, " of %s max", rv_bytes(s->max_bytes, b, sizeof(b)));
-    if (s->disabled)
-        fputs(", CUDA\\_CACHE\\_DISABLE=1", f);
+    char buf[256];
+    md_text(f, rv_cache_state_str(s, buf, sizeof(buf)));
 }
 
 static void write_cache(FILE *f, const struct rv_report *r)

@@ -201,20 +201,8 @@ static void write_fixes(const struct tw *t, const struct rv_report *r)
 
 static void cache_line(const struct tw *t, const char *label, const struct jst_cache_state *s)
 {
-    char a[32], b[32];
-    if (!s->present) {
-        fprintf(t->f, "  %-9s not recorded\n", label);
-        return;
-    }
-    fprintf(t->f, "  %-9s %s, %s", label, s->exists ? "exists" : "does not exist",
-            s->writable ? "writable" : "not writable");
-    if (s->exists)
-        fprintf(t->f, ", %s in %" PRIu64 " %s", rv_bytes(s->size_bytes, a, sizeof(a)), s->entries,
-                s->entries == 1 ? "entry" : "entries");
-    fprintf(t->f, " of %s max", rv_bytes(s->max_bytes, b, sizeof(b)));
-    if (s->disabled)
-        fprintf(t->f, ", CUDA_CACHE_DISABLE=1");
-    fputc('\n', t->f);
+    char buf[256];
+    fprintf(t->f, "  %-9s %s\n", label, rv_cache_state_str(s, buf, sizeof(buf)));
 }
 
 static void write_cache(const struct tw *t, const struct rv_report *r)

@@ -153,6 +153,26 @@ const char *rv_origin(const struct rv_module *m, char *buf, size_t n)
     return buf;
 }
 
+const char *rv_cache_state_str(const struct jst_cache_state *s, char *buf, size_t n)
+{
+    char a[32], b[32];
+    buf[0] = '\0';
+    if (!s->present) {
+        cat(buf, n, "not recorded");
+        return buf;
+    }
+    if (s->exists)
+        cat(buf, n, "exists, %s, %s in %" PRIu64 " %s", s->writable ? "writable" : "not writable",
+            rv_bytes(s->size_bytes, a, sizeof(a)), s->entries,
+            s->entries == 1 ? "entry" : "entries");
+    else
+        cat(buf, n, "does not exist (%s)", s->writable ? "can be created" : "cannot be created");
+    cat(buf, n, "; max %s", rv_bytes(s->max_bytes, b, sizeof(b)));
+    if (s->disabled)
+        cat(buf, n, "; CUDA_CACHE_DISABLE=1");
+    return buf;
+}
+
 static int is_module(const struct jst_process *p, const struct jst_call_ev *c)
 {
     return c->verdict != JST_V_NONE || jst_is_jit_event(p, c);
@@ -254,36 +274,52 @@ static int cmp_mod(const void *a, const void *b)
     return x->c->seq < y->c->seq ? -1 : x->c->seq > y->c->seq;
 }
 
-static const char *cache_key(const struct jst_process *p)
+static const struct jst_cache_state *cache_state(const struct jst_process *p)
 {
     if (p->cache_start.present && p->cache_start.path)
-        return p->cache_start.path;
+        return &p->cache_start;
     if (p->cache_end.present && p->cache_end.path)
-        return p->cache_end.path;
+        return &p->cache_end;
     return NULL;
 }
 
+static uint64_t wall_end(const struct jst_process *p)
+{
+    return p->realtime_ns + (p->end_ns > p->mono_ns ? p->end_ns - p->mono_ns : 0);
+}
+
+/* Processes share a cache entry when they used the same directory with the
+ * same settings; its start state is the earliest process's, its end state the
+ * latest's (by wall-clock time, comparable across hosts). */
 static int build_caches(struct rv_report *r)
 {
     for (size_t i = 0; i < r->n_procs; i++) {
         const struct jst_process *p = r->procs[i].p;
-        const char *k = cache_key(p);
-        if (!k)
+        const struct jst_cache_state *s = cache_state(p);
+        if (!s)
             continue;
         size_t j;
-        for (j = 0; j < r->n_caches; j++)
-            if (!strcmp(r->caches[j].path, k))
+        for (j = 0; j < r->n_caches; j++) {
+            const struct jst_cache_state *o = cache_state(r->caches[j].first);
+            if (!strcmp(o->path, s->path) && o->disabled == s->disabled &&
+                o->max_bytes == s->max_bytes)
                 break;
+        }
         if (j == r->n_caches) {
             struct rv_cache *nv = realloc(r->caches, (r->n_caches + 1) * sizeof(*nv));
             if (!nv)
                 return -1;
             r->caches = nv;
-            r->caches[j] = (struct rv_cache){k, p, p, 0};
+            r->caches[j] = (struct rv_cache){s->path, p, p, 0};
             r->n_caches++;
         }
-        r->caches[j].last = p;
-        r->caches[j].n_procs++;
+        struct rv_cache *c = &r->caches[j];
+        if (p->realtime_ns < c->first->realtime_ns)
+            c->first = p;
+        if (wall_end(p) >= wall_end(c->last))
+            c->last = p;
+        c->path = cache_state(c->first)->path;
+        c->n_procs++;
     }
     return 0;
 }

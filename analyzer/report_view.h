@@ -84,6 +84,8 @@ const char *rv_cache_str(const struct jst_call_ev *c, char *buf, size_t n);
 const char *rv_verdict_str(const struct rv_module *m, char *buf, size_t n);
 /* The library or file a module came from, or "(image in memory, via API)". */
 const char *rv_origin(const struct rv_module *m, char *buf, size_t n);
+/* "exists, writable, 1.3 MiB in 1 entry; max 1.0 GiB" or "does not exist (can be created); ..." */
+const char *rv_cache_state_str(const struct jst_cache_state *s, char *buf, size_t n);
 /* Percentage part/whole, 0 when whole is 0. */
 double rv_pct(uint64_t part, uint64_t whole);
 
