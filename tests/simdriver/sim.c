@@ -85,6 +85,10 @@ struct sim_link {
     uint32_t magic;
     unsigned cc;
     unsigned inputs;
+    unsigned nopt; /* cuLinkCreate's options, written back at cuLinkComplete */
+    CUjit_option *opt;
+    void **val;
+    double wall_ms; /* accumulated over the adds */
     struct sim_names names;
     uint8_t *cubin;
     size_t cubin_size;
@@ -129,6 +133,36 @@ static void sim_sleep_us(uint64_t us)
     }
     while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t, NULL) == EINTR)
         ;
+}
+
+static double sim_now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+/* Writes what the driver returns through JIT options: CU_JIT_WALL_TIME gets
+ * the milliseconds spent, and the info and error logs come back empty (the
+ * simulated JIT has nothing to say), their size options set to 0. */
+static void sim_jit_outputs(unsigned n, const CUjit_option *opt, void **val, float wall_ms)
+{
+    if (!opt || !val)
+        return;
+    for (unsigned i = 0; i < n; i++) {
+        if (opt[i] == CU_JIT_WALL_TIME) {
+            memcpy(&val[i], &wall_ms, sizeof wall_ms);
+        } else if (opt[i] == CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES ||
+                   opt[i] == CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES) {
+            CUjit_option buf = opt[i] == CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES
+                                   ? CU_JIT_INFO_LOG_BUFFER
+                                   : CU_JIT_ERROR_LOG_BUFFER;
+            for (unsigned j = 0; j < n; j++)
+                if (opt[j] == buf && val[j] && (uintptr_t)val[i] > 0)
+                    *(char *)val[j] = '\0';
+            val[i] = (void *)(uintptr_t)0;
+        }
+    }
 }
 
 /* "90", "9.0", "sm_90", "compute_90a" -> 90; 0 when unreadable. */
@@ -676,7 +710,10 @@ CUresult CUDAAPI cuModuleLoadDataEx(CUmodule *module, const void *image, unsigne
     SIM_REQUIRE_INIT();
     if (numOptions && (!options || !optionValues))
         return CUDA_ERROR_INVALID_VALUE;
-    return sim_load(image, 0, 0, (struct sim_mod **)module);
+    double t0 = sim_now_ms();
+    CUresult rc = sim_load(image, 0, 0, (struct sim_mod **)module);
+    sim_jit_outputs(numOptions, options, optionValues, (float)(sim_now_ms() - t0));
+    return rc;
 }
 
 CUresult CUDAAPI cuModuleLoadFatBinary(CUmodule *module, const void *fatCubin)
@@ -716,7 +753,12 @@ CUresult CUDAAPI cuLibraryLoadData(CUlibrary *library, const void *code, CUjit_o
                                    unsigned int numLibraryOptions)
 {
     SIM_REQUIRE_INIT();
-    return sim_load(code, 0, 1, (struct sim_mod **)library);
+    if (numJitOptions && (!jitOptions || !jitOptionsValues))
+        return CUDA_ERROR_INVALID_VALUE;
+    double t0 = sim_now_ms();
+    CUresult rc = sim_load(code, 0, 1, (struct sim_mod **)library);
+    sim_jit_outputs(numJitOptions, jitOptions, jitOptionsValues, (float)(sim_now_ms() - t0));
+    return rc;
 }
 
 CUresult CUDAAPI cuLibraryLoadFromFile(CUlibrary *library, const char *fileName,
@@ -725,7 +767,12 @@ CUresult CUDAAPI cuLibraryLoadFromFile(CUlibrary *library, const char *fileName,
                                        void **libraryOptionValues, unsigned int numLibraryOptions)
 {
     SIM_REQUIRE_INIT();
-    return sim_load_file(fileName, 1, (struct sim_mod **)library);
+    if (numJitOptions && (!jitOptions || !jitOptionsValues))
+        return CUDA_ERROR_INVALID_VALUE;
+    double t0 = sim_now_ms();
+    CUresult rc = sim_load_file(fileName, 1, (struct sim_mod **)library);
+    sim_jit_outputs(numJitOptions, jitOptions, jitOptionsValues, (float)(sim_now_ms() - t0));
+    return rc;
 }
 
 CUresult CUDAAPI cuLibraryUnload(CUlibrary library)
@@ -851,6 +898,12 @@ CUresult CUDAAPI cuLinkCreate_v2(unsigned int numOptions, CUjit_option *options,
         return CUDA_ERROR_OUT_OF_MEMORY;
     l->magic = SIM_MAGIC_LINK;
     l->cc = g.cc[t_current->dev];
+    l->nopt = numOptions;
+    l->opt = options;
+    l->val = optionValues;
+    for (unsigned i = 0; i < numOptions; i++)
+        if (options[i] == CU_JIT_TARGET) /* CUjit_target values are cc numbers: 90 */
+            l->cc = (unsigned)(uintptr_t)optionValues[i];
     *stateOut = (CUlinkState)l;
     return CUDA_SUCCESS;
 }
@@ -871,7 +924,9 @@ static CUresult sim_link_add(struct sim_link *l, CUjitInputType type, const void
     default:
         return CUDA_ERROR_NOT_SUPPORTED; /* objects, archives, LTO-IR: not simulated */
     }
+    double t0 = sim_now_ms();
     CUresult rc = sim_resolve(data, size, l->cc, &l->names);
+    l->wall_ms += sim_now_ms() - t0;
     if (rc == CUDA_SUCCESS)
         l->inputs++;
     return rc;
@@ -1037,6 +1092,7 @@ CUresult CUDAAPI cuLinkComplete(CUlinkState state, void **cubinOut, size_t *size
     }
     *cubinOut = l->cubin;
     *sizeOut = l->cubin_size;
+    sim_jit_outputs(l->nopt, l->opt, l->val, (float)l->wall_ms);
     return CUDA_SUCCESS;
 }
 

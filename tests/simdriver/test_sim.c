@@ -831,6 +831,47 @@ static void t_link(void **state)
     in_child(c_link, env);
 }
 
+/* Outputs through JIT options: wall time, empty logs; CU_JIT_TARGET picks the link's arch. */
+static void c_jit_options(void)
+{
+    char info[64] = "stale", err[64] = "stale";
+    CUjit_option opt[5] = {CU_JIT_WALL_TIME, CU_JIT_INFO_LOG_BUFFER,
+                           CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, CU_JIT_ERROR_LOG_BUFFER,
+                           CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+    void *val[5] = {NULL, info, (void *)(uintptr_t)sizeof info, err, (void *)(uintptr_t)sizeof err};
+    CUmodule m;
+    float ms;
+    start();
+    CKR(cuModuleLoadDataEx(&m, g_ptx, 5, opt, val), CUDA_SUCCESS);
+    memcpy(&ms, &val[0], sizeof ms);
+    CK(ms * 1000.0 >= jit_cost_us(g_ptx, US_PER_KB));
+    CK(info[0] == '\0' && err[0] == '\0' && val[2] == NULL && val[4] == NULL);
+    CKR(cuModuleUnload(m), CUDA_SUCCESS);
+
+    CUjit_option lopt[2] = {CU_JIT_WALL_TIME, CU_JIT_TARGET};
+    void *lval[2] = {NULL, (void *)(uintptr_t)CU_TARGET_COMPUTE_80};
+    CUlinkState ls;
+    void *cubin;
+    size_t size;
+    CKR(cuLinkCreate(2, lopt, lval, &ls), CUDA_SUCCESS);
+    CKR(cuLinkAddData(ls, CU_JIT_INPUT_PTX, g_ptx2, strlen(g_ptx2), "b.ptx", 0, NULL, NULL),
+        CUDA_SUCCESS);
+    CKR(cuLinkComplete(ls, &cubin, &size), CUDA_SUCCESS);
+    memcpy(&ms, &lval[0], sizeof ms);
+    CK(ms * 1000.0 >= jit_cost_us(g_ptx2, US_PER_KB));
+    struct jst_image img;
+    CK(jst_image_inspect(cubin, size, &img) == 0 && img.n_entries == 1);
+    CK(img.entries[0].sm == 80);
+    jst_image_free(&img);
+    CKR(cuLinkDestroy(ls), CUDA_SUCCESS);
+}
+
+static void t_jit_options(void **state)
+{
+    const char *env[] = {"JITSTALL_SIM_JIT_US_PER_KB=4000", NULL};
+    in_child(c_jit_options, env);
+}
+
 static CUcontext g_shared_ctx;
 
 static void *load_thread(void *arg)
@@ -890,6 +931,7 @@ int main(void)
         T(t_library),
         T(t_proc_address),
         T(t_link),
+        T(t_jit_options),
         T(t_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
