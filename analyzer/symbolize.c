@@ -288,8 +288,15 @@ static void sym_frame(struct jst_symbolizer *s, uint64_t ip, long k, struct jst_
     GElf_Off off;
     GElf_Sym sym;
     const char *name = dwfl_module_addrinfo(sm->mod, a, &off, &sym, NULL, NULL, NULL);
-    if (name && *name)
-        jst_demangle(name, f->func, sizeof f->func);
+    if (name && *name) {
+        /* .dynsym names may carry a symbol version: "__libc_start_main@@GLIBC_2.34". */
+        char plain[sizeof f->func];
+        snprintf(plain, sizeof plain, "%s", name);
+        char *at = strchr(plain, '@');
+        if (at && at != plain)
+            *at = '\0';
+        jst_demangle(plain, f->func, sizeof f->func);
+    }
     Dwfl_Line *line = dwfl_module_getsrc(sm->mod, a);
     if (line) {
         int lineno = 0;
