@@ -192,7 +192,12 @@ int jst_run_load(const char *cmd, char **paths, int n, struct jst_run *run, int 
         char err[512] = "";
         size_t before = run->n_unreadable;
         if (jst_model_add(run, paths[i], err, sizeof err) < 0) {
-            jst_errorf(cmd, "%s: %s", paths[i], err[0] ? err : "cannot read");
+            /* The model's message usually starts with the path already. */
+            size_t pl = strlen(paths[i]);
+            if (!strncmp(err, paths[i], pl) && err[pl] == ':')
+                jst_errorf(cmd, "%s", err);
+            else
+                jst_errorf(cmd, "%s: %s", paths[i], err[0] ? err : "cannot read");
             bad = 1;
         } else if (run->n_unreadable > before) {
             jst_errorf(cmd, "%s: %zu file(s) could not be read%s%s", paths[i],

@@ -120,6 +120,7 @@ static void warn(const struct ctx *x, const char *fmt, ...)
     }
 }
 
+/* Appends a case; the pointer is valid until the next add_case on cp. */
 static struct ccase *add_case(struct cproc *cp, const char *name, const char *type)
 {
     struct ccase *n = realloc(cp->cases, (cp->n_cases + 1) * sizeof(*n));
@@ -347,13 +348,17 @@ static void check_baseline(struct ctx *x, struct cproc *cp)
 {
     const struct opts *o = &x->o;
     const struct jst_psum *s = &cp->s, *bs = cp->base;
-    struct ccase *c_new = add_case(cp, "baseline-new-jit", "regression");
-    struct ccase *c_jit = add_case(cp, "baseline-jit-time", "regression");
-    struct ccase *c_ttfk = add_case(cp, "baseline-ttfk", "regression");
-    struct ccase *c_cache = add_case(cp, "baseline-cache", "regression");
+    /* add_case may move the array: take the pointers once all four exist. */
+    size_t first = cp->n_cases;
+    add_case(cp, "baseline-new-jit", "regression");
+    add_case(cp, "baseline-jit-time", "regression");
+    add_case(cp, "baseline-ttfk", "regression");
+    add_case(cp, "baseline-cache", "regression");
+    struct ccase *c_new = &cp->cases[first], *c_jit = &cp->cases[first + 1];
+    struct ccase *c_ttfk = &cp->cases[first + 2], *c_cache = &cp->cases[first + 3];
     char a[64], b[64], d[64], det[4096], lab[1024];
     if (!bs) {
-        const char *why = "no process with this executable in the baseline";
+        const char *why = "no matching process in the baseline (same executable)";
         c_new->skipped = xstrdup(why);
         c_jit->skipped = xstrdup(why);
         c_ttfk->skipped = xstrdup(why);

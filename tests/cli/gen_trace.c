@@ -9,7 +9,8 @@
  * process device call cache stack modmap cupti note end. Values are numbers
  * (decimal, 0x hex, or with a time suffix ns/us/ms/s, converted to ns), enum
  * names (verdict=ptx_jit, cache=hit, call_id=cuModuleLoadData, ...), text
- * ("quoted" when it has spaces), or for ips/build_id a comma-separated hex list.
+ * ("quoted" when it has spaces; inside quotes \n is a newline, \xHH a byte and
+ * \c the character c), or for ips/build_id a comma-separated hex list.
  * '#' starts a comment. A call record gets seq, tid and call_id filled in when
  * they are missing. --truncate leaves the stream unfinished, like a killed
  * process: no END record and no zstd frame end.
@@ -217,8 +218,20 @@ static char *next_token(char **pp)
             p++;
             continue;
         }
-        if (quoted && *p == '\\' && p[1])
+        if (quoted && *p == '\\' && p[1]) {
             p++;
+            if (*p == 'n') {
+                *w++ = '\n';
+                p++;
+                continue;
+            }
+            if (*p == 'x' && isxdigit((unsigned char)p[1]) && isxdigit((unsigned char)p[2])) {
+                char hex[3] = {p[1], p[2], 0};
+                *w++ = (char)strtoul(hex, NULL, 16);
+                p += 3;
+                continue;
+            }
+        }
         *w++ = *p++;
     }
     if (*p)

@@ -1,0 +1,835 @@
+#!/usr/bin/env python3
+"""CLI tests of `jitstall diff`, `export`, `check` and `baseline`.
+
+Every case builds exact traces with gen_trace (tests/cli/gen_trace.c, the real
+trace writer) and asserts on the real stdout, stderr, exit status, JSON and
+JUnit XML. ctest runs one case per test (tests/cli/CMakeLists.txt):
+
+    python3 test_cli.py --list      names of the cases
+    python3 test_cli.py CASE...     run cases (all when none is named)
+
+Environment: JST_CLI (the jitstall binary), JST_GEN_TRACE (gen_trace), JST_DOCS
+(docs/), and for the "preload" case JST_PRELOAD, JST_SIMDIR, JST_PROG_DIRECT,
+JST_FIXTURES.
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SKIP = 77
+CASES = {}
+
+
+def case(fn):
+    CASES[fn.__name__[len("test_"):]] = fn
+    return fn
+
+
+class Failure(Exception):
+    pass
+
+
+def expect(cond, msg):
+    if not cond:
+        raise Failure(msg)
+
+
+class Skip(Exception):
+    pass
+
+
+# ---- building traces ----
+
+KERNEL = "_Z3addPfS_"          # add(float*, float*)
+KERNEL2 = "_Z3mulPfS_"         # mul(float*, float*)
+
+
+def q(s):
+    """A quoted gen_trace value."""
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def process(pid=100, exe="/opt/app/bin/prog", args=("prog", "--query"), start_ms=1000):
+    argv = " ".join("arg=" + q(a) for a in args)
+    return (f"process pid={pid} ppid=1 exe={q(exe)} {argv} host=ci realtime=1700000000s "
+            f"mono={start_ms}ms proc_start={start_ms}ms version=0.1.0\n"
+            "device device=0 cc_major=9 cc_minor=0 dev_name=\"NVIDIA H200\"\n")
+
+
+def call(api, start_ms, dur_ms, **kw):
+    fields = " ".join(f"{k}={v}" for k, v in kw.items())
+    return f"call call={api} start={start_ms}ms dur={dur_ms}ms result=0 {fields}\n"
+
+
+def jit_load(start_ms, dur_ms, source="/opt/app/lib/libkern.so", h="0xabc", kernel=KERNEL,
+             cache="miss_stored", api="cuLibraryLoadData", **kw):
+    kw.setdefault("cache_reason", "none")
+    return call(api, start_ms, dur_ms, image_kind="fatbin_wrapper", image_hash=h,
+                source=q(source), verdict="ptx_jit", jit_from="compute_75", target_cc=90,
+                kernel=kernel, reason=q("PTX compute_75 only; GPU is sm_90"), cache=cache,
+                ptx_size=5000000, entry=q("ptx compute_75 zstd"), **kw)
+
+
+def sass_load(start_ms, dur_ms, source="/opt/app/lib/libok.so", h="0xdef", kernel=KERNEL2,
+              api="cuModuleLoadData", **kw):
+    return call(api, start_ms, dur_ms, image_kind="fatbin", image_hash=h, source=q(source),
+                verdict="sass", sass_arch="sm_90", target_cc=90, kernel=kernel, **kw)
+
+
+def launch(start_ms, kernel=KERNEL, **kw):
+    return call("cuLaunchKernel", start_ms, 0.01, name=kernel, func="0x30", **kw)
+
+
+def end():
+    return "end exit_status=0 end_reason=exit\n"
+
+
+def run_spec(pid=100, jit_ms=11000.0, cache="miss_stored", fixed=False, h="0xabc",
+             args=("prog", "--query"), exe="/opt/app/bin/prog", ctx_ms=120, extra_jit=None,
+             source="/opt/app/lib/libkern.so", with_end=True, off=0):
+    """One process: init, context, libkern.so (JIT unless fixed), libok.so (SASS),
+    first launch. Starts at 1000 ms (+off); the first launch is at 1300 + load + 100 ms."""
+    s = process(pid, exe, args, start_ms=1000 + off)
+    s += call("cuInit", 1010 + off, 150)
+    s += call("cuDevicePrimaryCtxRetain", 1170 + off, ctx_ms)
+    t = 1300 + off
+    if fixed:
+        s += sass_load(t, 3, source=source, h=h, kernel=KERNEL, api="cuLibraryLoadData")
+        t += 3
+    else:
+        s += jit_load(t, jit_ms, cache=cache, h=h, source=source)
+        t += jit_ms
+    for i, (src, ms) in enumerate(extra_jit or []):
+        s += jit_load(t, ms, source=src, h=hex(0x1000 + i), kernel=f"_Z4k{i}xxPf")
+        t += ms
+    s += sass_load(t + 10, 2)
+    s += launch(t + 100)
+    if with_end:
+        s += end()
+    return s
+
+
+class Env:
+    def __init__(self):
+        self.cli = os.environ.get("JST_CLI")
+        self.gen = os.environ.get("JST_GEN_TRACE")
+        if not self.cli or not self.gen:
+            raise SystemExit("test_cli.py: JST_CLI and JST_GEN_TRACE must be set (run via ctest)")
+        self.tmp = tempfile.mkdtemp(prefix="jst-cli-")
+
+    def close(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def path(self, name):
+        return os.path.join(self.tmp, name)
+
+    def trace(self, name, spec, truncate=False, subdir=None):
+        d = self.path(subdir) if subdir else self.tmp
+        os.makedirs(d, exist_ok=True)
+        out = os.path.join(d, name if name.endswith(".jst") else name + ".jst")
+        argv = [self.gen] + (["--truncate"] if truncate else []) + [out]
+        r = subprocess.run(argv, input=spec.encode(), capture_output=True)
+        if r.returncode != 0:
+            raise Failure(f"gen_trace failed: {r.stderr.decode(errors='replace')}\n{spec}")
+        return out
+
+    def run(self, *args, env=None):
+        e = dict(os.environ)
+        e.pop("NO_COLOR", None)
+        if env:
+            e.update(env)
+        r = subprocess.run([self.cli] + [str(a) for a in args], capture_output=True, env=e,
+                           timeout=60)
+        return r.returncode, r.stdout.decode(errors="replace"), r.stderr.decode(errors="replace")
+
+    def expect_rc(self, want, *args, **kw):
+        rc, out, err = self.run(*args, **kw)
+        expect(rc == want, f"jitstall {' '.join(map(str, args))}: exit {rc}, expected {want}\n"
+               f"--- stdout\n{out}--- stderr\n{err}")
+        return out, err
+
+
+def fail_lines(out):
+    return [l for l in out.splitlines() if l.startswith("FAIL ")]
+
+
+# ---- check: budgets ----
+
+@case
+def test_max_jit_ms(env):
+    t = env.trace("jit", run_spec())
+    out, _ = env.expect_rc(0, "check", "--max-jit-ms", "12000", t)
+    expect("jitstall check: OK: 1 process within budget (1 check)" in out, out)
+    out, _ = env.expect_rc(1, "check", "--max-jit-ms", "500", t)
+    lines = fail_lines(out)
+    expect(len(lines) == 1, f"one regression line:\n{out}")
+    l = lines[0]
+    for want in ("prog[100] max-jit-ms:", "JIT took 11000.0 ms", "budget 500.0 ms",
+                 "(+10500.0 ms)", "/opt/app/lib/libkern.so [add(float*, float*)]",
+                 "ptx_jit from compute_75", "cache miss_stored", "call site",
+                 "fix: ", "-gencode arch=compute_90,code=sm_90"):
+        expect(want in l, f"{want!r} in {l!r}")
+    expect("FAILED: 1 regression in 1 of 1 process" in out, out)
+    # Fractional budgets are accepted; the boundary is "more than N".
+    env.expect_rc(0, "check", "--max-jit-ms", "11000", t)
+    env.expect_rc(1, "check", "--max-jit-ms", "10999.5", t)
+
+
+@case
+def test_max_ttfk_ms(env):
+    t = env.trace("jit", run_spec(jit_ms=1000))  # ttfk = 300 + 1000 + 100 ms
+    env.expect_rc(0, "check", "--max-ttfk-ms", "1400", t)
+    out, _ = env.expect_rc(1, "check", "--max-ttfk-ms", "1000", t)
+    l = fail_lines(out)
+    expect(len(l) == 1 and "time to first kernel 1400.0 ms, budget 1000.0 ms (+400.0 ms)" in l[0]
+           and "libkern.so" in l[0], out)
+    # No JIT at all: the line says what the time went to instead.
+    t2 = env.trace("fixed", run_spec(fixed=True, ctx_ms=900))
+    out, _ = env.expect_rc(1, "check", "--max-ttfk-ms", "100", t2)
+    expect("no JIT before it" in out, out)
+
+
+@case
+def test_max_ttfk_ms_no_launch(env):
+    # Killed during a 20 s JIT: no launch, no END. Must not pass a 1 s budget.
+    spec = process() + call("cuInit", 1010, 150) + jit_load(1300, 20000)
+    t = env.trace("killed", spec, truncate=True)
+    out, err = env.expect_rc(1, "check", "--max-ttfk-ms", "1000", t)
+    expect("no kernel launched in the" in out and "libkern.so" in out, out)
+    expect("partial trace" in err, f"partial warning on stderr: {err}")
+    # A short trace without a launch is not measurable: warning, pass.
+    spec = process() + call("cuInit", 1010, 150) + end()
+    t = env.trace("nolaunch", spec)
+    out, err = env.expect_rc(0, "check", "--max-ttfk-ms", "1000", t)
+    expect("no kernel launched; max-ttfk-ms not measurable" in err, err)
+
+
+@case
+def test_max_jit_modules(env):
+    t = env.trace("two", run_spec(extra_jit=[("/opt/app/lib/libmore.so", 500)]))
+    env.expect_rc(0, "check", "--max-jit-modules", "2", t)
+    out, _ = env.expect_rc(1, "check", "--max-jit-modules", "1", t)
+    l = fail_lines(out)
+    expect(len(l) == 1 and "2 modules JIT-compiled, budget 1 (+1)" in l[0], out)
+    expect("worst module /opt/app/lib/libkern.so" in l[0], "the worst module is named: " + l[0])
+    out, _ = env.expect_rc(1, "check", "--max-jit-modules", "0", t)
+    env.expect_rc(2, "check", "--max-jit-modules", "1.5", t)
+
+
+@case
+def test_forbid_verdict(env):
+    t = env.trace("jit", run_spec())
+    env.expect_rc(0, "check", "--forbid-verdict", "no_compatible", t)
+    out, _ = env.expect_rc(1, "check", "--forbid-verdict", "ptx_jit", t)
+    l = fail_lines(out)
+    expect(len(l) == 1, out)
+    expect("forbid-verdict=ptx_jit: forbidden verdict ptx_jit (PTX compute_75 only; GPU is sm_90)"
+           in l[0], l[0])
+    # Repeatable: one line per module per forbidden verdict.
+    out, _ = env.expect_rc(1, "check", "--forbid-verdict", "ptx_jit", "--forbid-verdict", "sass",
+                           t)
+    l = fail_lines(out)
+    expect(len(l) == 2 and "forbid-verdict=sass" in l[1] and "libok.so" in l[1], out)
+    # Names are validated.
+    _, err = env.expect_rc(2, "check", "--forbid-verdict", "ptx", t)
+    expect("unknown verdict 'ptx'" in err and "ptx_jit" in err, err)
+    # A fixed build passes.
+    env.expect_rc(0, "check", "--forbid-verdict", "ptx_jit", env.trace("fixed", run_spec(fixed=True)))
+
+
+@case
+def test_require_cache(env):
+    warm = env.trace("warm", run_spec(jit_ms=30, cache="hit"))
+    cold = env.trace("cold", run_spec(cache="miss_stored"))
+    ro = env.trace("ro", run_spec(cache="miss_not_stored").replace(
+        "cache_reason=none", "cache_reason=read_only"))
+    env.expect_rc(0, "check", "--require-cache", "hit", warm)
+    out, _ = env.expect_rc(1, "check", "--require-cache", "hit", cold)
+    expect("require-cache=hit: cache miss_stored, required hit" in out, out)
+    out, _ = env.expect_rc(1, "check", "--require-cache", "miss_stored", ro)
+    expect("cache miss_not_stored, required miss_stored" in out and "(read_only)" in out, out)
+    env.expect_rc(0, "check", "--require-cache", "miss_stored", cold)
+    # A run without JIT has no cache question.
+    env.expect_rc(0, "check", "--require-cache", "hit", env.trace("fx", run_spec(fixed=True)))
+    _, err = env.expect_rc(2, "check", "--require-cache", "warm", warm)
+    expect("--require-cache: 'warm' is not one of hit, miss_stored, unknown" in err, err)
+
+
+@case
+def test_all_budgets_one_run(env):
+    t = env.trace("jit", run_spec())
+    out, _ = env.expect_rc(1, "check", "--max-jit-ms", "500", "--max-ttfk-ms", "1000",
+                           "--max-jit-modules", "0", "--forbid-verdict", "ptx_jit",
+                           "--require-cache", "hit", t)
+    names = [re.match(r"FAIL prog\[100\] (\S+):", l).group(1) for l in fail_lines(out)]
+    expect(names == ["max-jit-ms", "max-ttfk-ms", "max-jit-modules", "forbid-verdict=ptx_jit",
+                     "require-cache=hit"], f"one line per budget, in order: {names}")
+    expect("5 regressions in 1 of 1 process" in out, out)
+
+
+# ---- check: baselines ----
+
+@case
+def test_baseline_file(env):
+    t = env.trace("jit", run_spec())
+    b = env.path("base.json")
+    _, err = env.expect_rc(0, "baseline", t, "-o", b)
+    expect("wrote" in err, err)
+    doc = json.load(open(b))
+    expect(doc["format"] == "jitstall-baseline" and doc["version"] == 1, "format and version")
+    p = doc["processes"][0]
+    expect(p["exe"] == "prog" and p["pid"] == 100 and p["ttfk_ns"] == 11400000000
+           and p["jit_ns"] == 11000000000 and re.fullmatch(r"0x[0-9a-f]{16}", p["argv_hash"]), p)
+    m = p["modules"]
+    expect(len(m) == 2, m)
+    expect(m[0]["image_hash"] == "0x0000000000000abc" and m[0]["verdict"] == "ptx_jit"
+           and m[0]["jit"] is True and m[0]["jit_ns"] == 11000000000
+           and m[0]["cache"] == "miss_stored" and m[0]["source"] == "/opt/app/lib/libkern.so"
+           and m[0]["kernels"] == [KERNEL], m[0])
+    expect(m[1]["verdict"] == "sass" and m[1]["jit"] is False and m[1]["cache"] == "none", m[1])
+    # Same run against itself: nothing to report.
+    out, _ = env.expect_rc(0, "check", "--baseline", b, t)
+    expect("OK: 1 process within budget (4 checks)" in out, out)
+    # stdout when no -o.
+    out, _ = env.expect_rc(0, "baseline", t)
+    expect(json.loads(out) == doc, "baseline to stdout is the same document")
+
+
+@case
+def test_baseline_new_jit_module(env):
+    good = env.trace("good", run_spec(fixed=True, h="0xabd"))
+    bad = env.trace("bad", run_spec())
+    b = env.path("base.json")
+    env.expect_rc(0, "baseline", good, "-o", b)
+    out, _ = env.expect_rc(1, "check", "--baseline", b, bad)
+    l = fail_lines(out)
+    new = [x for x in l if "baseline-new-jit" in x]
+    expect(len(new) == 1, out)
+    expect("new JIT'd module, JIT 11000.0 ms (baseline: sass)" in new[0]
+           and "/opt/app/lib/libkern.so [add(float*, float*)]" in new[0]
+           and "-gencode arch=compute_90,code=sm_90" in new[0], new[0])
+    ttfk = [x for x in l if "baseline-ttfk" in x]
+    expect(len(ttfk) == 1 and "time to first kernel 403.0 ms -> 11400.0 ms" in ttfk[0]
+           and "tolerance 20%" in ttfk[0], out)
+    # A module the baseline never loaded counts as new too.
+    spec = run_spec(fixed=True, h="0xabd", extra_jit=[("/opt/app/lib/libnew.so", 50)])
+    out, _ = env.expect_rc(1, "check", "--baseline", b, env.trace("extra", spec))
+    expect("new JIT'd module, JIT 50.0 ms (baseline: not loaded); module /opt/app/lib/libnew.so"
+           in out, out)
+
+
+@case
+def test_baseline_jit_time_tolerance(env):
+    b = env.path("base.json")
+    env.expect_rc(0, "baseline", env.trace("base", run_spec(jit_ms=1000)), "-o", b)
+    slower = env.trace("slower", run_spec(jit_ms=1500))
+    out, _ = env.expect_rc(1, "check", "--baseline", b, slower)
+    l = [x for x in fail_lines(out) if "baseline-jit-time" in x]
+    expect(len(l) == 1 and "JIT time 1000.0 ms -> 1500.0 ms (+500.0 ms, +50%, tolerance 20%)"
+           in l[0] and "libkern.so" in l[0], out)
+    env.expect_rc(0, "check", "--baseline", b, "--tolerance", "60", slower)
+    env.expect_rc(0, "check", "--baseline", b, env.trace("within", run_spec(jit_ms=1150)))
+    # Growth under --min-delta-ms is noise.
+    env.expect_rc(0, "check", "--baseline", b, "--tolerance", "0", "--min-delta-ms", "600",
+                  slower)
+    env.expect_rc(2, "check", "--baseline", b, "--tolerance", "-5", slower)
+
+
+@case
+def test_baseline_cache_worse(env):
+    b = env.path("base.json")
+    env.expect_rc(0, "baseline", env.trace("warm", run_spec(jit_ms=30, cache="hit")), "-o", b)
+    out, _ = env.expect_rc(1, "check", "--baseline", b, "--tolerance", "100000",
+                           env.trace("cold", run_spec(jit_ms=30, cache="miss_stored")))
+    l = [x for x in fail_lines(out) if "baseline-cache" in x]
+    expect(len(l) == 1 and "cache outcome got worse: hit -> miss_stored" in l[0], out)
+
+
+@case
+def test_baseline_improvements(env):
+    b = env.path("base.json")
+    env.expect_rc(0, "baseline", env.trace("bad", run_spec()), "-o", b)
+    out, _ = env.expect_rc(0, "check", "--baseline", b, env.trace("good", run_spec(fixed=True)))
+    expect(not fail_lines(out), out)
+    expect("improved prog[100] baseline-new-jit: module no longer JIT-compiled (ptx_jit -> sass)"
+           in out, out)
+    expect("improved prog[100] baseline-ttfk: time to first kernel 11400.0 ms -> 403.0 ms" in out,
+           out)
+    # Cold -> warm cache and a faster JIT are improvements as well.
+    env.expect_rc(0, "baseline", env.trace("cold", run_spec(jit_ms=1000)), "-o", b)
+    out, _ = env.expect_rc(0, "check", "--baseline", b,
+                           env.trace("warm", run_spec(jit_ms=30, cache="hit")))
+    expect("cache outcome miss_stored -> hit" in out and "JIT time 1000.0 ms -> 30.0 ms" in out,
+           out)
+    out, _ = env.expect_rc(0, "check", "-q", "--baseline", b,
+                           env.trace("warm2", run_spec(jit_ms=30, cache="hit")))
+    expect("improved" not in out, "--quiet hides improvements")
+
+
+@case
+def test_baseline_process_matching(env):
+    # Two processes of one exe told apart by their arguments, in a directory;
+    # the current run lists them in the other order, with other pids.
+    d1 = "base"
+    env.trace("a", run_spec(pid=10, args=("prog", "--shard", "1"), jit_ms=1000), subdir=d1)
+    env.trace("b", run_spec(pid=11, args=("prog", "--shard", "2"), fixed=True), subdir=d1)
+    b = env.path("base.json")
+    env.expect_rc(0, "baseline", env.path(d1), "-o", b)
+    d2 = "cur"
+    env.trace("a", run_spec(pid=21, args=("prog", "--shard", "2"), fixed=True), subdir=d2)
+    env.trace("b", run_spec(pid=20, args=("prog", "--shard", "1"), jit_ms=1000), subdir=d2)
+    out, _ = env.expect_rc(0, "check", "--baseline", b, env.path(d2))
+    expect("OK: 2 processes within budget" in out, out)
+    # Shard 2 now JITs: only it regresses.
+    env.trace("a", run_spec(pid=21, args=("prog", "--shard", "2")), subdir=d2)
+    out, _ = env.expect_rc(1, "check", "--baseline", b, env.path(d2))
+    expect(all(l.startswith("FAIL prog[21] ") for l in fail_lines(out)), out)
+    # An exe the baseline does not know: warned about, budgets only.
+    out, err = env.expect_rc(0, "check", "--baseline", b,
+                             env.trace("other", run_spec(exe="/usr/bin/other", pid=30)))
+    expect("other[30]: no matching process in the baseline" in err, err)
+    expect("baseline process prog (pid 10) has no match in this run" in err, err)
+
+
+@case
+def test_baseline_unreadable(env):
+    t = env.trace("jit", run_spec())
+    bad = env.path("bad.json")
+    for content, want in [
+        ("not json at all", "not valid JSON (line 1"),
+        ('{"format": "something-else", "version": 1, "processes": []}', "not a jitstall baseline"),
+        ('{"format": "jitstall-baseline", "version": 99, "processes": []}',
+         "baseline version 99 is newer than this jitstall reads (1)"),
+        ('{"format": "jitstall-baseline", "version": 1, "processes": [{"exe": "prog"}]}',
+         "processes[0]: argv_hash"),
+        ('{"format": "jitstall-baseline", "version": 1, "processes": [' + '[' * 200 + ']' * 200
+         + ']}', "nested too deeply"),
+    ]:
+        open(bad, "w").write(content)
+        _, err = env.expect_rc(2, "check", "--baseline", bad, t)
+        expect(err.startswith("jitstall check: --baseline " + bad + ": ") and want in err,
+               f"{want!r} in {err!r}")
+    _, err = env.expect_rc(2, "check", "--baseline", env.path("missing.json"), t)
+    expect("cannot open" in err, err)
+
+
+# ---- check: exit codes, garbage, partial traces ----
+
+@case
+def test_check_usage(env):
+    t = env.trace("jit", run_spec())
+    out, _ = env.expect_rc(0, "check", "--help")
+    expect(out.startswith("usage: jitstall check"), out)
+    _, err = env.expect_rc(2, "check")
+    expect("no trace or directory given" in err, err)
+    _, err = env.expect_rc(2, "check", t)
+    expect("nothing to check" in err, err)
+    _, err = env.expect_rc(2, "check", "--max-jit-ms", "abc", t)
+    expect("--max-jit-ms: 'abc' is not a non-negative number" in err, err)
+    _, err = env.expect_rc(2, "check", "--max-jit-ms", t)
+    _, err = env.expect_rc(2, "check", "--bogus", t)
+    expect("unknown option" in err and "--bogus" in err, err)
+    _, err = env.expect_rc(2, "check", "--max-jit-ms", "5", env.path("nope.jst"))
+    expect(env.path("nope.jst") in err, err)
+
+
+@case
+def test_garbage_input(env):
+    g = env.path("garbage.jst")
+    open(g, "wb").write(os.urandom(300))
+    h = env.path("header_only_bad.jst")
+    open(h, "wb").write(b"JSTRACE\0" + b"\xff" * 100)
+    empty = env.path("emptydir")
+    os.makedirs(empty)
+    for cmd in (["check", "--max-jit-ms", "1"], ["baseline"], ["export", "-o", env.path("x.json")]):
+        for bad in (g, h, empty):
+            rc, out, err = env.run(*cmd, bad)
+            expect(rc == 2, f"{cmd} {bad}: exit {rc}, expected 2\n{out}{err}")
+            lines = err.strip().splitlines()
+            expect(len(lines) >= 1 and lines[0].startswith(f"jitstall {cmd[0]}: {bad}"),
+                   f"one clear line naming the file: {err!r}")
+    expect(not os.path.exists(env.path("x.json")), "no output file from failed export")
+    # diff too, on either side.
+    t = env.trace("ok", run_spec())
+    env.expect_rc(2, "diff", g, t)
+    env.expect_rc(2, "diff", t, g)
+    # A directory with one garbage file among good traces: unreadable, exit 2.
+    d = env.path("mixed")
+    env.trace("good", run_spec(), subdir="mixed")
+    shutil.copy(g, os.path.join(d, "zz.jst"))
+    _, err = env.expect_rc(2, "check", "--max-jit-ms", "1", d)
+    expect("zz.jst" in err, err)
+
+
+@case
+def test_partial_trace(env):
+    t = env.trace("cut", run_spec(with_end=False), truncate=True)
+    out, err = env.expect_rc(1, "check", "--max-jit-ms", "500", t)
+    expect("partial trace" in err and "checked what it holds" in err, err)
+    expect(len(fail_lines(out)) == 1 and "JIT took 11000.0 ms" in out, out)
+    out, err = env.expect_rc(0, "check", "--max-jit-ms", "20000", t)
+    expect("partial trace" in err, err)
+    out, _ = env.expect_rc(0, "check", "--github", "--max-jit-ms", "20000", t)
+    expect("::warning title=jitstall::" in out and "partial trace" in out, out)
+
+
+@case
+def test_call_site(env):
+    # A stack inside gen_trace itself (built with -g): the regression line must
+    # carry the symbolized call site, main (gen_trace.c:N) in .../gen_trace.
+    nm = subprocess.run(["nm", env.gen], capture_output=True, text=True)
+    if nm.returncode != 0:
+        raise Skip("nm not available")
+    addr = None
+    for line in nm.stdout.splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[2] == "main" and parts[1] in "Tt":
+            addr = int(parts[0], 16)
+    expect(addr is not None, "main in gen_trace's symbol table")
+    bias = 0x555555554000
+    size = os.path.getsize(env.gen)
+    spec = run_spec().replace("call call=cuLibraryLoadData", "call call=cuLibraryLoadData stack_id=1")
+    mod = (f"modmap mod_event=initial mod_path={q(env.gen)} bias={hex(bias)} "
+           f"mod_start={hex(bias)} mod_end={hex(bias + size + 0x100000)}\n"
+           f"stack stack_id=1 ips={hex(bias + addr + 8)}\n")
+    spec = spec.replace("call call=cuInit", mod + "call call=cuInit", 1)
+    t = env.trace("stack", spec)
+    out, _ = env.expect_rc(1, "check", "--forbid-verdict", "ptx_jit", t)
+    m = re.search(r"call site (main \((\S*/)?gen_trace\.c:\d+\) in \S*gen_trace);", out)
+    expect(m, f"symbolized call site in: {out}")
+
+
+# ---- check: JUnit and GitHub ----
+
+def validate_junit(env, path):
+    """Schema check with xmllint when present, and a structural check always."""
+    data = open(path, "rb").read()
+    root = ET.fromstring(data)  # well-formed
+    if shutil.which("xmllint"):
+        r = subprocess.run(["xmllint", "--noout", "--schema", os.path.join(HERE, "junit.xsd"),
+                            path], capture_output=True, text=True)
+        expect(r.returncode == 0, f"xmllint --schema junit.xsd: {r.stderr}")
+    expect(root.tag == "testsuites", "root <testsuites>")
+    suites = root.findall("testsuite")
+    expect(len(suites) == 1 and suites[0].get("name") == "jitstall", "one testsuite jitstall")
+    s = suites[0]
+    cases = s.findall("testcase")
+    expect(int(s.get("tests")) == len(cases), "tests= counts the testcases")
+    nfail = sum(1 for c in cases if c.find("failure") is not None)
+    expect(int(s.get("failures")) == nfail, "failures= counts failed testcases")
+    expect(int(root.get("tests")) == len(cases) and int(root.get("failures")) == nfail,
+           "testsuites totals")
+    for c in cases:
+        expect(re.fullmatch(r"jitstall\.[^.]+\.\d+", c.get("classname") or ""),
+               f"classname jitstall.<exe>.<pid>: {c.get('classname')}")
+        expect(c.get("name"), "testcase name")
+        f = c.find("failure")
+        if f is not None:
+            expect(f.get("message") and f.get("type") in ("budget", "regression"), "failure attrs")
+            expect((f.text or "").startswith(f.get("message").split(" (and ")[0][:40]),
+                   "details start with the message")
+    return root
+
+
+@case
+def test_junit(env):
+    d = "run"
+    env.trace("a", run_spec(pid=100), subdir=d)
+    env.trace("b", run_spec(pid=101, fixed=True, exe="/opt/app/bin/prog.v2"), subdir=d)
+    j = env.path("junit.xml")
+    out, _ = env.expect_rc(1, "check", "--max-jit-ms", "500", "--max-ttfk-ms", "60000",
+                           "--forbid-verdict", "ptx_jit", "--forbid-verdict", "no_compatible",
+                           "--junit", j, env.path(d))
+    root = validate_junit(env, j)
+    cases = root.findall("testsuite/testcase")
+    expect(len(cases) == 2 * 4, f"one testcase per budget per process: {len(cases)}")
+    by = {(c.get("classname"), c.get("name")): c for c in cases}
+    expect(("jitstall.prog.100", "max-jit-ms") in by, sorted(by))
+    expect(("jitstall.prog_v2.101", "forbid-verdict=no_compatible") in by,
+           "dots in the exe name do not make packages")
+    f = by[("jitstall.prog.100", "max-jit-ms")].find("failure")
+    line = [l for l in fail_lines(out) if "max-jit-ms" in l][0][len("FAIL "):]
+    expect(f is not None and f.get("message") == line, "the failure message is the line")
+    expect(by[("jitstall.prog.100", "max-ttfk-ms")].find("failure") is None, "ttfk passed")
+    expect(all(c.find("failure") is None for k, c in by.items() if k[0].endswith(".101")),
+           "the fixed process passes everything")
+    expect(root.find("testsuite").get("failures") == "2", "2 failing testcases")
+    # Passing run: a valid document with no failures, exit 0.
+    env.expect_rc(0, "check", "--max-jit-ms", "50000", "--junit", j, env.path(d))
+    root = validate_junit(env, j)
+    expect(root.find("testsuite").get("failures") == "0", "no failures")
+    # Unwritable JUnit path: exit 2.
+    _, err = env.expect_rc(2, "check", "--max-jit-ms", "1", "--junit",
+                           env.path("no/such/dir/j.xml"), env.path(d))
+    expect("--junit" in err, err)
+
+
+@case
+def test_junit_escaping(env):
+    # Markup characters, quotes, a newline and invalid UTF-8 in the exe and the
+    # library path must still give a valid document carrying the text.
+    nasty_src = '/opt/a&b/<lib>\\"q\'\\x01\\xff\\xc3\\x28.so'
+    spec = run_spec(exe="/opt/x&y<z>/p\"r'og", source="SRC").replace(q("SRC"), '"' + nasty_src + '"')
+    t = env.trace("nasty", spec)
+    j = env.path("j.xml")
+    env.expect_rc(1, "check", "--forbid-verdict", "ptx_jit", "--junit", j, t)
+    root = validate_junit(env, j)
+    f = root.find(".//failure")
+    expect(f is not None and "/opt/a&b/<lib>\"q'" in f.get("message"), f.get("message"))
+    expect("\ufffd" in f.get("message"), "invalid bytes become U+FFFD")
+    c = root.find(".//testcase")
+    expect(c.get("classname") == "jitstall.p\"r'og.100", c.get("classname"))
+
+
+@case
+def test_github(env):
+    t = env.trace("gh", run_spec(source="SRC").replace(q("SRC"), '"/opt/100%/lib\\nkern.so"'))
+    out, _ = env.expect_rc(1, "check", "--github", "--max-jit-ms", "500", t)
+    errs = [l for l in out.splitlines() if l.startswith("::error")]
+    expect(len(errs) == 1, out)
+    e = errs[0]
+    expect(e.startswith("::error title=jitstall::prog[100] max-jit-ms: JIT took 11000.0 ms"), e)
+    expect("/opt/100%25/lib%0Akern.so" in e, f"% and newline escaped: {e}")
+    expect(not fail_lines(out), "annotations replace the plain lines")
+    expect("jitstall check: FAILED: 1 regression" in out, out)
+
+
+# ---- diff ----
+
+@case
+def test_diff_text(env):
+    a = env.trace("before", run_spec())
+    b = env.trace("after", run_spec(pid=200, fixed=True, h="0xabd",
+                                   extra_jit=[("/opt/app/lib/libnew.so", 40)]))
+    out, _ = env.expect_rc(0, "diff", a, b)
+    lines = out.splitlines()
+    expect(lines[0] == f"jitstall diff: A = {a}, B = {b}", lines[0])
+    expect(lines[1] == "prog (pid 100 -> 200)", lines[1])
+    expect(re.match(r"\s+time to first kernel\s+11400\.0 ms -> 443\.0 ms \(-10957\.0 ms, -96%\)$",
+                    lines[2]), lines[2])
+    expect(re.match(r"\s+JIT time\s+11000\.0 ms -> 40\.0 ms \(-10960\.0 ms, -100%\)$", lines[3]),
+           lines[3])
+    expect(any(re.match(r"\s+changed\s+/opt/app/lib/libkern.so \[add\(float\*, float\*\)\]: "
+                        r"ptx_jit -> sass, JIT 11000\.0 ms -> 0\.0 ms", l) for l in lines), out)
+    expect(any(re.match(r"\s+appeared\s+/opt/app/lib/libnew.so .*ptx_jit, JIT 40\.0 ms", l)
+               for l in lines), out)
+    expect(any(re.match(r"\s+same\s+/opt/app/lib/libok.so \[mul\(float\*, float\*\)\]: sass$", l)
+               for l in lines), out)
+    # The other way round the new module disappears.
+    out, _ = env.expect_rc(0, "diff", b, a)
+    expect(re.search(r"disappeared\s+/opt/app/lib/libnew.so", out), out)
+    # Processes only on one side.
+    c = env.trace("other", run_spec(pid=300, exe="/usr/bin/other"))
+    d = env.path("both")
+    os.makedirs(d)
+    shutil.copy(a, d)
+    shutil.copy(c, d)
+    out, _ = env.expect_rc(0, "diff", d, b)
+    expect("other (pid 300): only in A" in out, out)
+
+
+@case
+def test_diff_json(env):
+    a = env.trace("before", run_spec(cache="miss_stored", jit_ms=1000))
+    b = env.trace("after", run_spec(pid=200, cache="hit", jit_ms=30))
+    out, _ = env.expect_rc(0, "diff", "--json", a, b)
+    doc = json.loads(out)
+    expect(doc["a"] == a and doc["b"] == b, "paths")
+    (p,) = doc["processes"]
+    expect(p["status"] == "matched" and p["pid_a"] == 100 and p["pid_b"] == 200, p)
+    expect(p["ttfk_a_ns"] == 1400000000 and p["ttfk_b_ns"] == 430000000
+           and p["ttfk_delta_ns"] == -970000000, p)
+    expect(p["jit_a_ns"] == 1000000000 and p["jit_b_ns"] == 30000000
+           and p["jit_delta_ns"] == -970000000, p)
+    m = {x["source"]: x for x in p["modules"]}
+    k = m["/opt/app/lib/libkern.so"]
+    expect(k["status"] == "same" and k["verdict_a"] == k["verdict_b"] == "ptx_jit"
+           and k["cache_a"] == "miss_stored" and k["cache_b"] == "hit"
+           and k["jit_a_ns"] == 1000000000 and k["jit_b_ns"] == 30000000
+           and k["image_hash_a"] == "0x0000000000000abc" and k["kernels"] == [KERNEL], k)
+    # A baseline file as A.
+    base = env.path("base.json")
+    env.expect_rc(0, "baseline", a, "-o", base)
+    out2, _ = env.expect_rc(0, "diff", "--json", base, b)
+    doc2 = json.loads(out2)
+    expect(doc2["processes"][0]["modules"] == p["modules"], "baseline as A gives the same modules")
+    _, err = env.expect_rc(2, "diff", a)
+    expect("needs exactly two runs" in err, err)
+    _, err = env.expect_rc(2, "diff", a, base)
+    expect("B must be traces" in err, err)
+
+
+# ---- export ----
+
+@case
+def test_export_chrome(env):
+    spec = run_spec()
+    # A second thread launching a second kernel, and CUPTI records.
+    spec = spec.replace("end exit_status", call("cuLaunchKernel", 12500, 0.01, name=KERNEL2,
+                                                func="0x31", tid=4242) + "end exit_status")
+    spec = spec.replace("end exit_status",
+                        "cupti cupti_op=compile cupti_start=1301ms cupti_end=12200ms load_seq=3\n"
+                        "cupti cupti_op=cache_store cupti_start=12200ms cupti_end=12290ms "
+                        "load_seq=3 cupti_cache_path=/root/.nv/ComputeCache\n"
+                        "end exit_status")
+    t = env.trace("jit", spec)
+    t2 = env.trace("second", run_spec(pid=555, off=500))
+    o = env.path("out.json")
+    _, err = env.expect_rc(0, "export", "--format", "chrome", "-o", o, t, t2)
+    expect("wrote" in err and "ui.perfetto.dev" in err, err)
+    doc = json.load(open(o))
+    expect(doc.get("displayTimeUnit") == "ms", "displayTimeUnit ms")
+    ev = doc["traceEvents"]
+    xs = [e for e in ev if e["ph"] == "X" and e.get("cat") != "cupti"]
+    p100 = [e for e in xs if e["pid"] == 100]
+    expect([e["name"] for e in p100] == ["cuInit", "cuDevicePrimaryCtxRetain", "cuLibraryLoadData",
+                                         "cuModuleLoadData", "cuLaunchKernel", "cuLaunchKernel"],
+           f"one X event per call of pid 100: {[e['name'] for e in p100]}")
+    init = [e for e in p100 if e["name"] == "cuInit"][0]
+    expect(abs(init["ts"] - 10000) < 1e-6 and abs(init["dur"] - 150000) < 1e-6,
+           f"ts/dur in microseconds from the earliest process start: {init}")
+    jit = [e for e in p100 if e["name"] == "cuLibraryLoadData"][0]
+    a = jit["args"]
+    expect(jit["cat"] == "jit" and a["verdict"] == "ptx_jit" and a["jit_from"] == "compute_75"
+           and a["kernels"] == ["add(float*, float*)"] and a["cache"] == "miss_stored"
+           and a["source"] == "/opt/app/lib/libkern.so" and a["result"] == 0, a)
+    meta = [e for e in ev if e["ph"] == "M"]
+    pn = {e["pid"]: e["args"]["name"] for e in meta if e["name"] == "process_name"}
+    expect(pn == {100: "prog (pid 100)", 555: "prog (pid 555)"}, pn)
+    tn = {(e["pid"], e["tid"]): e["args"]["name"] for e in meta if e["name"] == "thread_name"}
+    expect(tn.get((100, 100)) == "main thread 100" and tn.get((100, 4242)) == "thread 4242"
+           and tn.get((100, 0)) == "CUPTI JIT activity", tn)
+    inst = [e for e in ev if e["ph"] == "i"]
+    fl = [e for e in inst if e["name"].startswith("first launch: ") and e["pid"] == 100]
+    expect(sorted(e["name"] for e in fl) == ["first launch: add(float*, float*)",
+                                            "first launch: mul(float*, float*)"], fl)
+    expect(all(e["s"] in ("t", "p") for e in inst), "instant scopes")
+    fk = [e for e in inst if e["name"].startswith("first kernel: add(float*, float*)")
+          and e["pid"] == 100]
+    expect(len(fk) == 1 and fk[0]["s"] == "p" and "11400.0 ms" in fk[0]["name"], fk)
+    launch100 = [e for e in fl if e["name"].endswith("add(float*, float*)")][0]
+    expect(launch100["tid"] == 100 and abs(launch100["ts"] - 11400000) < 1e-3, launch100)
+    cu = [e for e in ev if e.get("cat") == "cupti"]
+    expect(len(cu) == 2 and cu[0]["name"] == "CUPTI JIT compile" and cu[0]["tid"] == 0
+           and abs(cu[0]["dur"] - 10899000) < 1e-3, cu)
+    # The second process starts 500 ms later on the shared clock.
+    p555 = [e for e in xs if e["pid"] == 555 and e["name"] == "cuInit"][0]
+    expect(abs(p555["ts"] - 510000) < 1e-3, p555)
+    # stdout, unknown format.
+    out, _ = env.expect_rc(0, "export", t)
+    expect(json.loads(out)["traceEvents"], "export to stdout")
+    _, err = env.expect_rc(2, "export", "--format", "pprof", "-o", o, t)
+    expect("unknown format 'pprof'" in err, err)
+
+
+# ---- docs match --help ----
+
+@case
+def test_help_matches_man(env):
+    docs = os.environ.get("JST_DOCS", os.path.join(HERE, "..", "..", "docs"))
+    for cmd in ("diff", "export", "check", "baseline"):
+        out, _ = env.expect_rc(0, cmd, "--help")
+        page = os.path.join(docs, f"jitstall-{cmd}.1.md")
+        expect(os.path.exists(page), f"{page} exists")
+        text = open(page).read()
+        m = re.search(r"^## OPTIONS\n(.*?)(?=^## )", text, re.S | re.M)
+        expect(m, f"{page} has an OPTIONS section")
+        opts = set(re.findall(r"--[a-z][a-z-]+", out.split("\nexit codes")[0]))
+        documented = set(re.findall(r"--[a-z][a-z-]+", m.group(1)))
+        expect(opts <= documented, f"{cmd}: options in --help missing from {page}: "
+               f"{sorted(opts - documented)}")
+        expect(documented <= opts, f"{cmd}: options in {page} missing from --help: "
+               f"{sorted(documented - opts)}")
+        expect(out.splitlines()[0] in text, f"{page} has the usage line {out.splitlines()[0]!r}")
+    top = open(os.path.join(docs, "jitstall.1.md")).read()
+    for var in ("JITSTALL_DIR", "JITSTALL_REAL_LIBCUDA", "JITSTALL_DISABLE", "JITSTALL_DEBUG",
+                "JITSTALL_STACK_DEPTH", "JITSTALL_CUPTI", "JITSTALL_BUDGET_MS",
+                "JITSTALL_FAIL_EXIT_CODE"):
+        expect(var in top, f"jitstall.1.md documents {var}")
+    out, _ = env.expect_rc(0, "--help")
+    for cmd in re.findall(r"^  (\w+) ", out, re.M):
+        expect(f"jitstall {cmd}" in top or f"jitstall-{cmd}" in top,
+               f"jitstall.1.md mentions the {cmd} command")
+
+
+# ---- the real preload on the simulated driver ----
+
+@case
+def test_preload(env):
+    need = ("JST_PRELOAD", "JST_SIMDIR", "JST_PROG_DIRECT", "JST_FIXTURES")
+    if not all(os.environ.get(v) for v in need) or \
+            not all(os.path.exists(os.environ[v]) for v in need):
+        raise Skip("libjitstall.so, the simulated driver or prog_direct is not built")
+    fix = os.environ["JST_FIXTURES"]
+
+    def traced(name, *images):
+        d = env.path(name)
+        os.makedirs(d)
+        e = {k: v for k, v in os.environ.items()
+             if not k.startswith("CUDA_") and not k.startswith("JITSTALL_")}
+        e.update(LD_LIBRARY_PATH=os.environ["JST_SIMDIR"], LD_PRELOAD=os.environ["JST_PRELOAD"],
+                 JITSTALL_DIR=d, CUDA_CACHE_PATH=env.path("cache"),
+                 JITSTALL_SIM_JIT_US_PER_KB="5000")
+        r = subprocess.run([os.environ["JST_PROG_DIRECT"], fix, "0", "module", *images],
+                           capture_output=True, env=e, timeout=60)
+        expect(r.returncode == 0, f"prog_direct exited {r.returncode}: {r.stderr!r}")
+        return d
+
+    cold = traced("cold", "ptx75.fatbin", "sm90.fatbin")
+    out, _ = env.expect_rc(1, "check", "--forbid-verdict", "ptx_jit", cold)
+    l = fail_lines(out)
+    expect(len(l) == 1 and "forbidden verdict ptx_jit" in l[0] and "compute_75" in l[0]
+           and "call site" in l[0] and "fix: " in l[0], out)
+    b = env.path("base.json")
+    env.expect_rc(0, "baseline", cold, "-o", b)
+    warm = traced("warm", "ptx75.fatbin", "sm90.fatbin")
+    out, _ = env.expect_rc(0, "check", "--baseline", b, warm)
+    expect("cache outcome miss_stored -> hit" in out, out)
+    env.expect_rc(0, "check", "--require-cache", "hit", warm)
+    fixed = traced("fixed", "sm90.fatbin")
+    env.expect_rc(0, "check", "--forbid-verdict", "ptx_jit", "--max-jit-modules", "0", fixed)
+    o = env.path("t.json")
+    env.expect_rc(0, "export", "-o", o, cold)
+    ev = json.load(open(o))["traceEvents"]
+    expect(any(e["ph"] == "X" and e.get("args", {}).get("verdict") == "ptx_jit" for e in ev),
+           "the JIT load is in the timeline")
+    expect(any(e["ph"] == "i" and e["name"].startswith("first launch: ") for e in ev),
+           "first-launch marker")
+    out, _ = env.expect_rc(0, "diff", cold, fixed)
+    expect("disappeared" in out or "changed" in out, out)
+
+
+def main(argv):
+    if argv[1:] == ["--list"]:
+        print("\n".join(CASES))
+        return 0
+    names = argv[1:] or list(CASES)
+    rc = 0
+    for n in names:
+        if n not in CASES:
+            print(f"unknown case {n}", file=sys.stderr)
+            return 2
+        env = Env()
+        try:
+            CASES[n](env)
+            print(f"ok: {n}")
+        except Skip as e:
+            print(f"skip: {n}: {e}")
+            if len(names) == 1:
+                rc = SKIP
+        except Failure as e:
+            print(f"FAIL: {n}: {e}", file=sys.stderr)
+            rc = 1
+        finally:
+            env.close()
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
