@@ -63,6 +63,7 @@ static void *map_dlsym(struct jst_hook *h, void *handle, void *p)
         jst_dbg("dlsym(%s): a second real function %p; not wrapped", h->name, target);
         return p;
     }
+    jst_launch_sync();
     jst_dbg("dlsym(%s) -> wrapped", h->name);
     return h->wrap[JST_ROUTE_DLSYM];
 }

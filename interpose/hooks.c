@@ -644,43 +644,112 @@ __attribute__((noinline)) static CUresult h_launchex_slow(struct jst_hook *h, in
     return r;
 }
 
-/* The launch path: one load of the real pointer, one probe of the seen set,
- * then a tail call into the driver. No lock, no allocation, no record. */
-#define JST_LAUNCH_WRAP1(fname, v, route, slot)                                                    \
-    CUresult fname JST_LAUNCH_PARAMS                                                               \
-    {                                                                                              \
-        launch_fn real =                                                                           \
-            (launch_fn)atomic_load_explicit(&jst_hooks[JST_H_##v].slot, memory_order_relaxed);     \
-        if (JST_LIKELY(real != NULL && jst_seen_has((uintptr_t)f)))                                \
-            return real JST_LAUNCH_ARGS;                                                           \
-        return h_launch_slow(&jst_hooks[JST_H_##v], route, JST_LAUNCH_ALIST);                      \
-    }
-#define JST_LAUNCH_WRAP(v)                                                                         \
-    JST_EXPORT JST_LAUNCH_WRAP1(v, v, JST_ROUTE_DIRECT, real) static JST_LAUNCH_WRAP1(             \
-        jst_l_##v, v, JST_ROUTE_DLSYM, real_dl) static JST_LAUNCH_WRAP1(jst_p_##v, v,              \
-                                                                        JST_ROUTE_PROCADDR, real)
+/* The launch path after a function's first launch: one load of the real
+ * pointer, one probe of the seen set, then a tail jump into the driver. No
+ * lock, no allocation, no record, and the arguments are never touched.
+ *
+ * Each wrapper enters its slow path through a function of the same signature.
+ * On x86-64 the fast path is a few lines of assembly: GCC reloads and stores
+ * back every stack argument of a tail call (cuLaunchKernel has five), which
+ * doubles the cost. Elsewhere it is the C below. */
 
-JST_LAUNCH_WRAP(cuLaunchKernel)
-JST_LAUNCH_WRAP(cuLaunchKernel_ptsz)
+/* Real pointers for the assembly: [2*i] DIRECT/PROCADDR, [2*i+1] DLSYM, for
+ * cuLaunchKernel, _ptsz, cuLaunchKernelEx, _ptsz. */
+void *_Atomic jst_launch_real[8];
+static const int launch_hooks[4] = {JST_H_cuLaunchKernel, JST_H_cuLaunchKernel_ptsz,
+                                    JST_H_cuLaunchKernelEx, JST_H_cuLaunchKernelEx_ptsz};
+
+void jst_launch_sync(void)
+{
+    for (int i = 0; i < 4; i++) {
+        atomic_store(&jst_launch_real[2 * i], atomic_load(&jst_hooks[launch_hooks[i]].real));
+        atomic_store(&jst_launch_real[2 * i + 1], atomic_load(&jst_hooks[launch_hooks[i]].real_dl));
+    }
+}
+
+#define JST_STR_(x) #x
+#define JST_STR(x) JST_STR_(x)
+
+#define JST_HIDDEN __attribute__((visibility("hidden")))
+#if defined(__x86_64__) && !defined(JST_NO_ASM)
+/* name: the symbol; idx: its jst_launch_real slot; freg: the CUfunction
+ * argument register; vis: ".globl" for exports, ".hidden" for the others. */
+#define JST_LAUNCH_ASM(name, idx, freg, vis)                                                       \
+    __asm__(".text\n"                                                                              \
+            ".globl " #name "\n" vis " " #name "\n"                                                \
+            ".type " #name ", @function\n"                                                         \
+            ".p2align 4\n" #name ":\n"                                                             \
+            ".cfi_startproc\n"                                                                     \
+            "    movq jst_launch_real+(" #idx ")*8(%rip), %rax\n"                                  \
+            "    testq %rax, %rax\n"                                                               \
+            "    jz 2f\n"                                                                          \
+            "    movabsq $0x9E3779B97F4A7C15, %r10\n"                                              \
+            "    imulq " freg ", %r10\n"                                                           \
+            "    shrq $(64-" JST_STR(JST_SEEN_BITS) "), %r10\n"                                    \
+                                                    "1:  leaq jst_seen(%rip), %r11\n"              \
+                                                    "    movq (%r11,%r10,8), %r11\n"               \
+                                                    "    cmpq %r11, " freg "\n"                    \
+                                                    "    jne 3f\n"                                 \
+                                                    "    jmp *%rax\n"                              \
+                                                    "3:  testq %r11, %r11\n"                       \
+                                                    "    jz 2f\n"                                  \
+                                                    "    addl $1, %r10d\n"                         \
+                                                    "    andl $((1<<" JST_STR(                     \
+                                                        JST_SEEN_BITS) ")-1), %r10d\n"             \
+                                                                       "    jmp 1b\n"              \
+                                                                       "2:  jmp jst_slow_" #name   \
+                                                                       "\n"                        \
+                                                                       ".cfi_endproc\n"            \
+                                                                       ".size " #name ", .-" #name \
+                                                                       "\n");
+#define JST_LAUNCH_FAST(attr, vis, fname, v, slot, idx, freg, PARAMS, ARGS, fn_t)                  \
+    attr CUresult fname PARAMS;                                                                    \
+    JST_LAUNCH_ASM(fname, idx, freg, vis)
+#else
+#define JST_LAUNCH_FAST(attr, vis, fname, v, slot, idx, freg, PARAMS, ARGS, fn_t)                  \
+    attr CUresult fname PARAMS                                                                     \
+    {                                                                                              \
+        fn_t real = (fn_t)atomic_load_explicit(&jst_launch_real[idx], memory_order_relaxed);       \
+        if (JST_LIKELY(real != NULL && jst_seen_has((uintptr_t)f)))                                \
+            return real ARGS;                                                                      \
+        return jst_slow_##fname ARGS;                                                              \
+    }
+#endif
+
+#define JST_LAUNCH_WRAP1(attr, vis, fname, v, route, slot, idx)                                    \
+    __attribute__((noinline, cold)) CUresult jst_slow_##fname JST_LAUNCH_PARAMS;                   \
+    __attribute__((noinline, cold)) CUresult jst_slow_##fname JST_LAUNCH_PARAMS                    \
+    {                                                                                              \
+        return h_launch_slow(&jst_hooks[JST_H_##v], route, JST_LAUNCH_ALIST);                      \
+    }                                                                                              \
+    JST_LAUNCH_FAST(attr, vis, fname, v, slot, idx, "%rdi", JST_LAUNCH_PARAMS, JST_LAUNCH_ARGS,    \
+                    launch_fn)
+#define JST_LAUNCH_WRAP(v, i)                                                                      \
+    JST_LAUNCH_WRAP1(JST_EXPORT, ".globl", v, v, JST_ROUTE_DIRECT, real, i)                        \
+    JST_LAUNCH_WRAP1(JST_HIDDEN, ".hidden", jst_l_##v, v, JST_ROUTE_DLSYM, real_dl, i + 1)         \
+    JST_LAUNCH_WRAP1(JST_HIDDEN, ".hidden", jst_p_##v, v, JST_ROUTE_PROCADDR, real, i)
+
+JST_LAUNCH_WRAP(cuLaunchKernel, 0)
+JST_LAUNCH_WRAP(cuLaunchKernel_ptsz, 2)
 
 #define JST_LAUNCHEX_PARAMS                                                                        \
     (const CUlaunchConfig *config, CUfunction f, void **kernelParams, void **extra)
-#define JST_LAUNCHEX_WRAP1(fname, v, route, slot)                                                  \
-    CUresult fname JST_LAUNCHEX_PARAMS                                                             \
+#define JST_LAUNCHEX_ARGS (config, f, kernelParams, extra)
+#define JST_LAUNCHEX_WRAP1(attr, vis, fname, v, route, slot, idx)                                  \
+    __attribute__((noinline, cold)) CUresult jst_slow_##fname JST_LAUNCHEX_PARAMS;                 \
+    __attribute__((noinline, cold)) CUresult jst_slow_##fname JST_LAUNCHEX_PARAMS                  \
     {                                                                                              \
-        launchex_fn real =                                                                         \
-            (launchex_fn)atomic_load_explicit(&jst_hooks[JST_H_##v].slot, memory_order_relaxed);   \
-        if (JST_LIKELY(real != NULL && jst_seen_has((uintptr_t)f)))                                \
-            return real(config, f, kernelParams, extra);                                           \
         return h_launchex_slow(&jst_hooks[JST_H_##v], route, config, f, kernelParams, extra);      \
-    }
-#define JST_LAUNCHEX_WRAP(v)                                                                       \
-    JST_EXPORT JST_LAUNCHEX_WRAP1(v, v, JST_ROUTE_DIRECT, real) static JST_LAUNCHEX_WRAP1(         \
-        jst_l_##v, v, JST_ROUTE_DLSYM,                                                             \
-        real_dl) static JST_LAUNCHEX_WRAP1(jst_p_##v, v, JST_ROUTE_PROCADDR, real)
+    }                                                                                              \
+    JST_LAUNCH_FAST(attr, vis, fname, v, slot, idx, "%rsi", JST_LAUNCHEX_PARAMS,                   \
+                    JST_LAUNCHEX_ARGS, launchex_fn)
+#define JST_LAUNCHEX_WRAP(v, i)                                                                    \
+    JST_LAUNCHEX_WRAP1(JST_EXPORT, ".globl", v, v, JST_ROUTE_DIRECT, real, i)                      \
+    JST_LAUNCHEX_WRAP1(JST_HIDDEN, ".hidden", jst_l_##v, v, JST_ROUTE_DLSYM, real_dl, i + 1)       \
+    JST_LAUNCHEX_WRAP1(JST_HIDDEN, ".hidden", jst_p_##v, v, JST_ROUTE_PROCADDR, real, i)
 
-JST_LAUNCHEX_WRAP(cuLaunchKernelEx)
-JST_LAUNCHEX_WRAP(cuLaunchKernelEx_ptsz)
+JST_LAUNCHEX_WRAP(cuLaunchKernelEx, 4)
+JST_LAUNCHEX_WRAP(cuLaunchKernelEx_ptsz, 6)
 
 /* ---- cuGetProcAddress: wraps what it returns, itself included ---- */
 

@@ -72,6 +72,7 @@ static void drv_open(void)
             f = NULL; /* never call ourselves */
         atomic_store(&hk->real, f);
     }
+    jst_launch_sync();
     jst_dbg("real driver %s: handle %p", path, h);
     errno = saved;
 }

@@ -190,6 +190,11 @@ void jst_load_free(struct jst_load *ld);
 #define JST_SEEN_SIZE (1u << JST_SEEN_BITS)
 extern _Atomic uintptr_t jst_seen[JST_SEEN_SIZE];
 
+/* Real pointers the launch fast path reads; refreshed by jst_launch_sync()
+ * whenever a launch hook's real or real_dl changes. */
+extern void *_Atomic jst_launch_real[8];
+void jst_launch_sync(void);
+
 /* Lock-free membership test; key 0 counts as seen (nothing to record). */
 static inline int jst_seen_has(uintptr_t key)
 {
