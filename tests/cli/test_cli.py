@@ -740,7 +740,9 @@ def test_help_matches_man(env):
         text = open(page).read()
         m = re.search(r"^## OPTIONS\n(.*?)(?=^## )", text, re.S | re.M)
         expect(m, f"{page} has an OPTIONS section")
-        opts = set(re.findall(r"--[a-z][a-z-]+", out.split("\nexit codes")[0]))
+        usage = out.split("\n\n")[0]  # the usage line(s)
+        optlines = "\n".join(l for l in out.splitlines() if re.match(r"\s+(-\w, )?--", l))
+        opts = set(re.findall(r"--[a-z][a-z-]+", usage + "\n" + optlines))
         documented = set(re.findall(r"--[a-z][a-z-]+", m.group(1)))
         expect(opts <= documented, f"{cmd}: options in --help missing from {page}: "
                f"{sorted(opts - documented)}")
