@@ -102,6 +102,12 @@ static int elfv_open(struct elfv *v, const uint8_t *p, size_t n, char *why, size
     uint16_t shentsize = jst_rd16(p + 58);
     v->shnum = jst_rd16(p + 60);
     uint32_t shstrndx = jst_rd16(p + 62);
+    uint64_t phoff = jst_rd64(p + 32);
+    uint16_t phentsize = jst_rd16(p + 54), phnum = jst_rd16(p + 56);
+    if (phnum && (phentsize < 56 || !in_bounds(phoff, (uint64_t)phnum * phentsize, n))) {
+        snprintf(why, whyn, "cubin program headers outside the %zu bytes", n);
+        return -1;
+    }
     if (v->shoff == 0) {
         v->shnum = 0;
         return 0;

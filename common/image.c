@@ -194,6 +194,19 @@ uint8_t *jst_entry_data(const struct jst_entry *e, size_t *len)
     if (!e || !e->payload || e->raw_size > JST_MAX_RAW_SIZE)
         return NULL;
     size_t cap = e->compress == JST_Z_NONE ? e->payload_size : e->raw_size;
+    /* Check the claimed size against what the codec can produce before
+     * allocating it: a damaged header must not cost gigabytes. */
+    if (e->compress == JST_Z_ZSTD) {
+        unsigned long long fcs = ZSTD_getFrameContentSize(e->payload, e->payload_size);
+        if (fcs == ZSTD_CONTENTSIZE_ERROR)
+            return NULL;
+        if (fcs == ZSTD_CONTENTSIZE_UNKNOWN ? cap / 64 > e->payload_size
+                                            : fcs != (unsigned long long)cap)
+            return NULL;
+    } else if (e->compress == JST_Z_LZ4) {
+        if (cap / 255 > e->payload_size + 16) /* LZ4's largest ratio is about 255:1 */
+            return NULL;
+    }
     uint8_t *dst = malloc(cap + 1);
     if (!dst)
         return NULL;
@@ -202,10 +215,6 @@ uint8_t *jst_entry_data(const struct jst_entry *e, size_t *len)
         memcpy(dst, e->payload, cap);
         got = cap;
     } else if (e->compress == JST_Z_ZSTD) {
-        unsigned long long fcs = ZSTD_getFrameContentSize(e->payload, e->payload_size);
-        if (fcs == ZSTD_CONTENTSIZE_ERROR ||
-            (fcs != ZSTD_CONTENTSIZE_UNKNOWN && fcs != (unsigned long long)e->raw_size))
-            goto fail;
         size_t r = ZSTD_decompress(dst, cap, e->payload, e->payload_size);
         if (ZSTD_isError(r))
             goto fail;
