@@ -317,6 +317,7 @@ static void atfork_child(void)
     if (w)
         jst_writer_abandon(w);
     pthread_mutex_init(&open_lock, NULL);
+    jst_launch_atfork_child();
     atomic_store(&g_open_tid, 0);
     atomic_store(&g_seq, 0);
     atomic_store(&g_end_done, 0);
@@ -394,8 +395,6 @@ static void trace_open_locked(void)
     if (!g_exit_registered) {
         g_exit_registered = 1;
         on_exit(on_exit_cb, NULL);
-        jst_budget_install();
-        jst_cupti_start();
     }
     atomic_store(&g_open_tid, 0);
     int expected = JST_ST_OPENING;
@@ -416,9 +415,19 @@ struct jst_writer *jst_trace(void)
     int saved = errno;
     jst_guard++;
     pthread_mutex_lock(&open_lock);
-    if (atomic_load(&jst_state) == JST_ST_NEW)
+    int opened = 0;
+    if (atomic_load(&jst_state) == JST_ST_NEW) {
         trace_open_locked();
+        opened = atomic_load(&jst_state) == JST_ST_ON;
+    }
     pthread_mutex_unlock(&open_lock);
+    /* These may dlopen (libcupti): never under open_lock, which a hook run
+     * from a constructor inside the loader's lock could be waiting for. */
+    static _Atomic int ext_started;
+    if (opened && !atomic_exchange(&ext_started, 1)) {
+        jst_budget_install();
+        jst_cupti_start();
+    }
     jst_guard--;
     errno = saved;
     return atomic_load(&jst_state) == JST_ST_ON ? g_writer : NULL;

@@ -140,6 +140,11 @@ void jst_func_forget_parent(uintptr_t parent)
     pthread_mutex_unlock(&func_lock);
 }
 
+void jst_launch_atfork_child(void)
+{
+    pthread_mutex_init(&func_lock, NULL);
+}
+
 void jst_func_describe(uintptr_t func, struct jst_rec *r)
 {
     pthread_mutex_lock(&func_lock);

@@ -216,6 +216,8 @@ void jst_func_note(uintptr_t func, uintptr_t parent, const char *name);
 void jst_func_alias(uintptr_t func, uintptr_t kernel);
 /* Forgets every function taken from parent (module or library unload). */
 void jst_func_forget_parent(uintptr_t parent);
+/* In a forked child: the map's lock may have been held by another thread. */
+void jst_launch_atfork_child(void);
 /* Adds JST_F_NAME / JST_F_PARENT for func if known. */
 void jst_func_describe(uintptr_t func, struct jst_rec *r);
 
