@@ -79,7 +79,7 @@ static uint64_t est_sass(const struct jst_process *p, const struct jst_call_ev *
 {
     uint64_t e = mean_dur(p, 1);
     if (!e)
-        e = JST_EST_SASS_LOAD_NS;
+        e = sat_add(JST_EST_SASS_LOAD_NS, (c->image_size / 1024) * JST_EST_SASS_NS_PER_KIB);
     return e < c->dur_ns ? e : c->dur_ns;
 }
 
@@ -349,14 +349,13 @@ static void cache_fix(const struct jst_process *p, const struct jst_call_ev *c, 
     }
 }
 
-/* The candidate that saves most; a failed load's fix wins regardless. */
+/* The load's own fix: the build or environment fix, which removes the JIT
+ * everywhere, else the cache fix. */
 static const struct cand *best(const struct cand *a, const struct cand *b)
 {
-    if (!a->kind)
-        return b->kind ? b : NULL;
-    if (!b->kind)
+    if (a->kind)
         return a;
-    return b->saves_ns > a->saves_ns ? b : a;
+    return b->kind ? b : NULL;
 }
 
 const char *jst_fix_for_load(const struct jst_process *p, const struct jst_call_ev *c,

@@ -4,11 +4,14 @@
  * and the per-module "fix" key) and check (its one-line advice per load).
  *
  * Time saved is estimated per load: a JIT load that a -gencode fix turns into
- * a SASS load then costs what a SASS load costs (the mean of the run's own
- * SASS loads, else JST_EST_SASS_LOAD_NS); one that a cache fix turns into a
- * cache hit then costs what a hit costs (the mean of the run's own hits, else
- * JST_EST_CACHE_HIT_NS + JST_EST_CACHE_HIT_NS_PER_KIB per KiB of PTX).
- * Nothing is ever estimated to cost more than it did.
+ * a SASS load then costs what a SASS load costs (the mean of the process's own
+ * SASS loads, else JST_EST_SASS_LOAD_NS + JST_EST_SASS_NS_PER_KIB per KiB of
+ * image); one that a cache fix turns into a cache hit then costs what a hit
+ * costs (the mean of the process's own hits, else JST_EST_CACHE_HIT_NS +
+ * JST_EST_CACHE_HIT_NS_PER_KIB per KiB of PTX). Nothing is ever estimated to
+ * cost more than it did. A load's own fix (jst_fix_for_load) is its build or
+ * environment fix when it has one, since that removes the JIT on every
+ * machine and every run; its cache fix otherwise.
  */
 #ifndef JST_ANALYZER_FIXES_H
 #define JST_ANALYZER_FIXES_H
@@ -17,7 +20,8 @@
 #include <stdint.h>
 #include "model.h"
 
-#define JST_EST_SASS_LOAD_NS 2500000ull      /* 2.5 ms: FACTS.md measured 2.4 ms */
+#define JST_EST_SASS_LOAD_NS 100000ull       /* 0.1 ms fixed part of a SASS load */
+#define JST_EST_SASS_NS_PER_KIB 500ull       /* 2.4 ms for a 5.6 MB module, FACTS.md */
 #define JST_EST_CACHE_HIT_NS 1000000ull      /* 1 ms fixed part of a cache hit */
 #define JST_EST_CACHE_HIT_NS_PER_KIB 6000ull /* 30 ms for 5.6 MB of PTX, FACTS.md */
 
@@ -58,7 +62,7 @@ void jst_fixes_free(struct jst_fixes *f);
 const char *jst_fix_for_load(const struct jst_process *p, const struct jst_call_ev *c,
                              unsigned *kind, char *buf, size_t n);
 
-/* Time lost by one load: what the best fix for it saves (0 when none). */
+/* What the load's own fix (above) saves (0 when none). */
 uint64_t jst_fix_load_saves(const struct jst_process *p, const struct jst_call_ev *c);
 
 /* 1 if c is a JIT event: a load with verdict ptx_jit or forced_jit, or a
