@@ -6,6 +6,8 @@
  * module+offset with a plain note saying why not.
  */
 #include <ctype.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
 #include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 #include <fcntl.h>
@@ -258,18 +260,120 @@ static void sym_copy(char *dst, size_t n, const char *src)
     snprintf(dst, n, "%s", src ? src : "");
 }
 
-/* Fills one frame. All recorded IPs are return addresses (capture starts
- * inside jitstall and drops its own frames), so the lookup uses ip - 1, which
- * lies in the call instruction and so on the caller's line. */
-static void sym_frame(struct jst_symbolizer *s, uint64_t ip, long k, struct jst_frame *f)
+/* Name of a subprogram or of an inlined instance (through its abstract
+ * origin): the linkage name demangled, else the plain name. */
+static void sym_die_name(Dwarf_Die *die, char *out, size_t n)
 {
+    Dwarf_Attribute attr;
+    const char *name = NULL;
+    if (dwarf_attr_integrate(die, DW_AT_linkage_name, &attr) ||
+        dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr))
+        name = dwarf_formstring(&attr);
+    if (name) {
+        jst_demangle(name, out, n);
+        return;
+    }
+    name = dwarf_attr_integrate(die, DW_AT_name, &attr) ? dwarf_formstring(&attr) : NULL;
+    sym_copy(out, n, name);
+}
+
+/* Where an inlined instance was called from: DW_AT_call_file / DW_AT_call_line. */
+static void sym_call_loc(Dwarf_Die *cu, Dwarf_Die *inl, struct jst_frame *f)
+{
+    Dwarf_Attribute attr;
+    Dwarf_Word file_idx, line;
+    Dwarf_Files *files;
+    size_t nfiles;
+    f->file[0] = '\0';
+    f->line = 0;
+    if (!dwarf_attr(inl, DW_AT_call_line, &attr) || dwarf_formudata(&attr, &line) != 0)
+        return;
+    if (!dwarf_attr(inl, DW_AT_call_file, &attr) || dwarf_formudata(&attr, &file_idx) != 0 ||
+        dwarf_getsrcfiles(cu, &files, &nfiles) != 0 || file_idx >= nfiles)
+        return;
+    const char *name = dwarf_filesrc(files, file_idx, NULL, NULL);
+    if (!name)
+        return;
+    sym_copy(f->file, sizeof f->file, name);
+    f->line = (unsigned)line;
+}
+
+/* Expands out[0], already filled for address a, into the chain of functions
+ * inlined at a: out[0] becomes the innermost inlined function (with the line
+ * of a), and each next frame the function it was inlined into, at the line of
+ * the call. The last one keeps the symbol table's name. Returns the count. */
+static size_t sym_inlined(Dwfl_Module *mod, Dwarf_Addr a, struct jst_frame *out, size_t max)
+{
+    Dwarf_Addr cubias;
+    Dwarf_Die *cu = dwfl_module_addrdie(mod, a, &cubias);
+    if (!cu)
+        return 1;
+    Dwarf_Die *scopes = NULL;
+    int ns = dwarf_getscopes(cu, a - cubias, &scopes);
+    if (ns <= 0)
+        return 1;
+    /* dwarf_getscopes continues from an inlined instance into the scopes of
+     * its abstract definition; the functions it was inlined into are the
+     * scopes that physically contain the instance. */
+    if (dwarf_tag(&scopes[0]) != DW_TAG_inlined_subroutine) {
+        free(scopes);
+        return 1;
+    }
+    Dwarf_Die inner = scopes[0];
+    free(scopes);
+    scopes = NULL;
+    ns = dwarf_getscopes_die(&inner, &scopes);
+    if (ns <= 0)
+        return 1;
+    /* The function scopes, innermost first, up to the real subprogram. */
+    int fn[64], nfn = 0;
+    for (int i = 0; i < ns && nfn < 64; i++) {
+        int tag = dwarf_tag(&scopes[i]);
+        if (tag == DW_TAG_inlined_subroutine || tag == DW_TAG_subprogram)
+            fn[nfn++] = i;
+        if (tag == DW_TAG_subprogram)
+            break;
+    }
+    if (nfn < 2 || dwarf_tag(&scopes[fn[0]]) != DW_TAG_inlined_subroutine) {
+        free(scopes);
+        return 1;
+    }
+    size_t n = (size_t)nfn < max ? (size_t)nfn : max;
+    struct jst_frame base = out[0];
+    for (size_t j = 0; j < n; j++) {
+        struct jst_frame *f = &out[j];
+        *f = base;
+        f->note = NULL;
+        if (j > 0)
+            sym_call_loc(cu, &scopes[fn[j - 1]], f);
+        if (j + 1 == (size_t)nfn && base.func[0])
+            continue; /* the real function: the symbol table's (qualified) name */
+        sym_die_name(&scopes[fn[j]], f->func, sizeof f->func);
+        if (!f->func[0])
+            sym_copy(f->func, sizeof f->func, base.func);
+    }
+    free(scopes);
+    return n;
+}
+
+/* Fills the frames of one IP: one, or more when the code at ip was inlined
+ * (innermost first, as a debugger shows them); returns how many (>= 1 when
+ * max >= 1). All recorded IPs are return addresses (capture starts inside
+ * jitstall and drops its own frames), so the lookup uses ip - 1, which lies
+ * in the call instruction and so on the caller's line. */
+static size_t sym_frames(struct jst_symbolizer *s, uint64_t ip, long k, struct jst_frame *out,
+                         size_t max)
+{
+    if (max == 0)
+        return 0;
+    struct jst_frame *f = &out[0];
     memset(f, 0, sizeof *f);
     f->ip = ip;
     long mi = sym_find_mod(s->p, ip, k);
     if (mi < 0) {
         f->offset = ip;
         f->note = SYM_NOTE_UNKNOWN;
-        return;
+        return 1;
     }
     const struct jst_modmap *m = &s->p->mods[mi];
     struct sym_mod *sm = sym_open(s, (size_t)mi);
@@ -278,11 +382,11 @@ static void sym_frame(struct jst_symbolizer *s, uint64_t ip, long k, struct jst_
     f->internal = sm->internal;
     if (sm->python) {
         sym_copy(f->func, sizeof f->func, SYM_PYTHON);
-        return;
+        return 1;
     }
     if (!sm->mod) {
         f->note = sm->note;
-        return;
+        return 1;
     }
     Dwarf_Addr a = ip ? ip - 1 : ip;
     GElf_Off off;
@@ -308,8 +412,11 @@ static void sym_frame(struct jst_symbolizer *s, uint64_t ip, long k, struct jst_
     }
     if (!f->func[0] && !f->file[0])
         f->note = SYM_NOTE_NOSYMS;
-    if (!f->internal && f->func[0])
-        f->internal = sym_internal_func(f->func, f->file);
+    size_t n = sym_inlined(sm->mod, a, out, max);
+    for (size_t i = 0; i < n; i++)
+        if (!out[i].internal && out[i].func[0])
+            out[i].internal = sym_internal_func(out[i].func, out[i].file);
+    return n;
 }
 
 size_t jst_symbolize_stack(struct jst_symbolizer *s, uint64_t stack_id, uint64_t seq,
@@ -324,9 +431,9 @@ size_t jst_symbolize_stack(struct jst_symbolizer *s, uint64_t stack_id, uint64_t
     if (!st)
         return 0;
     long k = sym_call_index(s->p, seq);
-    size_t n = st->n < max ? st->n : max;
-    for (size_t i = 0; i < n; i++)
-        sym_frame(s, st->ips[i], k, &out[i]);
+    size_t n = 0;
+    for (size_t i = 0; i < st->n && n < max; i++)
+        n += sym_frames(s, st->ips[i], k, out + n, max - n);
     return n;
 }
 

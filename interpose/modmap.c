@@ -30,6 +30,7 @@
 #define MM_BUILD_ID_MAX 64
 
 struct mm_obj {
+    char *name; /* malloc'd; as the loader has it ("" for the program) */
     char *path; /* malloc'd; resolved after collection */
     uint64_t bias, start, end;
     uint8_t build_id[MM_BUILD_ID_MAX];
@@ -53,8 +54,10 @@ static pthread_once_t mm_once = PTHREAD_ONCE_INIT;
 
 static void mm_set_free(struct mm_set *s)
 {
-    for (size_t i = 0; i < s->n; i++)
+    for (size_t i = 0; i < s->n; i++) {
+        free(s->v[i].name);
         free(s->v[i].path);
+    }
     free(s->v);
     memset(s, 0, sizeof *s);
 }
@@ -130,8 +133,8 @@ static int mm_collect_cb(struct dl_phdr_info *info, size_t size, void *data)
     o->start = lo;
     o->end = hi;
     /* "" is the main program; resolved after the walk. */
-    o->path = strdup(info->dlpi_name ? info->dlpi_name : "");
-    if (!o->path) {
+    o->name = strdup(info->dlpi_name ? info->dlpi_name : "");
+    if (!o->name) {
         s->oom = 1;
         return 1;
     }
@@ -139,62 +142,73 @@ static int mm_collect_cb(struct dl_phdr_info *info, size_t size, void *data)
     return 0;
 }
 
-/* Turns the loader's names into paths another process can open, and stats them. */
-static void mm_resolve(struct mm_obj *o)
+/* Turns the loader's name into a path another process can open, and stats
+ * it; -1 when out of memory. */
+static int mm_resolve(struct mm_obj *o)
 {
     char buf[PATH_MAX];
-    if (o->path[0] == '\0') {
+    const char *p = o->name;
+    if (p[0] == '\0') {
         ssize_t k = readlink("/proc/self/exe", buf, sizeof buf - 1);
         if (k > 0) {
             buf[k] = '\0';
-            char *p = strdup(buf);
-            if (p) {
-                free(o->path);
-                o->path = p;
-            }
+            p = buf;
         }
-    } else if (o->path[0] != '/' && strchr(o->path, '/')) {
+    } else if (p[0] != '/' && strchr(p, '/') && realpath(p, buf)) {
         /* dlopen("./x.so") keeps the relative name; the cwd is still the one it used. */
-        if (realpath(o->path, buf)) {
-            char *p = strdup(buf);
-            if (p) {
-                free(o->path);
-                o->path = p;
-            }
-        }
+        p = buf;
     }
+    o->path = strdup(p);
+    if (!o->path)
+        return -1;
     struct stat st;
     if (o->path[0] == '/' && stat(o->path, &st) == 0) {
         o->have_stat = 1;
         o->file_size = (uint64_t)st.st_size;
         o->mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec;
     }
+    return 0;
 }
 
-static int mm_collect(struct mm_set *s)
+/* Same object: same loader name at the same place. */
+static int mm_same(const struct mm_obj *a, const struct mm_obj *b)
+{
+    return a->bias == b->bias && a->start == b->start && a->end == b->end &&
+           strcmp(a->name, b->name) == 0;
+}
+
+static const struct mm_obj *mm_find(const struct mm_set *s, const struct mm_obj *o)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (mm_same(&s->v[i], o))
+            return &s->v[i];
+    return NULL;
+}
+
+/* The objects loaded now. Those already in known keep their path and stat
+ * (a program dlopening hundreds of Python extensions must not stat every
+ * object each time); only new ones are resolved. */
+static int mm_collect(struct mm_set *s, const struct mm_set *known)
 {
     memset(s, 0, sizeof *s);
     dl_iterate_phdr(mm_collect_cb, s);
+    for (size_t i = 0; i < s->n && !s->oom; i++) {
+        struct mm_obj *o = &s->v[i];
+        const struct mm_obj *k = known ? mm_find(known, o) : NULL;
+        if (k) {
+            o->path = strdup(k->path);
+            o->have_stat = k->have_stat;
+            o->file_size = k->file_size;
+            o->mtime_ns = k->mtime_ns;
+            s->oom = !o->path;
+        } else {
+            s->oom = mm_resolve(o) < 0;
+        }
+    }
     if (s->oom) {
         mm_set_free(s);
         return -1;
     }
-    for (size_t i = 0; i < s->n; i++)
-        mm_resolve(&s->v[i]);
-    return 0;
-}
-
-static int mm_same(const struct mm_obj *a, const struct mm_obj *b)
-{
-    return a->bias == b->bias && a->start == b->start && a->end == b->end &&
-           strcmp(a->path, b->path) == 0;
-}
-
-static int mm_contains(const struct mm_set *s, const struct mm_obj *o)
-{
-    for (size_t i = 0; i < s->n; i++)
-        if (mm_same(&s->v[i], o))
-            return 1;
     return 0;
 }
 
@@ -247,7 +261,7 @@ void jst_modmap_initial(void)
     int saved = errno;
     pthread_once(&mm_once, mm_init);
     struct mm_set cur;
-    if (mm_busy || mm_collect(&cur) < 0) {
+    if (mm_busy || mm_collect(&cur, NULL) < 0) {
         errno = saved;
         return;
     }
@@ -275,17 +289,17 @@ void jst_modmap_refresh(int event)
     mm_busy = 1;
     pthread_mutex_lock(&mm_lock);
     struct mm_set cur;
-    if (mm_collect(&cur) == 0) {
+    if (mm_collect(&cur, &mm_known) == 0) {
         size_t n_new = 0, n_gone = 0, done = 0;
         for (size_t i = 0; i < cur.n; i++)
-            n_new += !mm_contains(&mm_known, &cur.v[i]);
+            n_new += !mm_find(&mm_known, &cur.v[i]);
         for (size_t i = 0; i < mm_known.n; i++)
-            n_gone += !mm_contains(&cur, &mm_known.v[i]);
+            n_gone += !mm_find(&cur, &mm_known.v[i]);
         for (size_t i = 0; i < mm_known.n; i++)
-            if (!mm_contains(&cur, &mm_known.v[i]))
+            if (!mm_find(&cur, &mm_known.v[i]))
                 mm_write(&mm_known.v[i], JST_MOD_DLCLOSE, ++done == n_new + n_gone);
         for (size_t i = 0; i < cur.n; i++)
-            if (!mm_contains(&mm_known, &cur.v[i]))
+            if (!mm_find(&mm_known, &cur.v[i]))
                 mm_write(&cur.v[i], JST_MOD_DLOPEN, ++done == n_new + n_gone);
         mm_set_free(&mm_known);
         mm_known = cur;

@@ -48,6 +48,23 @@ __attribute__((noinline, noclone)) void tsym_chain_outer(uint64_t *ips)
     __asm__ volatile("" ::: "memory"); /* not a tail call: the frame stays */
 }
 
+/* An inlined function: its frame exists only in the DWARF. */
+static unsigned line_inl_body, line_inl_call;
+
+static inline __attribute__((always_inline)) uint64_t tsym_inlined(void)
+{
+    line_inl_body = __LINE__ + 1;
+    return tsym_ret_addr();
+}
+
+__attribute__((noinline, noclone)) uint64_t tsym_with_inline(void)
+{
+    line_inl_call = __LINE__ + 1;
+    uint64_t r = tsym_inlined();
+    __asm__ volatile("" ::: "memory");
+    return r;
+}
+
 /* A function whose symbol is a C++ mangled name: catalog::open(). */
 __attribute__((noinline, noclone)) uint64_t tsym_cxx(void) __asm__("_ZN7catalog4openEv");
 __attribute__((noinline, noclone)) uint64_t tsym_cxx(void)
@@ -221,6 +238,34 @@ static void test_cxx_names_are_demangled(void **state)
     free_proc(&p);
 }
 
+static void test_inlined_calls_become_frames_of_their_own(void **state)
+{
+    (void)state;
+    uint64_t ips[2], chain[2];
+    tsym_chain_outer(chain);
+    ips[0] = tsym_with_inline();
+    ips[1] = chain[1];
+    struct jst_process p = {0};
+    add_self(&p, self.path, self.build_id, self.build_id_len);
+    add_stack(&p, 1, ips, 2);
+    struct jst_symbolizer *s = jst_symbolizer_new(&p);
+    struct jst_frame f[4];
+    /* ips[0]: tsym_inlined inside tsym_with_inline; ips[1]: tsym_chain_outer. */
+    assert_int_equal(jst_symbolize_stack(s, 1, 0, f, 4), 3);
+    assert_string_equal(f[0].func, "tsym_inlined");
+    assert_int_equal(f[0].line, line_inl_body);
+    assert_string_equal(f[1].func, "tsym_with_inline");
+    assert_int_equal(f[1].line, line_inl_call);
+    assert_true(ends_with(f[1].file, "/test_symbolize.c"));
+    assert_int_equal(f[0].ip, f[1].ip);
+    assert_string_equal(f[2].func, "tsym_chain_outer");
+    /* Room for one frame: the innermost. */
+    assert_int_equal(jst_symbolize_stack(s, 1, 0, f, 1), 1);
+    assert_string_equal(f[0].func, "tsym_inlined");
+    jst_symbolizer_free(s);
+    free_proc(&p);
+}
+
 static void test_unknown_stack_and_unknown_module(void **state)
 {
     (void)state;
@@ -390,6 +435,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_own_frames_have_function_file_and_line),
         cmocka_unit_test(test_cxx_names_are_demangled),
+        cmocka_unit_test(test_inlined_calls_become_frames_of_their_own),
         cmocka_unit_test(test_unknown_stack_and_unknown_module),
         cmocka_unit_test(test_internal_frames_are_skipped_for_the_call_site),
         cmocka_unit_test(test_python_interpreter_frames_are_named_as_such),
