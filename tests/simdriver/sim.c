@@ -19,8 +19,16 @@
  *   CUDA_CACHE_PATH, CUDA_CACHE_DISABLE, CUDA_CACHE_MAXSIZE, CUDA_FORCE_PTX_JIT,
  *   CUDA_FORCE_JIT, CUDA_DISABLE_PTX_JIT, CUDA_DISABLE_JIT as documented by NVIDIA.
  *
+ * A JIT costs JITSTALL_SIM_JIT_US_PER_KB per KiB of the PTX chosen and stores
+ * an entry of max(PTX/4, 16 KiB) bytes (sim_cache.c has the layout); a hit
+ * reads that entry instead. Loads, links and the cache take no global lock:
+ * the cache's index is guarded by flock, so processes and threads may share it.
+ *
  * Handles are heap objects that start with a magic number, checked on use.
  * Module loads, links and memory need a current context; libraries do not.
+ * Not simulated: cudart's private export tables (cuGetExportTable fails),
+ * linking of objects, archives and LTO-IR, and everything not listed in
+ * sim_syms below.
  */
 #define __CUDA_API_VERSION_INTERNAL 1 /* declares every versioned variant */
 #include <cuda.h>
