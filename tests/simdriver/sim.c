@@ -59,6 +59,7 @@ enum {
     SIM_MAGIC_FUNC = 0x4a535846, /* CUfunction */
     SIM_MAGIC_KERN = 0x4a53584b, /* CUkernel */
     SIM_MAGIC_LINK = 0x4a53584e,
+    SIM_MAGIC_MEM = 0x4a535852,
 };
 
 struct sim_ctx {
@@ -862,17 +863,23 @@ CUresult CUDAAPI cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction 
 
 /* ---- memory ---- */
 
+/* "Device" memory is malloc'd behind a 16-byte tag, so that cuMemFree can
+ * refuse a pointer it never handed out instead of corrupting the heap. */
+#define SIM_MEM_TAG 16
+
 CUresult CUDAAPI cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 {
     SIM_REQUIRE_INIT();
-    if (!dptr || bytesize == 0)
+    if (!dptr || bytesize == 0 || bytesize > SIZE_MAX - SIM_MEM_TAG)
         return CUDA_ERROR_INVALID_VALUE;
     if (!t_current)
         return CUDA_ERROR_INVALID_CONTEXT;
-    void *p = malloc(bytesize);
+    uint8_t *p = malloc(bytesize + SIM_MEM_TAG);
     if (!p)
         return CUDA_ERROR_OUT_OF_MEMORY;
-    *dptr = (CUdeviceptr)(uintptr_t)p;
+    uint32_t magic = SIM_MAGIC_MEM;
+    memcpy(p, &magic, sizeof magic);
+    *dptr = (CUdeviceptr)(uintptr_t)(p + SIM_MEM_TAG);
     return CUDA_SUCCESS;
 }
 
@@ -881,7 +888,16 @@ CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr)
     SIM_REQUIRE_INIT();
     if (!t_current)
         return CUDA_ERROR_INVALID_CONTEXT;
-    free((void *)(uintptr_t)dptr);
+    uint8_t *p = (uint8_t *)(uintptr_t)dptr;
+    uint32_t magic = 0;
+    if (!p || (uintptr_t)p < SIM_MEM_TAG)
+        return CUDA_ERROR_INVALID_VALUE;
+    p -= SIM_MEM_TAG;
+    memcpy(&magic, p, sizeof magic);
+    if (magic != SIM_MAGIC_MEM)
+        return CUDA_ERROR_INVALID_VALUE;
+    memset(p, 0, sizeof magic);
+    free(p);
     return CUDA_SUCCESS;
 }
 

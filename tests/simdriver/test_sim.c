@@ -327,6 +327,9 @@ static void c_contexts(void)
     CKR(cuMemAlloc(&d, 256), CUDA_SUCCESS);
     CK(d != 0);
     CKR(cuMemFree(d), CUDA_SUCCESS);
+    CKR(cuMemFree(0), CUDA_ERROR_INVALID_VALUE);
+    uint64_t junk[4] = {0, 0, 0, 0};
+    CKR(cuMemFree((CUdeviceptr)(uintptr_t)&junk[2]), CUDA_ERROR_INVALID_VALUE);
 }
 
 static void t_contexts(void **state)
