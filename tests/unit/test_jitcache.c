@@ -303,11 +303,11 @@ static void test_outcome_hit_needs_entries_and_speed(void **state)
     (void)state;
     unsigned r = 99;
     struct jst_cache_snap b = snap(1, 1, 5, 5000, 10), a = b;
-    /* 100 KB of PTX: bound is 5 ms + 2 ms */
-    assert_int_equal(jst_cache_outcome(&b, &a, 6 * MS, 100000, &r), JST_C_HIT);
+    /* 100 KB of PTX: bound is 20 ms + 5 ms */
+    assert_int_equal(jst_cache_outcome(&b, &a, 24 * MS, 100000, &r), JST_C_HIT);
     assert_int_equal(r, JST_CR_NONE);
     /* slow for the size, nothing stored, writable: cannot tell */
-    assert_int_equal(jst_cache_outcome(&b, &a, 8 * MS, 100000, &r), JST_C_UNKNOWN);
+    assert_int_equal(jst_cache_outcome(&b, &a, 26 * MS, 100000, &r), JST_C_UNKNOWN);
     /* fast but an empty cache cannot hit */
     b = snap(1, 1, 0, 0, 0);
     a = b;
