@@ -68,16 +68,33 @@ static int sym_python_path(const char *path)
 }
 
 /* Frames of the CUDA runtime linked statically into the program (nvcc's
- * default), and the launch stubs nvcc generates: plumbing, not the caller. */
+ * default; CUDA 13 names its functions libcudart_static_<hash>), the launch
+ * helpers of the toolkit's headers (__cudaLaunchKernel_helper, the
+ * cudaLaunchKernel<T> template) and the stubs nvcc generates
+ * (__device_stub_*): plumbing, not the caller. */
 static int sym_internal_func(const char *func, const char *file)
 {
     if (strncmp(func, "cudart::", 8) == 0 || strncmp(func, "__cudart", 8) == 0 ||
-        strncmp(func, "__device_stub_", 14) == 0 || strncmp(func, "__cudaRegister", 14) == 0 ||
-        strncmp(func, "__cudaUnregister", 16) == 0)
+        strncmp(func, "libcudart_static_", 17) == 0 || strncmp(func, "__device_stub_", 14) == 0 ||
+        strncmp(func, "__cuda", 6) == 0)
         return 1;
+    /* cudaMalloc, or "cudaError cudaLaunchKernel<char>(...)" from cuda_runtime.h */
     if (strncmp(func, "cuda", 4) == 0 && isupper((unsigned char)func[4]))
-        return file[0] == '\0' || strstr(file, "/cuda_runtime") != NULL;
+        return file[0] == '\0' || strstr(file, "/cuda_runtime") != NULL ||
+               strstr(file, "/crt/") != NULL;
     return 0;
+}
+
+/* nvcc turns kern<<<...>>>(args) into a call of a host function named like
+ * the kernel (declared at the __global__ line), which calls
+ * __device_stub_<mangled>: that host function is plumbing too, so that the
+ * call site is the line with the launch. */
+static void sym_mark_kernel_stubs(struct jst_frame *f, size_t n)
+{
+    for (size_t i = 1; i < n; i++)
+        if (strncmp(f[i - 1].func, "__device_stub_", 14) == 0 &&
+            strncmp(f[i].func, "__device_stub_", 14) != 0)
+            f[i].internal = 1;
 }
 
 struct jst_symbolizer *jst_symbolizer_new(const struct jst_process *p)
@@ -434,6 +451,7 @@ size_t jst_symbolize_stack(struct jst_symbolizer *s, uint64_t stack_id, uint64_t
     size_t n = 0;
     for (size_t i = 0; i < st->n && n < max; i++)
         n += sym_frames(s, st->ips[i], k, out + n, max - n);
+    sym_mark_kernel_stubs(out, n);
     return n;
 }
 

@@ -65,6 +65,43 @@ __attribute__((noinline, noclone)) uint64_t tsym_with_inline(void)
     return r;
 }
 
+/* What a kernel launch through the CUDA runtime looks like (CUDA 13, static
+ * cudart): the launch line calls the host stub named like the kernel, which
+ * calls __device_stub_*, which calls into cudart (libcudart_static_<hash>). */
+static unsigned line_launch;
+
+__attribute__((noinline, noclone)) void
+tsym_cudart(uint64_t *ips) __asm__("libcudart_static_0123abcd");
+__attribute__((noinline, noclone)) void tsym_cudart(uint64_t *ips)
+{
+    ips[0] = tsym_ret_addr();
+    ips[1] = (uint64_t)(uintptr_t)__builtin_return_address(0);
+    __asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline, noclone)) void
+tsym_device_stub(uint64_t *ips) __asm__("__device_stub__Z4kernPi");
+__attribute__((noinline, noclone)) void tsym_device_stub(uint64_t *ips)
+{
+    tsym_cudart(ips);
+    ips[2] = (uint64_t)(uintptr_t)__builtin_return_address(0);
+    __asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline, noclone)) void tsym_kern(uint64_t *ips)
+{
+    tsym_device_stub(ips);
+    ips[3] = (uint64_t)(uintptr_t)__builtin_return_address(0);
+    __asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline, noclone)) void tsym_launch(uint64_t *ips)
+{
+    line_launch = __LINE__ + 1;
+    tsym_kern(ips);
+    __asm__ volatile("" ::: "memory");
+}
+
 /* A function whose symbol is a C++ mangled name: catalog::open(). */
 __attribute__((noinline, noclone)) uint64_t tsym_cxx(void) __asm__("_ZN7catalog4openEv");
 __attribute__((noinline, noclone)) uint64_t tsym_cxx(void)
@@ -266,6 +303,28 @@ static void test_inlined_calls_become_frames_of_their_own(void **state)
     free_proc(&p);
 }
 
+static void test_cudart_and_launch_stub_frames_are_internal(void **state)
+{
+    (void)state;
+    uint64_t ips[4];
+    tsym_launch(ips);
+    struct jst_process p = {0};
+    add_self(&p, self.path, self.build_id, self.build_id_len);
+    add_stack(&p, 1, ips, 4);
+    struct jst_symbolizer *s = jst_symbolizer_new(&p);
+    struct jst_frame f[4];
+    assert_int_equal(jst_symbolize_stack(s, 1, 0, f, 4), 4);
+    assert_string_equal(f[0].func, "libcudart_static_0123abcd");
+    assert_string_equal(f[1].func, "__device_stub__Z4kernPi");
+    assert_string_equal(f[2].func, "tsym_kern");
+    assert_true(f[0].internal && f[1].internal && f[2].internal);
+    assert_int_equal(jst_call_site(f, 4), 3);
+    assert_string_equal(f[3].func, "tsym_launch");
+    assert_int_equal(f[3].line, line_launch);
+    jst_symbolizer_free(s);
+    free_proc(&p);
+}
+
 static void test_unknown_stack_and_unknown_module(void **state)
 {
     (void)state;
@@ -436,6 +495,7 @@ int main(void)
         cmocka_unit_test(test_own_frames_have_function_file_and_line),
         cmocka_unit_test(test_cxx_names_are_demangled),
         cmocka_unit_test(test_inlined_calls_become_frames_of_their_own),
+        cmocka_unit_test(test_cudart_and_launch_stub_frames_are_internal),
         cmocka_unit_test(test_unknown_stack_and_unknown_module),
         cmocka_unit_test(test_internal_frames_are_skipped_for_the_call_site),
         cmocka_unit_test(test_python_interpreter_frames_are_named_as_such),
