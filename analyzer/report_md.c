@@ -13,7 +13,7 @@
 static void md_text(FILE *f, const char *s)
 {
     for (; s && *s; s++) {
-        if (*s == '\n' || *s == '\r')
+        if ((unsigned char)*s < 0x20 || *s == 0x7f)
             fputc(' ', f);
         else if (strchr("|\\`*_[]<>#", *s))
             fprintf(f, "\\%c", *s);
@@ -32,7 +32,7 @@ static void md_code(FILE *f, const char *s)
             fputc('\'', f);
         else if (*s == '|')
             fputs("\\|", f);
-        else if (*s == '\n' || *s == '\r')
+        else if ((unsigned char)*s < 0x20 || *s == 0x7f)
             fputc(' ', f);
         else
             fputc(*s, f);

@@ -24,6 +24,23 @@ static const char *C(const struct tw *t, const char *code)
 #define YELLOW "\033[33m"
 #define RESET "\033[0m"
 
+/* A string from a trace, safe for a terminal: control characters (escape
+ * sequences, newlines) become '?'. Eight rotating buffers, so that several
+ * may appear in one printf. */
+static const char *S(const char *s)
+{
+    static char bufs[8][4096];
+    static unsigned next;
+    char *b = bufs[next++ % 8];
+    size_t i = 0;
+    if (!s)
+        return "?";
+    for (; s[i] && i < sizeof(bufs[0]) - 1; i++)
+        b[i] = ((unsigned char)s[i] < 0x20 || s[i] == 0x7f) ? '?' : s[i];
+    b[i] = '\0';
+    return b;
+}
+
 static void heading(const struct tw *t, const char *s)
 {
     fprintf(t->f, "\n%s%s%s\n", C(t, BOLD), s, C(t, RESET));
@@ -34,7 +51,7 @@ static void args_line(const struct jst_process *p, char *buf, size_t n)
     size_t used = 0;
     buf[0] = '\0';
     for (size_t i = 0; i < p->argc && used + 1 < n; i++) {
-        int w = snprintf(buf + used, n - used, "%s%s", i ? " " : "", p->argv[i]);
+        int w = snprintf(buf + used, n - used, "%s%s", i ? " " : "", S(p->argv[i]));
         if (w < 0)
             break;
         used += (size_t)w;
@@ -60,18 +77,17 @@ static void write_process(const struct tw *t, const struct rv_report *r, const s
     char a[32], b[32], j[32], line[512];
 
     fprintf(t->f, "\n%sProcess %" PRIu64 "%s  %s\n", C(t, BOLD), p->pid, C(t, RESET),
-            rv_exe_name(p));
+            S(rv_exe_name(p)));
     args_line(p, line, sizeof(line));
     if (line[0])
         fprintf(t->f, "  command    %s\n", line);
-    fprintf(t->f, "  trace      %s%s\n", p->trace_path ? p->trace_path : "?",
+    fprintf(t->f, "  trace      %s%s\n", S(p->trace_path),
             p->damage      ? " (damaged)"
             : p->truncated ? " (truncated)"
                            : "");
     for (size_t i = 0; i < p->n_devices; i++) {
         const struct jst_device *d = &p->devices[i];
-        fprintf(t->f, "  GPU %-6u %s, sm_%u%u", d->ordinal, d->name ? d->name : "?", d->cc_major,
-                d->cc_minor);
+        fprintf(t->f, "  GPU %-6u %s, sm_%u%u", d->ordinal, S(d->name), d->cc_major, d->cc_minor);
         if (d->driver_version)
             fprintf(t->f, ", driver %" PRIu64 ".%" PRIu64, d->driver_version / 1000,
                     d->driver_version % 1000 / 10);
@@ -97,9 +113,9 @@ static void write_process(const struct tw *t, const struct rv_report *r, const s
             rp->n_jit_loads == 1 ? "load" : "loads", rv_dur(p->jit_compile_ns, a, sizeof(a)),
             rv_dur(p->jit_cache_load_ns, b, sizeof(b)));
     for (size_t i = 0; i < rp->n_missing; i++)
-        fprintf(t->f, "  %smissing%s    %s\n", C(t, YELLOW), C(t, RESET), rp->missing[i]);
+        fprintf(t->f, "  %smissing%s    %s\n", C(t, YELLOW), C(t, RESET), S(rp->missing[i]));
     for (size_t i = 0; i < p->n_notes; i++)
-        fprintf(t->f, "  note       %s\n", p->notes[i]);
+        fprintf(t->f, "  note       %s\n", S(p->notes[i]));
     (void)r;
 }
 
@@ -116,7 +132,7 @@ static void write_table(const struct tw *t, const struct rv_report *r)
                 rv_dur(p->jit_ns, b, sizeof(b)), rv_dur(p->jit_compile_ns, c, sizeof(c)),
                 rv_dur(p->jit_cache_load_ns, d, sizeof(d)),
                 p->first_launch_ns ? rv_dur(r->procs[i].projected_ttfk_ns, e, sizeof(e)) : "-",
-                rv_exe_name(p));
+                S(rv_exe_name(p)));
     }
     fprintf(t->f, "  %-8s %12s %12s %12s %12s %12s  %s\n", "total", rv_dur(r->ttfk_max_ns, a, 32),
             rv_dur(r->jit_ns, b, 32), rv_dur(r->jit_compile_ns, c, 32),
@@ -136,26 +152,27 @@ static void write_culprits(const struct tw *t, const struct rv_report *r)
         shown++;
         fprintf(t->f, "  %zu. %s%s%s  %s", shown, C(t, m->lost_ns ? RED : YELLOW),
                 m->lost_ns ? rv_dur(m->lost_ns, d, sizeof(d)) : "failed", C(t, RESET),
-                rv_origin(m, buf, sizeof(buf)));
+                S(rv_origin(m, buf, sizeof(buf))));
         if (r->n_procs > 1)
             fprintf(t->f, "  [pid %" PRIu64 "]", m->p->pid);
         fputc('\n', t->f);
         const char *api = m->c->call_name ? m->c->call_name : jst_call_name(m->c->call);
         const char *kind = m->c->image_kind ? jst_image_kind_name(m->c->image_kind) : NULL;
-        fprintf(t->f, "     loaded by  %s", api ? api : "?");
+        fprintf(t->f, "     loaded by  %s", S(api));
         if (kind && m->c->image_size)
             fprintf(t->f, " (%s, %s)", kind, rv_bytes(m->c->image_size, d, sizeof(d)));
         else if (kind)
             fprintf(t->f, " (%s)", kind);
         fputc('\n', t->f);
-        fprintf(t->f, "     verdict    %s\n", rv_verdict_str(m, buf, sizeof(buf)));
+        fprintf(t->f, "     verdict    %s\n", S(rv_verdict_str(m, buf, sizeof(buf))));
         if (m->c->n_kernels)
             fprintf(t->f, "     kernels    %zu: %s\n", m->c->n_kernels,
-                    rv_kernels_short(m, 3, buf, sizeof(buf)));
-        fprintf(t->f, "     cache      %s\n", rv_cache_str(m->c, buf, sizeof(buf)));
-        fprintf(t->f, "     call site  %s\n", m->call_site ? m->call_site : "(no stack recorded)");
+                    S(rv_kernels_short(m, 3, buf, sizeof(buf))));
+        fprintf(t->f, "     cache      %s\n", S(rv_cache_str(m->c, buf, sizeof(buf))));
+        fprintf(t->f, "     call site  %s\n",
+                m->call_site ? S(m->call_site) : "(no stack recorded)");
         if (m->fix)
-            fprintf(t->f, "     fix        %s%s%s\n", C(t, GREEN), m->fix, C(t, RESET));
+            fprintf(t->f, "     fix        %s%s%s\n", C(t, GREEN), S(m->fix), C(t, RESET));
     }
     if (!shown)
         fprintf(t->f, "  none: no load needed the JIT or failed\n");
@@ -175,9 +192,9 @@ static void write_fixes(const struct tw *t, const struct rv_report *r)
         const struct jst_fix *f = &r->fixes.v[i];
         if (f->saves_ns)
             fprintf(t->f, "  %zu. saves %-9s %s%s%s\n", i + 1, rv_dur(f->saves_ns, d, sizeof(d)),
-                    C(t, GREEN), f->text, C(t, RESET));
+                    C(t, GREEN), S(f->text), C(t, RESET));
         else
-            fprintf(t->f, "  %zu. %-15s %s%s%s\n", i + 1, "(failed load)", C(t, GREEN), f->text,
+            fprintf(t->f, "  %zu. %-15s %s%s%s\n", i + 1, "(failed load)", C(t, GREEN), S(f->text),
                     C(t, RESET));
     }
     if (!r->fixes.n) {
@@ -217,7 +234,7 @@ static void write_cache(const struct tw *t, const struct rv_report *r)
         const struct rv_cache *c = &r->caches[i];
         const struct jst_cache_state *s = &c->first->cache_start, *e = &c->last->cache_end;
         int from_env = (s->present && s->from_env) || (e->present && e->from_env);
-        fprintf(t->f, "  path      %s (%s)", c->path,
+        fprintf(t->f, "  path      %s (%s)", S(c->path),
                 from_env ? "CUDA_CACHE_PATH" : "default, CUDA_CACHE_PATH not set");
         if (c->n_procs > 1)
             fprintf(t->f, ", used by %zu processes", c->n_procs);
@@ -248,7 +265,7 @@ int rv_write_text(const struct rv_report *r, FILE *f, int colour)
                 C(&t, RESET));
     fputc('\n', f);
     for (size_t i = 0; i < r->n_errors; i++)
-        fprintf(f, "%sunreadable%s  %s\n", C(&t, YELLOW), C(&t, RESET), r->errors[i].msg);
+        fprintf(f, "%sunreadable%s  %s\n", C(&t, YELLOW), C(&t, RESET), S(r->errors[i].msg));
     if (r->n_procs > 1)
         write_table(&t, r);
     for (size_t i = 0; i < r->n_procs; i++)

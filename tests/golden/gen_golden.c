@@ -519,6 +519,45 @@ static void ranks(const char *dir)
     }
 }
 
+/* Hostile strings: quotes, a newline, a terminal escape, invalid UTF-8,
+ * Markdown table separators. Reports must stay well-formed. */
+static void odd_strings(const char *dir)
+{
+    static const char *const argv[] = {"/opt/we\"ird\n\x1b[2Japp\xff\xfe", "--a|b", NULL};
+    static const char *const kernels[] = {"k|`x`\x1b]0;t\x07", "_Z3fooi", NULL};
+    const uint64_t t0 = 10 * S;
+    open_trace(dir, "odd.jst");
+    process(31337, argv[0], argv, NULL, t0);
+    simple_call(JST_CALL_cuInit, "cuInit", t0 + 10 * MS, 100 * MS);
+    device(90);
+    load(&(struct load){JST_CALL_cuModuleLoad,
+                        "cuModuleLoad",
+                        t0 + 200 * MS,
+                        300 * MS,
+                        JST_IMG_FILE,
+                        4096,
+                        0xa000,
+                        NULL,
+                        "/opt/my lib/k|odd\n.ptx",
+                        JST_V_PTX_JIT,
+                        NULL,
+                        "compute_75",
+                        "PTX compute_75 only; GPU is sm_90",
+                        kernels,
+                        NULL,
+                        4096,
+                        JST_C_UNKNOWN,
+                        0,
+                        0,
+                        0,
+                        0,
+                        0});
+    launch(t0 + 600 * MS, 0xc001, "_Z3fooi");
+    note("tab\there, bell\x07, \xc3\x28 invalid");
+    end(t0 + 700 * MS, 0);
+    close_trace();
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -532,6 +571,7 @@ int main(int argc, char **argv)
     cold_container(dir, "killed.jst", 1);
     all_sass(dir);
     ranks(dir);
+    odd_strings(dir);
 
     char path[4096];
     snprintf(path, sizeof(path), "%s/garbage.jst", dir);

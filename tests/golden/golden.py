@@ -203,6 +203,38 @@ def test_schema():
         doc = json.loads(out)
         for e in schema_errors(doc) + consistency_errors(doc):
             fail(f"{case}: {e}")
+    # hostile strings: valid JSON that keeps them, text without control
+    # characters, Markdown tables that keep their shape
+    rc, out, err = run([cli, "report", "--json", "odd.jst"], cwd=work)
+    try:
+        doc = json.loads(out)
+        p = doc["processes"][0]
+        if not (p["exe"].startswith('/opt/we"ird\n\x1b[2Japp') and "\ufffd" in p["exe"]):
+            fail(f"odd.jst: exe not kept through JSON: {p['exe']!r}")
+        if p["modules"][0]["source"] != "/opt/my lib/k|odd\n.ptx":
+            fail(f"odd.jst: source not kept: {p['modules'][0]['source']!r}")
+        for e in schema_errors(doc):
+            fail(f"odd.jst: {e}")
+    except (ValueError, KeyError, IndexError) as e:
+        fail(f"odd.jst: --json is not valid: {e}\n{out}")
+    rc, out, err = run([cli, "report", "odd.jst"], cwd=work)
+    if rc != 0 or re.search(r"[\x00-\x08\x0b-\x1f\x7f]", out):
+        fail(f"odd.jst: text report has control characters: {out!r}")
+    if not any(l.startswith("Process 31337  /opt/we\"ird?") for l in out.splitlines()):
+        fail("odd.jst: the process line was split by the newline in exe")
+    rc, out, err = run([cli, "report", "--markdown", "odd.jst"], cwd=work)
+    width = None
+    for line in out.splitlines():
+        if not line.startswith("|"):
+            width = None
+            continue
+        cells = len(re.split(r"(?<!\\)\|", line))
+        if width is None:
+            width = cells  # a table's header row
+        if cells != width or not line.endswith("|") or re.search(r"[\x00-\x1f]", line):
+            fail(f"odd.jst: broken Markdown row ({cells} cells, header {width}): {line!r}")
+    if rc != 0:
+        fail(f"odd.jst --markdown: exit {rc}")
     # the schema itself must reject what it should: a stable key missing
     rc, out, _ = run([cli, "report", "--json", "cold.jst"], cwd=work)
     doc = json.loads(out)
