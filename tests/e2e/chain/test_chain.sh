@@ -97,6 +97,38 @@ PY
 grep -qF "open_shard (" "$WORK/chain.report" && grep -qF "shard.c:$L_SHARD)" "$WORK/chain.report" ||
     fail "the report does not show open_shard at shard.c:$L_SHARD: $(cat "$WORK/chain.report")"
 
+# ---- JITSTALL_STACK_DEPTH limits the frames kept ----
+run_traced depth JITSTALL_STACK_DEPTH=2 "$BIN/chain" "$PTX"
+expect_rc depth 0
+frames "$(the_trace depth)" "$WORK/depth.tsv"
+check_frames "$WORK/depth.tsv" <<'PY'
+expect([r["func"] for r in fr] == ["open_shard", "load_catalog"], "depth 2 kept other frames")
+PY
+
+# ---- a forked child's trace has every stack it refers to ----
+run_traced fork "$BIN/chain" "$PTX" --fork
+expect_rc fork 0
+n=0
+for t in $(traces_of fork); do
+    n=$((n + 1))
+    dump_json "$t" "$WORK/fork$n.json"
+    check_json "$WORK/fork$n.json" <<'PY'
+ids = {r.get("stack_id") for r in of_type("stack")}
+for c in calls():
+    expect(not c.get("stack_id") or c["stack_id"] in ids,
+           "call %s refers to stack %s, not in this trace" % (c.get("call"), c.get("stack_id")))
+expect(any(m.get("mod_event") == "initial" for m in of_type("modmap")), "no module map")
+expect(calls("cuModuleLoadData"), "no load in this trace")
+PY
+    frames "$t" "$WORK/fork$n.tsv"
+    check_frames "$WORK/fork$n.tsv" main="$L_MAIN" <<'PY'
+i = fr.index(site)
+expect([r["func"] for r in fr[i:i + 3]] == ["open_shard", "load_catalog", "main"], "fork chain")
+expect(fr[i + 2]["line"] == arg["main"], "main's line in a forked trace")
+PY
+done
+[ "$n" = 2 ] || fail "expected two traces (parent and child), found $n"
+
 # ---- stripped: module+offset, never a crash ----
 run_traced stripped "$BIN/chain_stripped" "$PTX"
 expect_rc stripped 0
