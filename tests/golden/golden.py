@@ -60,6 +60,26 @@ def run(args, cwd=None, env=None, timeout=120):
     return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
 
 
+def run_tty(args, cwd, env):
+    """Runs with standard output on a pseudo-terminal; returns what it wrote."""
+    import pty
+    master, slave = pty.openpty()
+    p = subprocess.Popen(args, cwd=cwd, env=env, stdout=slave, stderr=subprocess.DEVNULL)
+    os.close(slave)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO once the child closed its side
+            break
+        if not chunk:
+            break
+        out += chunk
+    p.wait(timeout=60)
+    os.close(master)
+    return out.decode("utf-8", "replace")
+
+
 def traces():
     """Fresh traces from gen_golden in a private directory."""
     cli, gen = env_or_skip("JST_CLI", "JST_GEN")
@@ -186,10 +206,16 @@ def test_reports():
                 diff = "".join(difflib.unified_diff(want.splitlines(True), out.splitlines(True),
                                                     "expected/" + name, "actual"))
                 fail(f"{name} differs from the golden file:\n{diff}")
-    # colour: never with NO_COLOR, never into a pipe
+    # colour: on a terminal only, and never with NO_COLOR
     rc, out, _ = run([cli, "report", "cold.jst"], cwd=work, env=clean_env(NO_COLOR=""))
     if "\x1b[" in out:
         fail("colour escape codes written to a pipe")
+    env = clean_env()
+    del env["NO_COLOR"]
+    if "\x1b[" not in run_tty([cli, "report", "cold.jst"], work, env):
+        fail("no colour on a terminal")
+    if "\x1b[" in run_tty([cli, "report", "cold.jst"], work, clean_env(NO_COLOR="1")):
+        fail("colour on a terminal although NO_COLOR is set")
     shutil.rmtree(work)
 
 
