@@ -3,6 +3,7 @@
  * capability, which PTX can be JIT-compiled for it, and the driver's choice
  * for a whole image, with one human line saying why.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include "image_int.h"
@@ -30,8 +31,30 @@ int jst_ptx_jits_to(unsigned sm, unsigned variant, unsigned cc)
 
 const char *jst_arch_str(char *buf, size_t n, int ptx, unsigned sm, unsigned variant)
 {
-    const char *suffix = variant == JST_A_SPECIFIC ? "a" : variant == JST_A_FAMILY ? "f" : "";
-    snprintf(buf, n, "%s_%u%s", ptx ? "compute" : "sm", sm, suffix);
+    /* Formatted by hand: decide() calls this on every load, printf is slow. */
+    char tmp[32];
+    size_t k = 0;
+    const char *pre = ptx ? "compute_" : "sm_";
+    while (*pre)
+        tmp[k++] = *pre++;
+    char digits[12];
+    int nd = 0;
+    do {
+        digits[nd++] = (char)('0' + sm % 10);
+        sm /= 10;
+    } while (sm && nd < 10);
+    while (nd)
+        tmp[k++] = digits[--nd];
+    if (variant == JST_A_SPECIFIC)
+        tmp[k++] = 'a';
+    else if (variant == JST_A_FAMILY)
+        tmp[k++] = 'f';
+    tmp[k] = 0;
+    if (n) {
+        size_t c = k < n - 1 ? k : n - 1;
+        memcpy(buf, tmp, c);
+        buf[c] = 0;
+    }
     return buf;
 }
 
@@ -120,6 +143,16 @@ static void offered(const struct jst_image *img, char *buf, size_t n)
         snprintf(buf, n, "no entries");
 }
 
+/* Writes the reason line; a long entry list is cut, never overflowed. */
+static void say(char *r, size_t rn, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void say(char *r, size_t rn, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r, rn, fmt, ap);
+    va_end(ap);
+}
+
 void jst_image_decide(const struct jst_image *img, unsigned cc, int env_flags,
                       struct jst_decision *out)
 {
@@ -159,8 +192,10 @@ void jst_image_decide(const struct jst_image *img, unsigned cc, int env_flags,
         jst_arch_str(sass, sizeof(sass), 0, bs->sm, bs->variant);
     if (bp)
         jst_arch_str(ptx, sizeof(ptx), 1, bp->sm, bp->variant);
-    offered(img, have, sizeof(have));
     int force = env_flags & JST_ENV_FORCE_JIT, disable = env_flags & JST_ENV_DISABLE_JIT;
+    have[0] = 0;
+    if (!bs || force)
+        offered(img, have, sizeof(have)); /* only the reasons without SASS name them */
     char *r = out->reason;
     size_t rn = sizeof(out->reason);
 
@@ -169,8 +204,8 @@ void jst_image_decide(const struct jst_image *img, unsigned cc, int env_flags,
         if (!bp) {
             out->verdict = JST_V_NO_COMPATIBLE;
             out->ptx_index = -1;
-            snprintf(r, rn, "CUDA_FORCE_PTX_JIT=1 ignores SASS and no PTX JITs to %s (has %s)", gpu,
-                     have);
+            say(r, rn, "CUDA_FORCE_PTX_JIT=1 ignores SASS and no PTX JITs to %s (has %s)", gpu,
+                have);
         } else if (disable) {
             out->verdict = JST_V_JIT_DISABLED;
             snprintf(
@@ -181,11 +216,11 @@ void jst_image_decide(const struct jst_image *img, unsigned cc, int env_flags,
             out->verdict = JST_V_FORCED_JIT;
             snprintf(out->jit_from, sizeof(out->jit_from), "%s", ptx);
             if (bs)
-                snprintf(r, rn, "CUDA_FORCE_PTX_JIT=1: JIT from PTX %s instead of SASS %s on %s",
-                         ptx, sass, gpu);
+                say(r, rn, "CUDA_FORCE_PTX_JIT=1: JIT from PTX %s instead of SASS %s on %s", ptx,
+                    sass, gpu);
             else
-                snprintf(r, rn, "CUDA_FORCE_PTX_JIT=1: JIT from PTX %s (no SASS for %s anyway)",
-                         ptx, gpu);
+                say(r, rn, "CUDA_FORCE_PTX_JIT=1: JIT from PTX %s (no SASS for %s anyway)", ptx,
+                    gpu);
         }
         return;
     }
@@ -193,27 +228,27 @@ void jst_image_decide(const struct jst_image *img, unsigned cc, int env_flags,
         out->verdict = JST_V_SASS;
         out->ptx_index = -1;
         snprintf(out->sass_arch, sizeof(out->sass_arch), "%s", sass);
-        snprintf(r, rn, "SASS %s runs on %s", sass, gpu);
+        say(r, rn, "SASS %s runs on %s", sass, gpu);
         return;
     }
     if (bp) {
         if (disable) {
             out->verdict = JST_V_JIT_DISABLED;
-            snprintf(r, rn, "CUDA_DISABLE_PTX_JIT=1 forbids JIT of PTX %s; no SASS for %s (has %s)",
-                     ptx, gpu, have);
+            say(r, rn, "CUDA_DISABLE_PTX_JIT=1 forbids JIT of PTX %s; no SASS for %s (has %s)", ptx,
+                gpu, have);
             return;
         }
         out->verdict = JST_V_PTX_JIT;
         snprintf(out->jit_from, sizeof(out->jit_from), "%s", ptx);
         if (!n_sass)
-            snprintf(r, rn, "PTX %s only; GPU is %s", ptx, gpu);
+            say(r, rn, "PTX %s only; GPU is %s", ptx, gpu);
         else
-            snprintf(r, rn, "no SASS runs on %s (has %s); JIT from PTX %s", gpu, have, ptx);
+            say(r, rn, "no SASS runs on %s (has %s); JIT from PTX %s", gpu, have, ptx);
         return;
     }
     out->verdict = JST_V_NO_COMPATIBLE;
     if (!img->n_entries)
-        snprintf(r, rn, "image has no entries; nothing runs on %s", gpu);
+        say(r, rn, "image has no entries; nothing runs on %s", gpu);
     else
-        snprintf(r, rn, "nothing runs on %s: no compatible SASS or PTX (has %s)", gpu, have);
+        say(r, rn, "nothing runs on %s: no compatible SASS or PTX (has %s)", gpu, have);
 }
