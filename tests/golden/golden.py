@@ -305,6 +305,17 @@ def test_partial():
     rc, out, err = run([cli, "report", "damaged.jst"], cwd=work)
     if rc != 0 or not re.search(r"damaged|truncated", out):
         fail(f"damaged.jst: exit {rc}, expected a partial report:\n{out}{err}")
+    # cut at many lengths: a partial report (0) or unreadable (2), never a crash
+    cut = os.path.join(work, "cut.jst")
+    for n in list(range(0, len(data), 37)) + [len(data) - 1]:
+        with open(os.path.join(work, "cold.jst"), "rb") as f:
+            whole = f.read()
+        with open(cut, "wb") as f:
+            f.write(whole[:n])
+        for fmt in ([], ["--json"]):
+            rc, out, err = run([cli, "report"] + fmt + ["cut.jst"], cwd=work)
+            if rc not in (0, 2) or (rc == 0 and fmt and not json.loads(out)["partial"]):
+                fail(f"cold.jst cut at {n} bytes: exit {rc}: {err}")
     # garbage: unreadable, exit 2, one clear line
     rc, out, err = run([cli, "report", "garbage.jst"], cwd=work)
     if rc != 2 or "garbage.jst" not in err or out:
