@@ -1,0 +1,139 @@
+#!/bin/sh
+# End-to-end test of `jitstall scan` on the committed nvcc fixtures: exact text
+# output, the stable --json keys and verdicts, exit codes, directory walks with
+# a symlink loop, and a damaged image.
+#   usage: tests/scan/test_scan.sh [path/to/jitstall]   (default: build/jitstall)
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+J=${1:-$root/build/jitstall}
+FX=$root/tests/fixtures
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
+
+# 1. Exact text output (paths relative to the fixtures directory).
+cd "$FX"
+"$J" scan --arch sm_90 sm90.fatbin ptx75.fatbin two_fatbins.o kernels.cu >"$tmp/out" 2>"$tmp/err" ||
+    fail "text scan exited $?"
+cat >"$tmp/want" <<'WANT'
+sm90.fatbin
+  1 image runs as SASS (sm_90)
+ptx75.fatbin
+  image @0x0 [compute_75]: ptx_jit from compute_75 (PTX compute_75 only; GPU is sm_90)
+    3 kernels would JIT from compute_75 (1612 bytes of PTX):
+      add_one
+      fill(int*, int)  [_Z4fillPii]
+      void jst::scale<float>(float*, float)  [_ZN3jst5scaleIfEEvPT_S1_]
+    fix: add -gencode arch=compute_90,code=sm_90 when building ptx75.fatbin
+two_fatbins.o
+  image @0x28b8 [compute_75]: ptx_jit from compute_75 (PTX compute_75 only; GPU is sm_90)
+    1 kernel would JIT from compute_75 (372 bytes of PTX):
+      second_kernel
+    fix: add -gencode arch=compute_90,code=sm_90 when building two_fatbins.o
+  1 image runs as SASS (sm_90)
+kernels.cu
+  no CUDA code
+summary for sm_90: 4 files read, 3 with CUDA code, 4 images: 2 sass, 2 ptx_jit, 0 no_compatible, 0 damaged; 4 kernels would JIT, 0 cannot run
+WANT
+diff -u "$tmp/want" "$tmp/out" >&2 || fail "text output differs"
+[ -s "$tmp/err" ] && fail "unexpected stderr: $(cat "$tmp/err")"
+
+# 2. --json over the whole fixtures directory: keys and verdicts per file.
+"$J" scan --arch sm_90 --json "$FX" >"$tmp/json" || fail "json scan exited $?"
+python3 - "$tmp/json" "$FX" <<'PY' || fail "json checks"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+fx = sys.argv[2]
+assert doc["arch"] == "sm_90", doc["arch"]
+files = {f["path"][len(fx) + 1:]: f for f in doc["files"]}
+want = {  # file -> [(verdict, sass_arch, jit_from)] per image
+    "sm90.fatbin": [("sass", "sm_90", None)],
+    "sm90.cubin": [("sass", "sm_90", None)],
+    "sm90a.fatbin": [("sass", "sm_90a", None)],
+    "sm90a.cubin": [("sass", "sm_90a", None)],
+    "ptx75.fatbin": [("ptx_jit", None, "compute_75")],
+    "k75.ptx": [("ptx_jit", None, "compute_75")],
+    "sm80_ptx80.fatbin": [("ptx_jit", None, "compute_80")],
+    "multi.fatbin": [("ptx_jit", None, "compute_90")],
+    "sm100f.fatbin": [("no_compatible", None, None)],
+    "lto90.fatbin": [("no_compatible", None, None)],
+    "two_fatbins.o": [("sass", "sm_90", None), ("ptx_jit", None, "compute_75")],
+}
+for m in ("default", "speed", "size", "none", "all_default", "all_speed"):
+    want["z_%s.fatbin" % m] = [("ptx_jit", None, "compute_80")]
+assert set(files) == set(want), sorted(set(files) ^ set(want))
+for name, imgs in want.items():
+    got = files[name]["images"]
+    assert [(i["verdict"], i["sass_arch"], i["jit_from"]) for i in got] == imgs, (name, got)
+    for i in got:
+        for k in ("verdict", "sass_arch", "jit_from", "kernels", "entries"):
+            assert k in i, (name, k)
+        for e in i["entries"]:
+            assert set(("kind", "arch", "compressed")) <= set(e), e
+            assert e["kind"] in ("ptx", "cubin", "ltoir") and e["compressed"] in ("zstd", "lz4", "none")
+        if i["verdict"] in ("ptx_jit", "no_compatible") and name != "lto90.fatbin":
+            assert "add_one" in i["kernels"] or i["kernels"] == ["second_kernel"], (name, i["kernels"])
+            assert "code=sm_90" in i["fix"], i["fix"]
+def comp(name):
+    return [(e["kind"], e["compressed"]) for e in files[name]["images"][0]["entries"]]
+assert comp("z_speed.fatbin") == [("cubin", "none"), ("ptx", "lz4")]
+assert comp("z_all_speed.fatbin") == [("cubin", "lz4"), ("ptx", "lz4")]
+assert comp("z_size.fatbin") == [("cubin", "zstd"), ("ptx", "zstd")]
+assert comp("z_none.fatbin") == [("cubin", "none"), ("ptx", "none")]
+assert comp("lto90.fatbin") == [("ltoir", "zstd")]
+assert files["sm90.fatbin"]["images"][0]["kernels"] == ["_ZN3jst5scaleIfEEvPT_S1_", "_Z4fillPii", "add_one"]
+assert files["sm100f.fatbin"]["images"][0]["entries"][0]["arch"] == "sm_100f"
+s = doc["summary"]
+assert s["images"] == 18 and s["sass"] == 5 and s["ptx_jit"] == 11 and s["no_compatible"] == 2, s
+PY
+
+# 3. Other architectures.
+"$J" scan --arch sm_103 --json sm100f.fatbin | python3 -c '
+import json, sys; i = json.load(sys.stdin)["files"][0]["images"][0]
+assert (i["verdict"], i["sass_arch"]) == ("sass", "sm_100f"), i' || fail "sm_100f on sm_103"
+"$J" scan --arch 8.9 --json multi.fatbin | python3 -c '
+import json, sys; i = json.load(sys.stdin)["files"][0]["images"][0]
+assert (i["verdict"], i["sass_arch"]) == ("sass", "sm_86"), i' || fail "multi on 8.9"
+"$J" scan --arch sm_100 --json sm90a.fatbin | python3 -c '
+import json, sys; i = json.load(sys.stdin)["files"][0]["images"][0]
+assert i["verdict"] == "no_compatible" and len(i["kernels"]) == 3, i' || fail "sm_90a on sm_100"
+
+# 4. Exit codes and messages.
+rc=0; "$J" scan sm90.fatbin >/dev/null 2>"$tmp/err" || rc=$?
+[ $rc -eq 2 ] || fail "missing --arch: exit $rc"
+grep -q -- "--arch sm_XY is required" "$tmp/err" || fail "missing --arch message"
+rc=0; "$J" scan --arch sm_90 >/dev/null 2>&1 || rc=$?
+[ $rc -eq 2 ] || fail "no path: exit $rc"
+rc=0; "$J" scan --arch sm_9x sm90.fatbin >/dev/null 2>&1 || rc=$?
+[ $rc -eq 2 ] || fail "bad arch: exit $rc"
+rc=0; "$J" scan --arch sm_90 "$tmp/nope" >/dev/null 2>"$tmp/err" || rc=$?
+[ $rc -eq 2 ] || fail "unreadable only path: exit $rc"
+grep -q "jitstall scan: cannot stat $tmp/nope" "$tmp/err" || fail "unreadable message"
+rc=0; "$J" scan --arch sm_90 "$tmp/nope" sm90.fatbin >/dev/null 2>&1 || rc=$?
+[ $rc -eq 0 ] || fail "one readable path: exit $rc"
+
+# 5. A tree with a symlink loop, a second name for a file, and a damaged image.
+mkdir -p "$tmp/tree/sub"
+cp ptx75.fatbin "$tmp/tree/sub/a.fatbin"
+ln -s a.fatbin "$tmp/tree/sub/b.fatbin"
+ln -s .. "$tmp/tree/sub/loop"
+head -c 300 sm80_ptx80.fatbin >"$tmp/tree/cut.fatbin"
+echo "not cuda" >"$tmp/tree/readme.txt"
+"$J" scan --arch sm_90 --json "$tmp/tree" >"$tmp/json" || fail "tree scan exited $?"
+python3 - "$tmp/json" "$tmp/tree" <<'PY' || fail "tree checks"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+paths = [f["path"] for f in doc["files"]]
+assert paths == [sys.argv[2] + "/cut.fatbin", sys.argv[2] + "/sub/a.fatbin"], paths
+cut = doc["files"][0]["images"][0]
+assert cut["verdict"] == "damaged" and "size" in cut["reason"], cut
+assert doc["summary"]["files"] == 3, doc["summary"]
+PY
+
+if [ $fails -ne 0 ]; then
+    echo "test_scan: $fails failure(s)" >&2
+    exit 1
+fi
+echo "test_scan: all passed"
