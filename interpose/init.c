@@ -388,8 +388,7 @@ static void trace_open_locked(void)
     atomic_store(&jst_state, JST_ST_OPENING);
     emit_process(w, rt, mono, host);
     emit_cache_state(0);
-    jst_modmap_initial();
-    jst_bt_warm();
+    jst_modmap_initial(); /* also warms libunwind's caches (jst_bt_warm) */
     if (atomic_load(&jst_cuinit_ok))
         jst_emit_devices();
     if (!g_exit_registered) {
