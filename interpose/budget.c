@@ -70,7 +70,10 @@ static void budget_atfork_child(void)
 }
 
 /* Runs at exit(status). Registered early, so it runs after handlers the
- * program registered later (the trace's end record among them). */
+ * program registered later (the trace's end record among them). When it
+ * replaces the status, handlers registered before it (by libraries set up
+ * before the preload) and destructors do not run: that is the price of the
+ * opt-in exit code, and why it is opt-in. */
 static void budget_at_exit(int status, void *arg)
 {
     (void)arg;

@@ -111,6 +111,7 @@ check_json() {
     python3 "$JST_E2E_SRC/tracecheck.py" "$@"
 }
 
-# Fixture and program shortcuts.
+# Fixture and program shortcuts, used by the scripts that source this file.
+# shellcheck disable=SC2034
 FIX=$JST_FIXTURES
 BIN=$JST_E2E_BIN
