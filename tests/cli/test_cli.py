@@ -807,6 +807,68 @@ def test_preload(env):
     expect("disappeared" in out or "changed" in out, out)
 
 
+@case
+def test_pytest_plugin(env):
+    # examples/pytest/conftest.py on a suite whose test runs a program on the
+    # simulated driver: the session must fail on the JIT budget, pass within it.
+    need = ("JST_PRELOAD", "JST_SIMDIR", "JST_PROG_DIRECT", "JST_FIXTURES")
+    if not all(os.environ.get(v) and os.path.exists(os.environ[v]) for v in need):
+        raise Skip("libjitstall.so, the simulated driver or prog_direct is not built")
+    if subprocess.run([sys.executable, "-c", "import pytest"], capture_output=True).returncode:
+        raise Skip("pytest is not installed")
+    suite = env.path("suite")
+    os.makedirs(suite)
+    shutil.copy(os.path.join(HERE, "..", "..", "examples", "pytest", "conftest.py"), suite)
+    open(os.path.join(suite, "test_gpu.py"), "w").write(
+        "import os, subprocess\n"
+        "def test_first_query():\n"
+        "    r = subprocess.run([os.environ['PROG'], os.environ['FIX'], '0', 'module',\n"
+        "                        *os.environ['IMAGES'].split()], capture_output=True)\n"
+        "    assert r.returncode == int(os.environ.get('WANT', '0')), r.stderr\n")
+
+    def pytest_run(images, *args, want="0", extra_env=None):
+        e = {k: v for k, v in os.environ.items()
+             if not k.startswith("CUDA_") and not k.startswith("JITSTALL_")}
+        e.update(JITSTALL=env.cli, JITSTALL_PRELOAD=os.environ["JST_PRELOAD"],
+                 LD_LIBRARY_PATH=os.environ["JST_SIMDIR"], PROG=os.environ["JST_PROG_DIRECT"],
+                 FIX=os.environ["JST_FIXTURES"], IMAGES=images, WANT=want,
+                 CUDA_CACHE_PATH=env.path("cache"), JITSTALL_SIM_JIT_US_PER_KB="5000")
+        e.update(extra_env or {})
+        r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                            *args, suite], capture_output=True, text=True, env=e, timeout=120)
+        return r.returncode, r.stdout + r.stderr
+
+    rc, out = pytest_run("ptx75.fatbin sm90.fatbin", "--jitstall-max-jit-ms", "1")
+    expect(rc == 1, f"over budget: exit {rc}\n{out}")
+    expect("1 passed" in out and re.search(r"FAIL prog_direct\[\d+\] max-jit-ms: JIT took", out)
+           and "Exit: jitstall: session run under libjitstall.so: PTX JIT over the 1 ms budget"
+           in out, out)
+    j = env.path("pytest-junit.xml")
+    rc, out = pytest_run("ptx75.fatbin sm90.fatbin", "--jitstall-max-jit-ms", "60000",
+                         "--jitstall-junit", j)
+    expect(rc == 0 and "within the 60000 ms JIT budget" in out, f"exit {rc}\n{out}")
+    validate_junit(env, j)
+    rc, out = pytest_run("ptx75.fatbin", "--jitstall-max-jit-ms", "60000",
+                         "--jitstall-check-args", "--forbid-verdict ptx_jit")
+    expect(rc == 1 and "forbid-verdict=ptx_jit" in out, f"exit {rc}\n{out}")
+    rc, out = pytest_run("sm90.fatbin", "--jitstall-max-jit-ms", "0")
+    expect(rc == 0, f"SASS only, budget 0: exit {rc}\n{out}")
+    # A failing test keeps its own status.
+    rc, out = pytest_run("sm90.fatbin", "--jitstall-max-jit-ms", "0", want="9")
+    expect(rc == 1 and "1 failed" in out and "tests failed" in out, f"exit {rc}\n{out}")
+    # Already under the preload: checked at session end, not re-run.
+    d = env.path("traced")
+    os.makedirs(d)
+    rc, out = pytest_run("ptx75.fatbin", "--jitstall-max-jit-ms", "1",
+                         extra_env={"LD_PRELOAD": os.environ["JST_PRELOAD"], "JITSTALL_DIR": d,
+                                    "CUDA_CACHE_PATH": env.path("cold-cache")})
+    expect(rc == 1 and "jitstall check" in out and "max-jit-ms" in out
+           and "session run under" not in out, f"exit {rc}\n{out}")
+    # No budget: the plugin stays out of the way.
+    rc, out = pytest_run("ptx75.fatbin")
+    expect(rc == 0 and "jitstall" not in out, f"exit {rc}\n{out}")
+
+
 def main(argv):
     if argv[1:] == ["--list"]:
         print("\n".join(CASES))
