@@ -7,6 +7,8 @@
  */
 #include <cuda.h>
 #include <errno.h>
+#include <link.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,6 +60,30 @@ void *jst_hook_real(struct jst_hook *h, int route)
     return f;
 }
 
+static int phdr_counts(struct dl_phdr_info *info, size_t size, void *data)
+{
+    unsigned long long *c = data;
+    if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs) {
+        c[0] = info->dlpi_adds;
+        c[1] = info->dlpi_subs;
+    }
+    return 1; /* the counters are the same in every entry: one is enough */
+}
+
+/* Keeps the module map current without wrapping dlopen: the loader counts
+ * every object added and removed, so a change since the last event means a
+ * dlopen or dlclose happened in between (Python loads CUDA libraries late). */
+static void modmap_check(void)
+{
+    static _Atomic unsigned long long seen_adds, seen_subs;
+    unsigned long long c[2] = {0, 0};
+    dl_iterate_phdr(phdr_counts, c);
+    unsigned long long a = atomic_exchange(&seen_adds, c[0]);
+    unsigned long long s = atomic_exchange(&seen_subs, c[1]);
+    if (a && (a != c[0] || s != c[1]))
+        jst_modmap_refresh(a != c[0] ? JST_MOD_DLOPEN : JST_MOD_DLCLOSE);
+}
+
 int jst_event_begin(struct jst_event *ev, const struct jst_hook *h, int route)
 {
     if (jst_guard || atomic_load_explicit(&jst_state, memory_order_relaxed) == JST_ST_OFF)
@@ -69,6 +95,7 @@ int jst_event_begin(struct jst_event *ev, const struct jst_hook *h, int route)
         errno = saved;
         return 0;
     }
+    modmap_check();
     ev->hook = h;
     ev->route = route;
     ev->saved_errno = saved;
