@@ -125,7 +125,8 @@ static void cupti_emit_jit(const CUpti_ActivityJit2 *j)
     jst_rec_u64(&r, JST_F_CUPTI_CACHE_SIZE, j->cacheSize);
     jst_rec_u64(&r, JST_F_CUPTI_LOAD_SEQ, 0); /* tied to its load by time, offline */
     jst_rec_u64(&r, JST_F_DEVICE, j->deviceId);
-    jst_rec_u64(&r, JST_F_TID, j->threadId);
+    if (j->threadId)
+        jst_rec_u64(&r, JST_F_TID, j->threadId);
     jst_emit(&r, 1);
 }
 
