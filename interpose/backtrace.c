@@ -227,6 +227,9 @@ uint64_t jst_bt_capture(void)
 {
     int saved = errno;
     pthread_once(&bt_once, bt_init);
+    /* Objects dlopen'ed since the last capture go into the map first, so the
+     * stack written below can be symbolized. */
+    jst_modmap_refresh(JST_MOD_DLOPEN);
     void *raw[BT_MAX_DEPTH + BT_MAX_SKIP];
     int got = unw_backtrace(raw, bt_depth + BT_MAX_SKIP);
     if (got <= 0) {

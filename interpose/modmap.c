@@ -2,19 +2,26 @@
  * The module map for the preload: every loaded ELF object with its path, load
  * bias, address range, GNU build-id, file size and mtime, written as
  * JST_REC_MODMAP so the analyzer can symbolize stacks later, on another
- * machine. Also the dlopen/dlclose wrappers that keep the map current: Python
- * loads the CUDA libraries late.
+ * machine. Kept current as the program dlopens and dlcloses (Python loads the
+ * CUDA libraries late): before each stack capture, the loader's load/unload
+ * counters are compared with the last map, and what appeared or went is
+ * written (DLOPEN / DLCLOSE) before the stack that may need it.
+ *
+ * Why not wrap dlopen: glibc resolves a bare name along the RUNPATH/RPATH of
+ * the object that called dlopen, found from dlopen's return address. A
+ * wrapper makes libjitstall.so that caller, so a library that dlopens its
+ * neighbours through $ORIGIN (PyTorch, CUDA's pip wheels) would fail to load
+ * under the preload. Checking at capture time changes nothing for the program.
  *
  * Locking: the objects are collected inside dl_iterate_phdr (glibc's
  * dl_load_write_lock held) into plain memory; paths, stat() and the records
  * are done after it returns, so the writer's lock is never taken under the
- * loader's lock. The wrappers refresh only after the real call has returned,
- * when the loader holds no lock for this thread.
+ * loader's lock.
  */
-#include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
 #include <limits.h>
+#include <stddef.h>
 #include <link.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -48,6 +55,8 @@ struct mm_set {
 static pthread_mutex_t mm_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct mm_set mm_known;
 static int mm_started; /* jst_modmap_initial() has run */
+/* The loader's dlpi_adds / dlpi_subs when the map was last taken. */
+static unsigned long long mm_adds, mm_subs;
 static __thread int mm_busy __attribute__((tls_model("initial-exec")));
 
 static pthread_once_t mm_once = PTHREAD_ONCE_INIT;
@@ -231,6 +240,23 @@ static void mm_write(const struct mm_obj *o, unsigned event, int flush)
     jst_emit(&r, flush);
 }
 
+static int mm_gen_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+    unsigned long long *g = data;
+    if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs) {
+        g[0] = info->dlpi_adds;
+        g[1] = info->dlpi_subs;
+    }
+    return 1; /* the counters are global: one object is enough */
+}
+
+/* How many objects the loader has added and removed so far (0, 0 if unknown). */
+static void mm_generation(unsigned long long g[2])
+{
+    g[0] = g[1] = 0;
+    dl_iterate_phdr(mm_gen_cb, g);
+}
+
 /* A forked child writes a trace of its own, which starts with a full map when
  * it opens: until then, nothing to diff against. */
 static void mm_atfork_child(void)
@@ -260,6 +286,9 @@ void jst_modmap_initial(void)
 {
     int saved = errno;
     pthread_once(&mm_once, mm_init);
+    /* Read before the walk: a dlopen racing with it shows as a change later. */
+    unsigned long long gen[2];
+    mm_generation(gen);
     struct mm_set cur;
     if (mm_busy || mm_collect(&cur, NULL) < 0) {
         errno = saved;
@@ -271,6 +300,8 @@ void jst_modmap_initial(void)
         mm_write(&cur.v[i], JST_MOD_INITIAL, i + 1 == cur.n);
     mm_set_free(&mm_known);
     mm_known = cur;
+    mm_adds = gen[0];
+    mm_subs = gen[1];
     __atomic_store_n(&mm_started, 1, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&mm_lock);
     mm_busy = 0;
@@ -288,8 +319,11 @@ void jst_modmap_refresh(int event)
     }
     mm_busy = 1;
     pthread_mutex_lock(&mm_lock);
+    unsigned long long gen[2];
+    mm_generation(gen);
     struct mm_set cur;
-    if (mm_collect(&cur, &mm_known) == 0) {
+    if ((gen[0] != mm_adds || gen[1] != mm_subs || (!gen[0] && !gen[1])) &&
+        mm_collect(&cur, &mm_known) == 0) {
         size_t n_new = 0, n_gone = 0, done = 0;
         for (size_t i = 0; i < cur.n; i++)
             n_new += !mm_find(&mm_known, &cur.v[i]);
@@ -303,67 +337,10 @@ void jst_modmap_refresh(int event)
                 mm_write(&cur.v[i], JST_MOD_DLOPEN, ++done == n_new + n_gone);
         mm_set_free(&mm_known);
         mm_known = cur;
+        mm_adds = gen[0];
+        mm_subs = gen[1];
     }
     pthread_mutex_unlock(&mm_lock);
     mm_busy = 0;
     errno = saved;
-}
-
-/* ---- dlopen / dlclose ---- */
-
-typedef void *(*mm_dlopen_fn)(const char *, int);
-typedef int (*mm_dlclose_fn)(void *);
-static mm_dlopen_fn mm_real_dlopen;
-static mm_dlclose_fn mm_real_dlclose;
-
-/* The real functions, found once. glibc 2.34 moved them into libc with a new
- * version; older ones only have GLIBC_2.2.5. Resolving happens before the real
- * call, which resets the thread's dlerror state itself, so the lookup leaves no
- * trace the caller could see. */
-static void *mm_next(const char *name)
-{
-    void *f = dlvsym(RTLD_NEXT, name, "GLIBC_2.34");
-    if (!f)
-        f = dlvsym(RTLD_NEXT, name, "GLIBC_2.2.5");
-    if (!f)
-        f = dlsym(RTLD_NEXT, name);
-    return f;
-}
-
-__attribute__((visibility("default"))) void *dlopen(const char *file, int mode)
-{
-    mm_dlopen_fn f = __atomic_load_n(&mm_real_dlopen, __ATOMIC_ACQUIRE);
-    if (!f) {
-        f = (mm_dlopen_fn)mm_next("dlopen");
-        if (!f)
-            return NULL;
-        __atomic_store_n(&mm_real_dlopen, f, __ATOMIC_RELEASE);
-    }
-    void *h = f(file, mode);
-    /* On failure the caller's dlerror() must see the loader's message: touch nothing. */
-    if (h) {
-        int saved = errno;
-        jst_modmap_refresh(JST_MOD_DLOPEN);
-        jst_on_dlopen(file, h);
-        errno = saved;
-    }
-    return h;
-}
-
-__attribute__((visibility("default"))) int dlclose(void *handle)
-{
-    mm_dlclose_fn f = __atomic_load_n(&mm_real_dlclose, __ATOMIC_ACQUIRE);
-    if (!f) {
-        f = (mm_dlclose_fn)mm_next("dlclose");
-        if (!f)
-            return -1;
-        __atomic_store_n(&mm_real_dlclose, f, __ATOMIC_RELEASE);
-    }
-    int rc = f(handle);
-    if (rc == 0) {
-        int saved = errno;
-        jst_modmap_refresh(JST_MOD_DLCLOSE);
-        errno = saved;
-    }
-    return rc;
 }

@@ -1,8 +1,9 @@
 /*
- * The plugin program of the chain test: dlopens libchainplugin.so, calls its
- * plugin_open_shard on a PTX-only image, then dlcloses it; then checks that a
- * failing dlopen still leaves the loader's message for dlerror() (the preload
- * wraps dlopen). Usage: chain_plugin PTX_FILE PLUGIN_SO.
+ * The plugin program of the chain test: dlopens PLUGIN (a bare name, found
+ * along this program's RUNPATH, as libraries find their neighbours), calls its
+ * plugin_open_shard on a PTX-only image, dlcloses it and loads the image once
+ * more itself; then checks that a failing dlopen still leaves the loader's
+ * message for dlerror(). Usage: chain_plugin PTX_FILE PLUGIN.
  */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -30,6 +31,11 @@ int main(int argc, char **argv)
     int (*open_shard_fn)(const char *) = (int (*)(const char *))dlsym(h, "plugin_open_shard");
     int rc = open_shard_fn ? open_shard_fn(image) : 1; /* chain-call */
     printf("dlclose: %d\n", dlclose(h));
+    CUmodule mod;
+    CUresult r = cuModuleLoadData(&mod, image); /* after-dlclose */
+    printf("cuModuleLoadData after dlclose: %d\n", (int)r);
+    if (r == CUDA_SUCCESS)
+        cuModuleUnload(mod);
     free(image);
 
     void *none = dlopen("/nonexistent/libjst-none.so", RTLD_NOW);

@@ -183,8 +183,11 @@ expect(site["func"] == "open_shard" and site["line"] == arg["shard"],
 PY
 
 # ---- a dlopen'ed library: DLOPEN and DLCLOSE entries, frames inside it ----
-run_plain plugin_plain "$BIN/chain_plugin" "$PTX" "$JST_CHAIN_PLUGIN"
-run_traced plugin "$BIN/chain_plugin" "$PTX" "$JST_CHAIN_PLUGIN"
+# By bare name: the loader must still search the program's RUNPATH under the preload.
+PLUGIN=$(basename "$JST_CHAIN_PLUGIN")
+run_plain plugin_plain "$BIN/chain_plugin" "$PTX" "$PLUGIN"
+expect_rc plugin_plain 0
+run_traced plugin "$BIN/chain_plugin" "$PTX" "$PLUGIN"
 expect_rc plugin 0
 same_behaviour plugin_plain plugin
 grep -qx "failing dlopen: NULL, dlerror names the file" "$WORK/plugin.out" ||
@@ -196,8 +199,10 @@ mods = of_type("modmap")
 ev = [(m.get("mod_event"), recs.index(m)) for m in mods if m.get("mod_path") == arg["lib"]]
 kinds = [e for e, _ in ev]
 expect(kinds == ["dlopen", "dlclose"], "plugin map entries: %r" % kinds)
-load = one("cuModuleLoadData")
-expect(ev[0][1] < recs.index(load) < ev[1][1], "the load is not between dlopen and dlclose")
+l1, l2 = [recs.index(c) for c in calls("cuModuleLoadData")]
+stk = {r.get("stack_id"): recs.index(r) for r in of_type("stack")}
+s1 = stk[recs[l1]["stack_id"]]
+expect(ev[0][1] < s1 < l1 < ev[1][1] < l2, "dlopen, stack, load, dlclose, load: out of order")
 expect(all(m.get("mod_event") == "initial" for m in mods if recs.index(m) < ev[0][1]),
        "entries before the dlopen are not initial")
 PY
