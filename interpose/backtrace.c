@@ -14,7 +14,8 @@
  * dlopen) is fine too: the loader then holds dl_load_lock, not the write lock.
  * The unwind itself runs with none of our locks held; the table lock below is
  * taken only afterwards, and the writer's lock only inside it, always in that
- * order.
+ * order. Before unwinding, modmap.c writes the objects loaded or unloaded
+ * since the last capture (its own lock, then the writer's).
  */
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
