@@ -84,19 +84,23 @@ static void write_headline(FILE *f, const struct rv_report *r)
 static void write_culprits(FILE *f, const struct rv_report *r)
 {
     char buf[2048], d[32];
-    size_t shown = 0;
     fputs("\n### Culprits, ranked by time lost\n\n", f);
-    for (size_t i = 0; i < r->n_mods; i++) {
-        const struct rv_module *m = &r->mods[i];
-        if (!m->culprit)
-            continue;
-        if (!shown)
-            fputs("| # | time lost | pid | module | verdict | kernels | cache | call site | fix |\n"
-                  "| ---: | ---: | ---: | --- | --- | --- | --- | --- | --- |\n",
-                  f);
-        shown++;
-        fprintf(f, "| %zu | %s | %" PRIu64 " | ", shown,
-                m->lost_ns ? rv_dur(m->lost_ns, d, sizeof(d)) : "failed", m->p->pid);
+    if (!r->n_groups) {
+        fputs("None: no load needed the JIT or failed.\n", f);
+        return;
+    }
+    fputs("| # | time lost | loads | module | verdict | kernels | cache | call site | fix |\n"
+          "| ---: | ---: | --- | --- | --- | --- | --- | --- | --- |\n",
+          f);
+    for (size_t g = 0; g < r->n_groups; g++) {
+        const struct rv_group *gr = &r->groups[g];
+        const struct rv_module *m = gr->m;
+        fprintf(f, "| %zu | %s | ", g + 1,
+                gr->lost_ns ? rv_dur(gr->lost_ns, d, sizeof(d)) : "failed");
+        if (gr->n > 1)
+            fprintf(f, "%zu, %s | ", gr->n, rv_group_pids(r, g, buf, sizeof(buf)));
+        else
+            fprintf(f, "pid %" PRIu64 " | ", m->p->pid);
         md_code(f, rv_origin(m, buf, sizeof(buf)));
         fputs(" | ", f);
         md_text(f, rv_verdict_str(m, buf, sizeof(buf)));
@@ -121,8 +125,6 @@ static void write_culprits(FILE *f, const struct rv_report *r)
             fputs("-", f);
         fputs(" |\n", f);
     }
-    if (!shown)
-        fputs("None: no load needed the JIT or failed.\n", f);
 }
 
 static void write_fixes(FILE *f, const struct rv_report *r)

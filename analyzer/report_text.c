@@ -142,18 +142,17 @@ static void write_table(const struct tw *t, const struct rv_report *r)
 
 static void write_culprits(const struct tw *t, const struct rv_report *r)
 {
-    size_t shown = 0;
     char buf[2048], d[32];
     heading(t, "Culprits, ranked by time lost");
-    for (size_t i = 0; i < r->n_mods; i++) {
-        const struct rv_module *m = &r->mods[i];
-        if (!m->culprit)
-            continue;
-        shown++;
-        fprintf(t->f, "  %zu. %s%s%s  %s", shown, C(t, m->lost_ns ? RED : YELLOW),
-                m->lost_ns ? rv_dur(m->lost_ns, d, sizeof(d)) : "failed", C(t, RESET),
+    for (size_t g = 0; g < r->n_groups; g++) {
+        const struct rv_group *gr = &r->groups[g];
+        const struct rv_module *m = gr->m;
+        fprintf(t->f, "  %zu. %s%s%s  %s", g + 1, C(t, gr->lost_ns ? RED : YELLOW),
+                gr->lost_ns ? rv_dur(gr->lost_ns, d, sizeof(d)) : "failed", C(t, RESET),
                 S(rv_origin(m, buf, sizeof(buf))));
-        if (r->n_procs > 1)
+        if (gr->n > 1)
+            fprintf(t->f, "  [%zu loads, %s]", gr->n, rv_group_pids(r, g, buf, sizeof(buf)));
+        else if (r->n_procs > 1)
             fprintf(t->f, "  [pid %" PRIu64 "]", m->p->pid);
         fputc('\n', t->f);
         const char *api = m->c->call_name ? m->c->call_name : jst_call_name(m->c->call);
@@ -174,7 +173,7 @@ static void write_culprits(const struct tw *t, const struct rv_report *r)
         if (m->fix)
             fprintf(t->f, "     fix        %s%s%s\n", C(t, GREEN), S(m->fix), C(t, RESET));
     }
-    if (!shown)
+    if (!r->n_groups)
         fprintf(t->f, "  none: no load needed the JIT or failed\n");
     size_t sass = 0;
     for (size_t i = 0; i < r->n_mods; i++)

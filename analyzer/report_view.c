@@ -283,6 +283,93 @@ static const struct jst_cache_state *cache_state(const struct jst_process *p)
     return NULL;
 }
 
+static int str_eq(const char *a, const char *b)
+{
+    return a == b || (a && b && !strcmp(a, b));
+}
+
+static int same_group(const struct rv_module *a, const struct rv_module *b)
+{
+    const struct jst_call_ev *x = a->c, *y = b->c;
+    return str_eq(jst_load_origin(x), jst_load_origin(y)) && str_eq(x->name, y->name) &&
+           x->call == y->call && x->verdict == y->verdict && str_eq(x->reason, y->reason) &&
+           str_eq(x->jit_from, y->jit_from) && x->cache == y->cache &&
+           x->cache_reason == y->cache_reason && x->result == y->result &&
+           x->n_kernels == y->n_kernels && str_eq(a->call_site, b->call_site) &&
+           str_eq(a->fix, b->fix);
+}
+
+static int cmp_group(const void *a, const void *b)
+{
+    const struct rv_group *x = a, *y = b;
+    if (x->lost_ns != y->lost_ns)
+        return x->lost_ns > y->lost_ns ? -1 : 1;
+    return x->m < y->m ? -1 : x->m > y->m; /* mods are ranked: keep their order */
+}
+
+/* Groups the culprits (mods is already ranked), then ranks the groups. */
+static int build_groups(struct rv_report *r)
+{
+    r->groups = calloc(r->n_mods ? r->n_mods : 1, sizeof(*r->groups));
+    if (!r->groups)
+        return -1;
+    for (size_t i = 0; i < r->n_mods; i++) {
+        struct rv_module *m = &r->mods[i];
+        if (!m->culprit)
+            continue;
+        size_t g;
+        for (g = 0; g < r->n_groups; g++)
+            if (same_group(r->groups[g].m, m))
+                break;
+        if (g == r->n_groups)
+            r->groups[r->n_groups++] = (struct rv_group){m, 0, 0};
+        r->groups[g].n++;
+        r->groups[g].lost_ns = sat_add(r->groups[g].lost_ns, m->lost_ns);
+    }
+    if (r->n_groups)
+        qsort(r->groups, r->n_groups, sizeof(*r->groups), cmp_group);
+    for (size_t i = 0; i < r->n_mods; i++)
+        for (size_t g = 0; r->mods[i].culprit && g < r->n_groups; g++)
+            if (same_group(r->groups[g].m, &r->mods[i])) {
+                r->mods[i].group = g;
+                break;
+            }
+    return 0;
+}
+
+const char *rv_group_pids(const struct rv_report *r, size_t g, char *buf, size_t n)
+{
+    size_t shown = 0, more = 0;
+    uint64_t last = UINT64_MAX;
+    buf[0] = '\0';
+    for (size_t i = 0; i < r->n_procs; i++) {
+        const struct jst_process *p = r->procs[i].p;
+        int member = 0;
+        for (size_t k = 0; k < r->n_mods && !member; k++)
+            member = r->mods[k].culprit && r->mods[k].group == g && r->mods[k].p == p;
+        if (!member || p->pid == last)
+            continue;
+        last = p->pid;
+        if (shown < 6)
+            cat(buf, n, "%s%" PRIu64, shown ? ", " : "", p->pid);
+        else
+            more++;
+        shown++;
+    }
+    if (more)
+        cat(buf, n, " and %zu more", more);
+    if (shown > 1) {
+        char tmp[512];
+        snprintf(tmp, sizeof(tmp), "pids %s", buf);
+        snprintf(buf, n, "%s", tmp);
+    } else {
+        char tmp[512];
+        snprintf(tmp, sizeof(tmp), "pid %s", buf);
+        snprintf(buf, n, "%s", tmp);
+    }
+    return buf;
+}
+
 static uint64_t wall_end(const struct jst_process *p)
 {
     return p->realtime_ns + (p->end_ns > p->mono_ns ? p->end_ns - p->mono_ns : 0);
@@ -401,7 +488,7 @@ int rv_build(struct rv_report *r, const struct jst_run *run, char **errors, size
     }
     if (r->n_mods)
         qsort(r->mods, r->n_mods, sizeof(*r->mods), cmp_mod);
-    if (build_caches(r) < 0)
+    if (build_caches(r) < 0 || build_groups(r) < 0)
         goto oom;
     free(frames);
     return 0;
@@ -432,6 +519,7 @@ void rv_free(struct rv_report *r)
         free(r->errors[i].msg);
     free(r->errors);
     free(r->caches);
+    free(r->groups);
     jst_fixes_free(&r->fixes);
     memset(r, 0, sizeof(*r));
 }

@@ -18,10 +18,20 @@ struct rv_module {
     const struct jst_call_ev *c;
     int culprit;       /* JIT compiled, or failed: worth a line in Culprits */
     uint64_t lost_ns;  /* JIT events: their duration; others 0 */
-    uint64_t saves_ns; /* what its best fix saves */
+    uint64_t saves_ns; /* what its own fix saves */
     char *call_site;   /* symbolized frame, or NULL when no stack */
     char *fix;         /* one-line fix, or NULL */
     char **kernels;    /* demangled, n = c->n_kernels */
+    size_t group;      /* culprits: index into rv_report.groups */
+};
+
+/* Culprits that are the same load in several processes (or repeated in one):
+ * same origin, verdict, cache outcome, call site and fix. Text and Markdown
+ * show one entry per group; JSON keeps every module. */
+struct rv_group {
+    const struct rv_module *m; /* the member that lost most */
+    size_t n;                  /* members */
+    uint64_t lost_ns;          /* summed */
 };
 
 /* A cache directory as seen by the processes that used it. */
@@ -49,6 +59,8 @@ struct rv_report {
     size_t n_procs;
     struct rv_module *mods; /* all processes; culprits first, by lost_ns */
     size_t n_mods;
+    struct rv_group *groups; /* ranked by lost_ns, largest first */
+    size_t n_groups;
     struct rv_cache *caches;
     size_t n_caches;
     struct jst_fixes fixes;
@@ -86,6 +98,9 @@ const char *rv_verdict_str(const struct rv_module *m, char *buf, size_t n);
 const char *rv_origin(const struct rv_module *m, char *buf, size_t n);
 /* "exists, writable, 1.3 MiB in 1 entry; max 1.0 GiB" or "does not exist (can be created); ..." */
 const char *rv_cache_state_str(const struct jst_cache_state *s, char *buf, size_t n);
+/* "pid 5001" or "pids 5001, 5002, 5003" (the first few, then "and N more")
+ * of the members of group g. */
+const char *rv_group_pids(const struct rv_report *r, size_t g, char *buf, size_t n);
 /* Percentage part/whole, 0 when whole is 0. */
 double rv_pct(uint64_t part, uint64_t whole);
 

@@ -278,7 +278,7 @@ static void cold_container(const char *dir, const char *name, int cut)
     const uint64_t t0 = 1000 * S;
     struct cache c = {"/root/.nv/ComputeCache", 0, 0, 1, 0, 0, 0, GIB};
     open_trace(dir, name);
-    process(4242, "/opt/app/bin/query", argv, env, t0);
+    process(cut ? 4243 : 4242, "/opt/app/bin/query", argv, env, t0);
     cache_state(0, &c);
     modmap("/opt/app/bin/query", 0x555555554000ull, 0x20000);
     modmap("/opt/app/lib/libfoo.so", 0x7f0000000000ull, 0x800000);

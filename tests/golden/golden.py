@@ -27,6 +27,7 @@ CASES = {
     "cold": ["cold.jst"],
     "ranks": ["ranks"],
     "mixed": ["killed.jst", "all_sass.jst"],
+    "grouped": ["cold.jst", "killed.jst"],
 }
 FORMATS = {"txt": [], "json": ["--json"], "md": ["--markdown"]}
 
