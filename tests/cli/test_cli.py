@@ -826,6 +826,8 @@ def test_pytest_plugin(env):
         "                        *os.environ['IMAGES'].split()], capture_output=True)\n"
         "    assert r.returncode == int(os.environ.get('WANT', '0')), r.stderr\n")
 
+    runs = []
+
     def pytest_run(images, *args, want="0", extra_env=None):
         e = {k: v for k, v in os.environ.items()
              if not k.startswith("CUDA_") and not k.startswith("JITSTALL_")}
@@ -834,6 +836,10 @@ def test_pytest_plugin(env):
                  FIX=os.environ["JST_FIXTURES"], IMAGES=images, WANT=want,
                  CUDA_CACHE_PATH=env.path("cache"), JITSTALL_SIM_JIT_US_PER_KB="5000")
         e.update(extra_env or {})
+        if "LD_PRELOAD" not in e and any(a.startswith("--jitstall-max") for a in args):
+            # A fresh trace directory per session, inside the test's own tmp.
+            runs.append(env.path(f"traces{len(runs)}"))
+            args = args + ("--jitstall-dir", runs[-1])
         r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                             *args, suite], capture_output=True, text=True, env=e, timeout=120)
         return r.returncode, r.stdout + r.stderr
