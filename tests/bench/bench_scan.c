@@ -151,9 +151,9 @@ static void bench_walk(const char *file, unsigned cc)
         at += (sz + 7) & ~(size_t)7;
     }
     double dt = now_s() - t0;
-    printf("walk (in process, headers only): %zu images, %zu entries, %.1f MB .nv_fatbin in "
-           "%.1f ms = %.0f MB/s\n",
-           images, entries, size / 1e6, dt * 1e3, size / 1e6 / dt);
+    printf("walk (in process, headers only): %zu images (%zu would JIT), %zu entries, %.1f MB "
+           ".nv_fatbin in %.1f ms = %.0f MB/s\n",
+           images, jit, entries, size / 1e6, dt * 1e3, size / 1e6 / dt);
     munmap(p, n);
 }
 
