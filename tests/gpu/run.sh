@@ -220,8 +220,8 @@ if [ -d "$top/examples/ctest-check" ]; then
   for ptx in ON OFF; do
     e="$W/ctest-$ptx"
     rm -rf "$e"
-    cmake -S "$top/examples/ctest-check" -B "$e" -DKERNEL_PTX_ONLY=$ptx -DJITSTALL="$J" \
-      -DCMAKE_CUDA_ARCHITECTURES="$cc" >"$e.log" 2>&1 && cmake --build "$e" >>"$e.log" 2>&1
+    cmake -S "$top/examples/ctest-check" -B "$e" -DKERNEL_PTX_ONLY=$ptx -DJITSTALL_EXECUTABLE="$J" \
+      -DGPU_ARCH="$cc" >"$e.log" 2>&1 && cmake --build "$e" >>"$e.log" 2>&1
     (cd "$e" && CUDA_CACHE_PATH="$e/cache" ctest --output-on-failure >>"$e.log" 2>&1); rc=$?
     if [ $ptx = ON ] && [ $rc -ne 0 ]; then ok "ctest example fails with a PTX-only kernel ($(grep -m1 -o 'jitstall check:.*\|::error.*\|ptx_jit.*' "$e.log"))"
     elif [ $ptx = OFF ] && [ $rc -eq 0 ]; then ok "ctest example passes with SASS added back"

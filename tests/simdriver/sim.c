@@ -874,7 +874,7 @@ CUresult CUDAAPI cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
         return CUDA_ERROR_INVALID_VALUE;
     if (!t_current)
         return CUDA_ERROR_INVALID_CONTEXT;
-    uint8_t *p = malloc(bytesize + SIM_MEM_TAG);
+    uint8_t *p = calloc(1, bytesize + SIM_MEM_TAG);
     if (!p)
         return CUDA_ERROR_OUT_OF_MEMORY;
     uint32_t magic = SIM_MAGIC_MEM;
@@ -898,6 +898,20 @@ CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr)
         return CUDA_ERROR_INVALID_VALUE;
     memset(p, 0, sizeof magic);
     free(p);
+    return CUDA_SUCCESS;
+}
+
+/* Copies out of "device" memory; kernels do nothing here, so the bytes are
+ * whatever was there (zero-filled at allocation). Lets GPU test programs that
+ * read results back run unchanged on the simulator. */
+CUresult CUDAAPI cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t bytes)
+{
+    SIM_REQUIRE_INIT();
+    if (!t_current)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    if (!dst || !src)
+        return CUDA_ERROR_INVALID_VALUE;
+    memcpy(dst, (const void *)(uintptr_t)src, bytes);
     return CUDA_SUCCESS;
 }
 
@@ -1253,6 +1267,7 @@ static const struct sim_sym sim_syms[] = {
     SIM_SYM("cuLinkDestroy", 5050, cuLinkDestroy),
     SIM_SYM("cuMemAlloc", 3020, cuMemAlloc_v2),
     SIM_SYM("cuMemFree", 3020, cuMemFree_v2),
+    SIM_SYM("cuMemcpyDtoH", 3020, cuMemcpyDtoH_v2),
     SIM_SYM("cuLaunchKernel", 4000, cuLaunchKernel),
     SIM_SYM_PT("cuLaunchKernel", 7000, cuLaunchKernel_ptsz),
     SIM_SYM("cuLaunchKernelEx", 11060, cuLaunchKernelEx),
