@@ -463,8 +463,8 @@ static enum file_kind classify(const uint8_t *h, size_t n)
         return FK_FATBIN;
     if (n >= 8) {
         struct jst_image img;
-        /* PTX detection only looks at the text's start; a zero-size fake
-         * image is not possible, so inspect the head with its real size. */
+        /* PTX text is recognised from its start (.version after comments);
+         * the head read is enough, and its size bounds every read. */
         jst_image_inspect(h, n, &img);
         int ptx = img.kind == JST_IMG_PTX;
         jst_image_free(&img);

@@ -7,6 +7,11 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 J=${1:-$root/build/jitstall}
+case $J in /*) ;; *) J=$(pwd)/$J ;; esac # the test runs from the fixtures directory
+if [ ! -x "$J" ]; then
+    echo "test_scan: no jitstall binary at $J" >&2
+    exit 2
+fi
 FX=$root/tests/fixtures
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
