@@ -5,7 +5,7 @@ usage: check.py DUMP.jsonl CASE [--call NAME] [--verdict V] [--cache C]
                 [--cache-reason R] [--min-ms X] [--max-ms X] [--result N]
                 [--cupti OPS] [--row FILE]
 Finds the load event (the call named, else the longest load) and checks it.
-Appends one table row "case|call|verdict|cache|reason|ms|cupti" to --row.
+Appends one table row "case|call|verdict|cache|reason|ms|cupti|result" to --row.
 Exit 1 with one line per failed expectation.
 """
 import argparse, json, sys
@@ -80,7 +80,8 @@ def main():
         with open(a.row, "a") as f:
             f.write("|".join([a.case, str(ev.get("call")), str(ev.get("verdict")),
                               str(ev.get("cache")), str(ev.get("cache_reason", "")),
-                              f"{ms:.1f}", ",".join(c for c in cupti if c) or "-"]) + "\n")
+                              f"{ms:.1f}", ",".join(c for c in cupti if c) or "-",
+                              str(ev.get("result"))]) + "\n")
     for m in fails:
         print(m)
     return 1 if fails else 0
