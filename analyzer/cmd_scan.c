@@ -398,7 +398,10 @@ static void scan_fatbins(struct scan *sc, const char *path, const uint8_t *p, si
         size_t sz = jst_fatbin_size(p + off, n - off);
         struct jst_image img;
         jst_image_inspect(p + off, sz ? sz : n - off, &img);
-        report_image(sc, path, base + off, &img, fs);
+        /* An empty fatbin (the static CUDA runtime links one in) holds no code
+         * the driver could load: nothing to judge, so not an image at all. */
+        if (img.damaged || img.n_entries)
+            report_image(sc, path, base + off, &img, fs);
         jst_image_free(&img);
         if (!sz)
             return; /* damaged: the rest cannot be split */

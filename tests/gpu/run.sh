@@ -236,6 +236,41 @@ if [ -d "$top/examples/ctest-check" ]; then
   done
 fi
 
+# ---- real frameworks under the preload: same output, same exit code ----
+for fw in torch cupy; do
+  if python3 -c "import $fw" 2>/dev/null; then
+    c=$(fresh "$C/fw_$fw")
+    run_case "fw_$fw" "$c" -- python3 "$G/${fw}_smoke.py"
+    n=$(grep -c '"type":"call"' "$W/t/fw_$fw/dump.jsonl")
+    loads=$(grep -c '"call":"cu\(Module\|Library\)Load' "$W/t/fw_$fw/dump.jsonl")
+    routes=$(grep -o '"route":"[a-z]*"' "$W/t/fw_$fw/dump.jsonl" | sort | uniq -c | tr -s ' \n' ' ')
+    if [ "$loads" -gt 0 ]; then ok "fw_$fw: $n calls traced, $loads loads, routes:$routes"
+    else fail "fw_$fw: no module or library load in the trace ($n calls)"; fi
+    NO_COLOR=1 "$J" report "$W/t/fw_$fw/trace" >"$W/t/fw_$fw/report.txt" 2>&1 || fail "fw_$fw: report failed"
+    sed -n '1,25p' "$W/t/fw_$fw/report.txt"
+  else
+    echo "skip: python3 has no $fw here"
+  fi
+done
+
+# ---- scan: the driver's own answer, and a whole framework in one go ----
+"$J" scan --device "$P/gpu_cudart_ptx" >"$W/scan_device.txt" 2>&1 && grep -q ptx_jit "$W/scan_device.txt" &&
+  ok "scan --device on the PTX-only program: $(grep -m1 -o 'sm_[0-9]*' "$W/scan_device.txt") ptx_jit" ||
+  { fail "scan --device"; cat "$W/scan_device.txt"; }
+tl=$(python3 -c "import torch, os; print(os.path.dirname(torch.__file__) + '/lib')" 2>/dev/null)
+if [ -n "$tl" ] && [ -d "$tl" ]; then
+  s0=$(date +%s.%N)
+  "$J" scan --arch "$sm" --json "$tl" >"$W/scan_torch.json" 2>"$W/scan_torch.err"
+  s1=$(date +%s.%N)
+  python3 - "$W/scan_torch.json" "$s0" "$s1" "$tl" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+from collections import Counter
+c = Counter(i["verdict"] for f in r["files"] for i in f["images"])
+print(f"== scan of {sys.argv[4]} for {r['arch']}: {len(r['files'])} files, {sum(c.values())} images {dict(c)} in {float(sys.argv[3]) - float(sys.argv[2]):.2f} s")
+PY
+fi
+
 # ---- the container story: a fresh JIT cache per start vs a cache volume ----
 X="$W/container"; mkdir -p "$X"
 cc -I/usr/local/cuda/include "$top/examples/driver-ptx-only/query.c" -o "$P/query" -lcuda

@@ -137,6 +137,16 @@ assert cut["verdict"] == "damaged" and "size" in cut["reason"], cut
 assert doc["summary"]["files"] == 3, doc["summary"]
 PY
 
+# An empty fatbin (the static CUDA runtime links one into every nvcc program)
+# holds nothing to run: it is no image, and certainly not "no_compatible".
+python3 -c 'import struct,sys; sys.stdout.buffer.write(struct.pack("<IHHQ", 0xBA55ED50, 1, 16, 0))' >"$tmp/empty_then_ptx.fatbin"
+cat ptx75.fatbin >>"$tmp/empty_then_ptx.fatbin"
+"$J" scan --arch sm_90 --json "$tmp/empty_then_ptx.fatbin" | python3 -c '
+import json, sys
+imgs = json.load(sys.stdin)["files"][0]["images"]
+assert [i["verdict"] for i in imgs] == ["ptx_jit"], imgs
+' || fail "an empty fatbin before a real one is reported as an image"
+
 if [ $fails -ne 0 ]; then
     echo "test_scan: $fails failure(s)" >&2
     exit 1
