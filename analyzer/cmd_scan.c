@@ -670,7 +670,10 @@ static void usage(FILE *f)
                "which cannot run at all, and the -gencode to add.\n\n"
                "  --arch sm_XY  judge against this architecture (also 9.0, compute_90)\n"
                "  --device      ask the driver which GPUs are present\n"
-               "  --json        one JSON object (one per architecture with --device)\n");
+               "  --json        one JSON object (one per architecture with --device)\n"
+               "  -h, --help    show this help\n\n"
+               "One of --arch and --device is required. Exit status: 0 when at least one PATH\n"
+               "could be read; 2 on a usage error or when no PATH could be read.\n");
 }
 
 static void summary(struct scan *sc)

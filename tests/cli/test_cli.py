@@ -733,7 +733,7 @@ def test_export_chrome(env):
 @case
 def test_help_matches_man(env):
     docs = os.environ.get("JST_DOCS", os.path.join(HERE, "..", "..", "docs"))
-    for cmd in ("diff", "export", "check", "baseline"):
+    for cmd in ("diff", "export", "check", "baseline", "dump", "scan"):
         out, _ = env.expect_rc(0, cmd, "--help")
         page = os.path.join(docs, f"jitstall-{cmd}.1.md")
         expect(os.path.exists(page), f"{page} exists")
@@ -750,10 +750,12 @@ def test_help_matches_man(env):
                f"{sorted(documented - opts)}")
         expect(out.splitlines()[0] in text, f"{page} has the usage line {out.splitlines()[0]!r}")
     top = open(os.path.join(docs, "jitstall.1.md")).read()
+    readme = open(os.path.join(docs, "..", "README.md")).read()
     for var in ("JITSTALL_DIR", "JITSTALL_REAL_LIBCUDA", "JITSTALL_DISABLE", "JITSTALL_DEBUG",
                 "JITSTALL_STACK_DEPTH", "JITSTALL_CUPTI", "JITSTALL_BUDGET_MS",
-                "JITSTALL_FAIL_EXIT_CODE"):
-        expect(var in top, f"jitstall.1.md documents {var}")
+                "JITSTALL_FAIL_EXIT_CODE", "JITSTALL_CUPTI_PATH", "JITSTALL_DEBUG_DIR"):
+        expect(f"`{var}`" in top, f"jitstall.1.md documents {var}")
+        expect(f"`{var}" in readme, f"README.md lists {var}")
     out, _ = env.expect_rc(0, "--help")
     for cmd in re.findall(r"^  (\w+) ", out, re.M):
         expect(f"jitstall {cmd}" in top or f"jitstall-{cmd}" in top,
