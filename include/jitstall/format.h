@@ -11,7 +11,7 @@
  *   u16 key | u8 kind | value
  *
  * where value is a u64 (kind U64/I64, 8 bytes little endian) or
- * u32 len + len bytes (kind STR/BYTES). Keys may repeat (argv, env, kernels).
+ * u32 len + len bytes (kind STR/BYTES). Keys may repeat (arg, env, kernel, entry).
  * Readers skip unknown record types and unknown keys, so fields and records can
  * be added without a version bump. docs/FORMAT.md is the prose specification;
  * keep the two in step.
@@ -63,7 +63,7 @@ enum jst_rec_type {
     JST_REC_STACK = 5,       /* a distinct call stack, referred to by JST_F_STACK_ID */
     JST_REC_MODMAP = 6,      /* a loaded ELF object: initial map, dlopen, dlclose */
     JST_REC_CUPTI_JIT = 7,   /* CUPTI JIT activity (JITSTALL_CUPTI=1) */
-    JST_REC_NOTE = 8,        /* a message from jitstall itself (e.g. tracing disabled) */
+    JST_REC_NOTE = 8,        /* a message from jitstall itself (e.g. libcupti not found) */
     JST_REC_END = 9,         /* last record, written at exit */
     JST_REC_TYPE_MAX_
 };
@@ -125,7 +125,7 @@ enum jst_key {
     JST_F_REASON = 85,       /* one line: why this verdict */
     JST_F_CACHE = 86,        /* enum jst_cache_outcome */
     JST_F_CACHE_REASON = 87, /* enum jst_cache_reason, for MISS_NOT_STORED */
-    JST_F_ENTRY = 88,        /* repeated: "ptx compute_75 zstd", "cubin sm_90 none" */
+    JST_F_ENTRY = 88,        /* repeated: "KIND ARCH ZIP", e.g. "ptx compute_75 zstd" */
     JST_F_TARGET_CC = 89,    /* compute capability judged against, e.g. 90 */
     JST_F_CACHE_NEW_BYTES = 90, /* bytes the cache grew during this load */
     JST_F_CACHE_NEW_ENTRIES = 91,
@@ -158,7 +158,7 @@ enum jst_key {
     JST_F_CUPTI_END_NS = 142,
     JST_F_CUPTI_CACHE_PATH = 143,
     JST_F_CUPTI_CACHE_SIZE = 144,
-    JST_F_CUPTI_LOAD_SEQ = 145, /* JST_F_SEQ of the load it belongs to, 0 if unknown */
+    JST_F_CUPTI_LOAD_SEQ = 145, /* JST_F_SEQ of its load, 0 if unknown (the preload writes 0) */
 
     /* end */
     JST_F_EXIT_STATUS = 160,
@@ -217,9 +217,9 @@ enum jst_verdict {
     JST_V_NONE = 0,          /* not decided (not a load, or inspection skipped) */
     JST_V_SASS = 1,
     JST_V_PTX_JIT = 2,
-    JST_V_FORCED_JIT = 3,    /* CUDA_FORCE_PTX_JIT made the driver JIT despite SASS */
-    JST_V_NO_COMPATIBLE = 4,
-    JST_V_JIT_DISABLED = 5,  /* JIT needed but CUDA_DISABLE_PTX_JIT forbids it */
+    JST_V_FORCED_JIT = 3,    /* CUDA_FORCE_PTX_JIT made the driver JIT the PTX, SASS or not */
+    JST_V_NO_COMPATIBLE = 4, /* no SASS runs and no PTX JITs (forced JIT: no PTX JITs) */
+    JST_V_JIT_DISABLED = 5,  /* JIT needed (or forced) but CUDA_DISABLE_PTX_JIT forbids it */
     JST_V_DAMAGED = 6,
 };
 
