@@ -772,7 +772,7 @@ void jst_model_derive(struct jst_process *p)
 
     p->jit_ns = p->jit_compile_ns = p->jit_cache_load_ns = 0;
     p->ttfk_jit_ns = p->ttfk_jit_compile_ns = p->ttfk_jit_cache_load_ns = 0;
-    p->init_ns = p->ctx_ns = p->sass_load_ns = p->other_ns = 0;
+    p->init_ns = p->ctx_ns = p->sass_load_ns = p->other_ns = p->pre_driver_ns = 0;
     for (size_t i = 0; i < p->n_calls; i++) {
         struct jst_call_ev *c = &p->calls[i];
         int before = !p->first_launch_ns || c->start_ns < p->first_launch_ns;
@@ -802,8 +802,16 @@ void jst_model_derive(struct jst_process *p)
         else if (c->verdict == JST_V_SASS)
             p->sass_load_ns = sat_add(p->sass_load_ns, c->dur_ns);
     }
+    /* Time before the program first touched the driver is not CUDA's: an
+     * interpreter importing its libraries, say. Only known with a real
+     * process start. */
+    p->pre_driver_ns = 0;
+    if (p->proc_start_ns && p->first_launch_ns && first_start > p->proc_start_ns &&
+        first_start <= p->first_launch_ns)
+        p->pre_driver_ns = first_start - p->proc_start_ns;
     uint64_t known =
         sat_add(sat_add(p->ttfk_jit_ns, p->init_ns), sat_add(p->ctx_ns, p->sass_load_ns));
+    known = sat_add(known, p->pre_driver_ns);
     p->other_ns = p->ttfk_ns > known ? p->ttfk_ns - known : 0;
 }
 

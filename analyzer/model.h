@@ -116,6 +116,7 @@ struct jst_process {
     /* added: the part of jit_* that happened before the first launch (the
      * ttfk breakdown), and what is left of ttfk after jit, init, ctx, sass */
     uint64_t ttfk_jit_ns, ttfk_jit_compile_ns, ttfk_jit_cache_load_ns;
+    uint64_t pre_driver_ns;  /* process start to the first driver call (imports, setup) */
     uint64_t other_ns;
 };
 

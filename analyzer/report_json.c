@@ -174,6 +174,7 @@ static void json_process(struct jst_json *j, const struct rv_report *r, const st
     jst_json_ku64(j, "init_ns", p->init_ns);
     jst_json_ku64(j, "ctx_ns", p->ctx_ns);
     jst_json_ku64(j, "sass_load_ns", p->sass_load_ns);
+    jst_json_ku64(j, "pre_driver_ns", p->pre_driver_ns);
     jst_json_ku64(j, "other_ns", p->other_ns);
     jst_json_end(j);
     jst_json_ku64(j, "jit_loads", rp->n_jit_loads);

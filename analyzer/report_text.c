@@ -104,6 +104,8 @@ static void write_process(const struct tw *t, const struct rv_report *r, const s
                  rv_dur(p->ctx_ns, b, sizeof(b)));
         breakdown_line(t, "init + context", p->init_ns + p->ctx_ns, p->ttfk_ns, line, "");
         breakdown_line(t, "SASS module loads", p->sass_load_ns, p->ttfk_ns, NULL, "");
+        breakdown_line(t, "before the driver", p->pre_driver_ns, p->ttfk_ns,
+                       "start to the first driver call", "");
         breakdown_line(t, "everything else", p->other_ns, p->ttfk_ns, NULL, "");
     } else {
         fprintf(t->f, "  Time to first kernel  unknown: no kernel launch in the trace\n");
