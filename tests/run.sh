@@ -12,7 +12,29 @@ werror=OFF
 jobs=$(nproc 2>/dev/null || echo 2)
 cmake -S . -B build -DJITSTALL_WERROR="$werror" "$@"
 cmake --build build -j"$jobs"
-(cd build && ctest --output-on-failure -j"$jobs" --timeout 600)
+# Runs ctest in build dir $1 (more ctest options after it), adding its
+# counts to the closing line.
+passed=0 failed=0 status=0
+run_ctest() {
+  local dir=$1 log rc
+  shift
+  log=$(mktemp)
+  (cd "$dir" && ctest --output-on-failure -j"$jobs" --timeout 600 "$@") 2>&1 | tee "$log"
+  rc=${PIPESTATUS[0]}
+  local line
+  line=$(grep -E '[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "$log" | tail -1)
+  if [ -n "$line" ]; then
+    local f n
+    f=$(sed -E 's/.* ([0-9]+) tests? failed out of ([0-9]+).*/\1/' <<<"$line")
+    n=$(sed -E 's/.* ([0-9]+) tests? failed out of ([0-9]+).*/\2/' <<<"$line")
+    passed=$((passed + n - f))
+    failed=$((failed + f))
+  fi
+  rm -f "$log"
+  [ "$rc" -eq 0 ] || status=1
+}
+
+run_ctest build
 
 # In CI (or with JITSTALL_SANITIZE=1): the parsers, the analyzer and the
 # simulated driver again under ASan and UBSan. Tests that preload
@@ -21,6 +43,7 @@ cmake --build build -j"$jobs"
 if [ "${CI:-}" = true ] || [ "${JITSTALL_SANITIZE:-0}" = 1 ]; then
   cmake -S . -B build-asan -DJITSTALL_SANITIZE=ON -DJITSTALL_WERROR="$werror"
   cmake --build build-asan -j"$jobs"
-  (cd build-asan && ctest --output-on-failure -j"$jobs" --timeout 600 \
-    -E '^e2e\.|preload|pytest|run_e2e')
+  run_ctest build-asan -E '^e2e\.|preload|pytest|run_e2e'
 fi
+echo "tests/run.sh: $passed passed, $failed failed"
+exit $status
