@@ -6,11 +6,16 @@
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
-. tests/deps.sh
-jst_deps || exit $?
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build build -j"$(nproc 2>/dev/null || echo 2)" >/dev/null
-J="$top/build/jitstall"
+# JITSTALL_BUILD=DIR: use a build made elsewhere (as tests/gpu/run.sh does).
+B=${JITSTALL_BUILD:-$top/build}
+if [ -z "${JITSTALL_BUILD:-}" ]; then
+  . tests/deps.sh
+  jst_deps || exit $?
+  cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  cmake --build build -j"$(nproc 2>/dev/null || echo 2)" >/dev/null
+fi
+B=$(cd "$B" && pwd)
+J="$B/jitstall"
 ex="$top/examples/driver-ptx-only"
 W=$(mktemp -d /tmp/jitstall-demo.XXXXXX)
 
@@ -18,10 +23,10 @@ if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then
   echo "== Real NVIDIA driver: $(nvidia-smi --query-gpu=name,compute_cap --format=csv,noheader | head -1)"
   cc -g -I/usr/local/cuda/include "$ex/query.c" -o "$W/query" -lcuda
 else
-  echo "== No NVIDIA GPU here: using the SIMULATED driver (build/simdriver/libcuda.so.1)."
+  echo "== No NVIDIA GPU here: using the SIMULATED driver ($B/simdriver/libcuda.so.1)."
   echo "   It JIT-compiles at 1.9 ms per KB of PTX, the rate measured on an H200."
-  cc -g -I/usr/local/cuda/include "$ex/query.c" -o "$W/query" -L"$top/build/simdriver" -lcuda
-  export LD_LIBRARY_PATH="$top/build/simdriver${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  cc -g -I/usr/local/cuda/include "$ex/query.c" -o "$W/query" -L"$B/simdriver" -lcuda
+  export LD_LIBRARY_PATH="$B/simdriver${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   export JITSTALL_SIM_JIT_US_PER_KB=1900
 fi
 # A fresh JIT cache, as in a new container.
