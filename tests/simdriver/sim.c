@@ -20,7 +20,7 @@
  *   CUDA_FORCE_JIT, CUDA_DISABLE_PTX_JIT, CUDA_DISABLE_JIT as documented by NVIDIA.
  *
  * A JIT costs JITSTALL_SIM_JIT_US_PER_KB per KiB of the PTX chosen and stores
- * an entry of max(PTX/4, 16 KiB) bytes (sim_cache.c has the layout); a hit
+ * an entry of max(25/16 of the PTX, 16 KiB) bytes (sim_cache.c has the layout); a hit
  * reads that entry instead. Loads, links and the cache take no global lock:
  * the cache's index is guarded by flock, so processes and threads may share it.
  *
