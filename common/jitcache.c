@@ -3,6 +3,12 @@
  * CUDA_CACHE_MAXSIZE and CUDA_CACHE_DISABLE like the driver, snapshots the
  * cache directory (<path>/<hex>/<hex>/<entry> files, the top-level index file
  * not counted) and decides the cache outcome of one JIT load from evidence.
+ *
+ * Seen on an H200 (driver 580): entries live at <path>/<1 hex>/<1 hex>/<14 hex>;
+ * the driver rewrites <path>/index (16 bytes more per entry) on every store
+ * and only reads it on a hit, even when CUDA_CACHE_MAXSIZE is too small to
+ * store anything new. The index is the cheap evidence; walking the entries
+ * costs about 15 us each on a slow disk, so it is done only after a store.
  */
 #include "jitcache.h"
 
@@ -119,6 +125,7 @@ static int is_hex_name(const char *n)
 
 struct walk {
     uint64_t files, bytes, newest;
+    uint64_t newer_than; /* count only files with an mtime after this */
 };
 
 /* Walks one level of the cache: depth 0 and 1 descend into hex-named
@@ -144,6 +151,10 @@ static void walk_level(int dirfd, int depth, struct walk *w)
             if (fd >= 0)
                 walk_level(fd, depth + 1, w);
         } else if (S_ISREG(st.st_mode)) {
+            uint64_t mt =
+                (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec;
+            if (mt <= w->newer_than)
+                continue;
             w->files++;
             w->bytes += (uint64_t)st.st_size;
             uint64_t m = (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec;
@@ -152,6 +163,22 @@ static void walk_level(int dirfd, int depth, struct walk *w)
         }
     }
     closedir(d); /* closes dirfd too */
+}
+
+/* Walks the entry files of s->path with an mtime after newer_than (0: all). */
+static void walk_entries(struct jst_cache_snap *s, uint64_t newer_than, uint64_t *files,
+                         uint64_t *bytes, uint64_t *newest)
+{
+    struct walk w = {0, 0, 0, newer_than};
+    int fd = open(s->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0)
+        walk_level(fd, 0, &w);
+    *files = w.files;
+    *bytes = w.bytes;
+    if (newest)
+        *newest = w.newest;
+    if (!newer_than)
+        s->scanned = 1;
 }
 
 void jst_cache_snapshot(struct jst_cache_snap *s, int scan)
@@ -172,16 +199,50 @@ void jst_cache_snapshot(struct jst_cache_snap *s, int scan)
     } else {
         s->writable = ancestor_writable(s->path);
     }
-    if (!scan || !s->exists)
+    if (!s->exists) {
+        s->scanned = scan != 0; /* nothing there: a walk would find nothing */
         return;
-    int fd = open(s->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        return;
-    struct walk w = {0, 0, 0};
-    walk_level(fd, 0, &w);
-    s->entries = w.files;
-    s->size_bytes = w.bytes;
-    s->newest_mtime_ns = w.newest;
+    }
+    char ipath[sizeof s->path + 8];
+    snprintf(ipath, sizeof ipath, "%s/index", s->path);
+    if (stat(ipath, &st) == 0 && S_ISREG(st.st_mode)) {
+        s->has_index = 1;
+        s->index_size = (uint64_t)st.st_size;
+        s->index_mtime_ns =
+            (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec;
+    }
+    if (scan)
+        walk_entries(s, 0, &s->entries, &s->size_bytes, &s->newest_mtime_ns);
+}
+
+void jst_cache_snapshot_before(struct jst_cache_snap *before)
+{
+    jst_cache_snapshot(before, 0);
+    if (!before->has_index)
+        jst_cache_snapshot(before, 1);
+}
+
+void jst_cache_snapshot_after(const struct jst_cache_snap *before, struct jst_cache_snap *after)
+{
+    jst_cache_snapshot(after, 0);
+    int index_changed = after->has_index != before->has_index ||
+                        after->index_size != before->index_size ||
+                        after->index_mtime_ns != before->index_mtime_ns;
+    if (before->scanned) {
+        /* No index before: compare whole walks. */
+        jst_cache_snapshot(after, 1);
+        after->new_entries =
+            after->entries > before->entries ? after->entries - before->entries : 0;
+        after->new_bytes =
+            after->size_bytes > before->size_bytes ? after->size_bytes - before->size_bytes : 0;
+        if (!after->new_entries && after->newest_mtime_ns > before->newest_mtime_ns)
+            walk_entries(after, before->newest_mtime_ns, &after->new_entries, &after->new_bytes,
+                         NULL);
+    } else if (index_changed) {
+        /* Entries written since the last store before the load: the new ones
+         * (and any another process stored meanwhile). */
+        walk_entries(after, before->index_mtime_ns, &after->new_entries, &after->new_bytes, NULL);
+    }
 }
 
 /*
@@ -236,15 +297,20 @@ unsigned jst_cache_outcome(const struct jst_cache_snap *before, const struct jst
         *reason = JST_CR_DISABLED;
         return JST_C_MISS_NOT_STORED;
     }
-    if (after->entries > before->entries || after->size_bytes != before->size_bytes ||
-        after->newest_mtime_ns > before->newest_mtime_ns)
+    if (after->new_entries)
+        return JST_C_MISS_STORED;
+    if (before->scanned && after->scanned &&
+        (after->entries > before->entries || after->size_bytes != before->size_bytes ||
+         after->newest_mtime_ns > before->newest_mtime_ns))
         return JST_C_MISS_STORED;
 
     int fast = fast_for_size(dur_ns, ptx_size);
-    int has_entries = before->entries > 0;
+    int has_entries = before->entries > 0 || before->index_size > 16;
+    /* A hit needs nothing written: it can come from a read-only cache, and
+     * from one whose CUDA_CACHE_MAXSIZE is now too small to store anything. */
+    if (after->exists && has_entries && fast)
+        return JST_C_HIT;
     if (!after->writable || !after->exists) {
-        if (after->exists && has_entries && fast)
-            return JST_C_HIT;
         if (!after->exists && !after->writable) {
             *reason = JST_CR_NO_DIR;
             return JST_C_MISS_NOT_STORED;
@@ -258,7 +324,5 @@ unsigned jst_cache_outcome(const struct jst_cache_snap *before, const struct jst
         *reason = JST_CR_TOO_SMALL;
         return JST_C_MISS_NOT_STORED;
     }
-    if (has_entries && fast)
-        return JST_C_HIT;
     return JST_C_UNKNOWN;
 }

@@ -14,18 +14,33 @@
 #define JST_CACHE_LIMIT_MAX (4ull << 30)   /* 4 GiB */
 
 struct jst_cache_snap {
-    char path[4096];         /* resolved cache directory */
-    int from_env;            /* CUDA_CACHE_PATH was set */
-    int disabled;            /* CUDA_CACHE_DISABLE=1 */
-    int exists, writable;    /* writable: the dir, or its nearest existing ancestor */
-    uint64_t max_bytes;      /* effective CUDA_CACHE_MAXSIZE */
-    uint64_t size_bytes;     /* bytes in entry files */
-    uint64_t entries;        /* number of entry files (the index file not counted) */
-    uint64_t newest_mtime_ns;/* newest entry mtime, to see a store that replaced one */
+    char path[4096];          /* resolved cache directory */
+    int has_index;            /* the driver's <path>/index file exists */
+    uint64_t index_size;      /* its size and mtime: the driver rewrites it on */
+    uint64_t index_mtime_ns;  /* every store, and leaves it alone on a hit */
+    int scanned;              /* the entry files were walked (the fields below) */
+    int from_env;             /* CUDA_CACHE_PATH was set */
+    int disabled;             /* CUDA_CACHE_DISABLE=1 */
+    int exists, writable;     /* writable: the dir, or its nearest existing ancestor */
+    uint64_t max_bytes;       /* effective CUDA_CACHE_MAXSIZE */
+    uint64_t size_bytes;      /* bytes in entry files */
+    uint64_t entries;         /* number of entry files (the index file not counted) */
+    uint64_t newest_mtime_ns; /* newest entry mtime, to see a store that replaced one */
+    /* Set by jst_cache_snapshot_after(): entry files written during the load. */
+    uint64_t new_entries, new_bytes;
 };
 
-/* Resolves settings from the environment and, with scan != 0, walks the directory. */
+/* Resolves settings from the environment, stats the index file and, with
+ * scan != 0, walks the entry files (cost grows with the number of entries). */
 void jst_cache_snapshot(struct jst_cache_snap *s, int scan);
+
+/* The snapshots around one JIT load, cheap on a hit. Before: the index only,
+ * plus a walk when there is no index (an empty or foreign cache, cheap). After:
+ * the index again; the entry files are walked only when the index changed (a
+ * store, after seconds of compiling) or the "before" was walked, and
+ * new_entries/new_bytes count what the load wrote. */
+void jst_cache_snapshot_before(struct jst_cache_snap *before);
+void jst_cache_snapshot_after(const struct jst_cache_snap *before, struct jst_cache_snap *after);
 
 /* Decides enum jst_cache_outcome for one load with verdict ptx_jit/forced_jit.
  * before/after: snapshots around the load; ptx_size: PTX bytes compiled.

@@ -41,7 +41,7 @@ static void load_decide(struct jst_load *ld, struct load_priv *p, int cache)
     p->decided = 1;
     ld->jit = p->dec.verdict == JST_V_PTX_JIT || p->dec.verdict == JST_V_FORCED_JIT;
     if (ld->jit && cache) {
-        jst_cache_snapshot(&p->before, 1);
+        jst_cache_snapshot_before(&p->before);
         p->have_before = 1;
     }
 }
@@ -174,19 +174,14 @@ void jst_load_post(struct jst_load *ld, struct jst_rec *r, uint64_t dur_ns, int 
     if (p->have_before) {
         struct jst_cache_snap *after = malloc(sizeof *after);
         if (after) {
-            jst_cache_snapshot(after, 1);
+            jst_cache_snapshot_after(&p->before, after);
             unsigned reason = JST_CR_NONE;
             unsigned out = jst_cache_outcome(&p->before, after, dur_ns, ptx_size, &reason);
             jst_rec_u64(r, JST_F_CACHE, out);
             if (out == JST_C_MISS_NOT_STORED)
                 jst_rec_u64(r, JST_F_CACHE_REASON, reason);
-            jst_rec_u64(r, JST_F_CACHE_NEW_BYTES,
-                        after->size_bytes > p->before.size_bytes
-                            ? after->size_bytes - p->before.size_bytes
-                            : 0);
-            jst_rec_u64(r, JST_F_CACHE_NEW_ENTRIES,
-                        after->entries > p->before.entries ? after->entries - p->before.entries
-                                                           : 0);
+            jst_rec_u64(r, JST_F_CACHE_NEW_BYTES, after->new_bytes);
+            jst_rec_u64(r, JST_F_CACHE_NEW_ENTRIES, after->new_entries);
             free(after);
         }
     }

@@ -1,9 +1,12 @@
 /*
  * The simulated driver's JIT cache on disk, laid out like the real one (see
- * FACTS.md): an `index` file plus entry files at <path>/<hex2>/<hex2>/<hex14>.
+ * FACTS.md, and seen on an H200): an `index` file plus entry files at
+ * <path>/<1 hex>/<1 hex>/<14 hex>. The index is rewritten on every store and
+ * left alone on a hit, as the real driver does.
  *
- * Entry file: the 18 hex digits of the name are the 64-bit PTX key followed by
- * the compute capability (two hex digits). Its first line is
+ * Entry name: 18 hex digits, the 64-bit PTX key followed by the compute
+ * capability (two hex digits); sim_cache_entry_name() maps it to its path.
+ * The entry file's first line is
  *   "jitstall-sim cache entry v1 key=<16 hex> cc=<cc> ptx=<bytes>\n"
  * and NUL bytes pad it to sim_cache_entry_size(ptx) bytes, standing in for the
  * SASS. A lookup hits only when that first line matches, so a damaged entry is
@@ -77,11 +80,15 @@ uint64_t sim_cache_entry_size(uint64_t ptx_size)
     return e < SIM_CACHE_MIN_ENTRY ? SIM_CACHE_MIN_ENTRY : e;
 }
 
+/* Where (key, cc) lives: <1 hex>/<1 hex>/<14 hex>, the real driver's layout,
+ * from 16 hex digits that mix the compute capability into the key. Two
+ * entries may share a path; the first line of the file tells them apart. */
 void sim_cache_entry_name(uint64_t key, unsigned cc, char out[24])
 {
-    char hex[19];
-    snprintf(hex, sizeof hex, "%016" PRIx64 "%02x", key, cc & 0xffu);
-    snprintf(out, 24, "%.2s/%.2s/%.14s", hex, hex + 2, hex + 4);
+    char hex[17];
+    snprintf(hex, sizeof hex, "%016" PRIx64,
+             (uint64_t)(key ^ (0x9E3779B97F4A7C15ull * ((cc & 0xffu) + 1))));
+    snprintf(out, 24, "%c/%c/%.14s", hex[0], hex[1], hex + 2);
 }
 
 static void entry_header(char *buf, size_t n, uint64_t key, unsigned cc, uint64_t ptx_size)
@@ -193,7 +200,10 @@ static int index_write(int fd, const struct index_line *v, size_t n)
 
 static void name_to_rel(const char *name18, char rel[24])
 {
-    snprintf(rel, 24, "%.2s/%.2s/%.14s", name18, name18 + 2, name18 + 4);
+    char key[17];
+    memcpy(key, name18, 16);
+    key[16] = '\0';
+    sim_cache_entry_name(strtoull(key, NULL, 16), (unsigned)strtoul(name18 + 16, NULL, 16), rel);
 }
 
 /* Writes the entry file atomically: a temporary in the same directory, then rename. */

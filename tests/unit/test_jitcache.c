@@ -14,6 +14,7 @@
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -266,6 +267,7 @@ static struct jst_cache_snap snap(int exists, int writable, uint64_t entries, ui
     s.size_bytes = bytes;
     s.newest_mtime_ns = newest;
     s.max_bytes = JST_CACHE_DEFAULT_MAX;
+    s.scanned = 1; /* these stand for walked snapshots */
     return s;
 }
 
@@ -374,6 +376,121 @@ static void test_snapshots_see_a_store(void **state)
     assert_int_equal(jst_cache_outcome(&a, &c, 1 * MS, 50000, &r), JST_C_HIT);
 }
 
+/* A cache laid out as the real driver does (H200, driver 580): an index file
+ * of 16 bytes plus 16 per entry, and entries at <1 hex>/<1 hex>/<14 hex>. The
+ * entry and the index are dated an hour ago. */
+static void real_layout(const char *p, int entries)
+{
+    char f[700];
+    time_t old = time(NULL) - 3600;
+    assert_int_equal(mkdir(p, 0700), 0);
+    for (int i = 0; i < entries; i++) {
+        snprintf(f, sizeof f, "%s/%x", p, i & 15);
+        mkdir(f, 0700);
+        snprintf(f, sizeof f, "%s/%x/%x", p, i & 15, (i >> 4) & 15);
+        mkdir(f, 0700);
+        snprintf(f, sizeof f, "%s/%x/%x/%014x", p, i & 15, (i >> 4) & 15, i);
+        write_file(f, 1000, old);
+    }
+    snprintf(f, sizeof f, "%s/index", p);
+    write_file(f, 16 + 16 * (size_t)entries, old);
+}
+
+/* A store rewrites the index: the entries are walked once, after the load,
+ * and only the new one is counted. */
+static void test_index_store_counts_the_new_entry(void **state)
+{
+    (void)state;
+    char p[512], f[700];
+    path_in(p, sizeof p, "real");
+    setenv("CUDA_CACHE_PATH", p, 1);
+    real_layout(p, 3);
+    struct jst_cache_snap b, a;
+    jst_cache_snapshot_before(&b);
+    assert_true(b.has_index && b.index_size == 64);
+    assert_false(b.scanned); /* the index was enough */
+    snprintf(f, sizeof f, "%s/a", p);
+    mkdir(f, 0700);
+    snprintf(f, sizeof f, "%s/a/d", p);
+    mkdir(f, 0700);
+    snprintf(f, sizeof f, "%s/a/d/af86d1ca0a48ef", p);
+    write_file(f, 871261, 0);
+    snprintf(f, sizeof f, "%s/index", p);
+    write_file(f, 80, 0);
+    jst_cache_snapshot_after(&b, &a);
+    assert_int_equal(a.new_entries, 1);
+    assert_int_equal(a.new_bytes, 871261);
+    unsigned r = 9;
+    assert_int_equal(jst_cache_outcome(&b, &a, 1100 * MS, 561321, &r), JST_C_MISS_STORED);
+}
+
+/* A hit leaves the index alone: nothing is walked, before or after, however
+ * many entries the cache holds. */
+static void test_index_hit_walks_nothing(void **state)
+{
+    (void)state;
+    char p[512];
+    path_in(p, sizeof p, "real");
+    setenv("CUDA_CACHE_PATH", p, 1);
+    real_layout(p, 40);
+    struct jst_cache_snap b, a;
+    jst_cache_snapshot_before(&b);
+    jst_cache_snapshot_after(&b, &a);
+    assert_false(b.scanned);
+    assert_false(a.scanned);
+    assert_int_equal(a.new_entries, 0);
+    unsigned r = 9;
+    assert_int_equal(jst_cache_outcome(&b, &a, 3 * MS, 561321, &r), JST_C_HIT);
+    /* slow with nothing stored in a writable cache that fits: not a hit */
+    assert_int_equal(jst_cache_outcome(&b, &a, 1100 * MS, 561321, &r), JST_C_UNKNOWN);
+}
+
+/* Seen on the H200: with CUDA_CACHE_MAXSIZE=4096 an entry already in the cache
+ * is still loaded from it (2.4 ms): a hit, not "too small". */
+static void test_hit_despite_tiny_maxsize(void **state)
+{
+    (void)state;
+    char p[512];
+    path_in(p, sizeof p, "real");
+    setenv("CUDA_CACHE_PATH", p, 1);
+    setenv("CUDA_CACHE_MAXSIZE", "4096", 1);
+    real_layout(p, 1);
+    struct jst_cache_snap b, a;
+    jst_cache_snapshot_before(&b);
+    jst_cache_snapshot_after(&b, &a);
+    unsigned r = 9;
+    assert_int_equal(jst_cache_outcome(&b, &a, 2400000, 561321, &r), JST_C_HIT);
+    assert_int_equal(jst_cache_outcome(&b, &a, 1100 * MS, 561321, &r), JST_C_MISS_NOT_STORED);
+    assert_int_equal(r, JST_CR_TOO_SMALL);
+    unsetenv("CUDA_CACHE_MAXSIZE");
+}
+
+/* No index yet (a new cache): the walk before is cheap and the store is seen. */
+static void test_no_index_before_walks(void **state)
+{
+    (void)state;
+    char p[512], f[700];
+    path_in(p, sizeof p, "new");
+    setenv("CUDA_CACHE_PATH", p, 1);
+    struct jst_cache_snap b, a;
+    jst_cache_snapshot_before(&b);
+    assert_true(b.scanned && !b.exists);
+    assert_int_equal(mkdir(p, 0700), 0);
+    snprintf(f, sizeof f, "%s/3", p);
+    assert_int_equal(mkdir(f, 0700), 0);
+    snprintf(f, sizeof f, "%s/3/c", p);
+    assert_int_equal(mkdir(f, 0700), 0);
+    snprintf(f, sizeof f, "%s/3/c/83b2c2127d41a5", p);
+    write_file(f, 2048, 0);
+    snprintf(f, sizeof f, "%s/index", p);
+    write_file(f, 32, 0);
+    jst_cache_snapshot_after(&b, &a);
+    assert_int_equal(a.new_entries, 1);
+    assert_int_equal(a.new_bytes, 2048);
+    unsigned r = 9;
+    assert_int_equal(jst_cache_outcome(&b, &a, 900 * MS, 50000, &r), JST_C_MISS_STORED);
+}
+
 static void test_null_reason_and_snaps(void **state)
 {
     (void)state;
@@ -399,6 +516,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_outcome_read_only, setup, teardown),
         cmocka_unit_test_setup_teardown(test_outcome_too_small, setup, teardown),
         cmocka_unit_test_setup_teardown(test_snapshots_see_a_store, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_index_store_counts_the_new_entry, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_index_hit_walks_nothing, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_hit_despite_tiny_maxsize, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_no_index_before_walks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_null_reason_and_snaps, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
