@@ -120,6 +120,10 @@ run_case m_cold "$c" $CU -- "$P/gpu_driver" "$P/heavy_ptx75.ptx"
 check m_cold --verdict ptx_jit --cache miss_stored --cupti compile,cache_store
 run_case m_warm "$c" $CU -- "$P/gpu_driver" "$P/heavy_ptx75.ptx"
 check m_warm --verdict ptx_jit --cache hit --cupti cache_load,!compile
+# Seen on the H200: an entry already cached is loaded even when
+# CUDA_CACHE_MAXSIZE is now too small to store it.
+run_case m_warm_tiny "$c" $CU CUDA_CACHE_MAXSIZE=4096 -- "$P/gpu_driver" "$P/heavy_ptx75.ptx"
+check m_warm_tiny --verdict ptx_jit --cache hit --cupti cache_load,!compile
 c=$(fresh "$C/m_disabled")
 run_case m_disabled "$c" $CU CUDA_CACHE_DISABLE=1 -- "$P/gpu_driver" "$P/heavy_ptx75.ptx"
 check m_disabled --verdict ptx_jit --cache miss_not_stored --cache-reason disabled --cupti compile,!cache_store
@@ -134,6 +138,18 @@ umount "$ro" "$ro.ref" 2>/dev/null
 c=$(fresh "$C/m_tiny")
 run_case m_tiny "$c" $CU CUDA_CACHE_MAXSIZE=4096 -- "$P/gpu_driver" "$P/heavy_ptx75.ptx"
 check m_tiny --verdict ptx_jit --cache miss_not_stored --cache-reason too_small --cupti compile
+# The report's CUDA_CACHE_MAXSIZE, applied: the next run stores, the one after hits.
+max=$("$J" report --json "$W/t/m_tiny/trace" | grep -o 'raise CUDA_CACHE_MAXSIZE to [0-9]*' | head -1 | grep -o '[0-9]*$')
+if [ -n "$max" ]; then
+  c=$(fresh "$C/m_tiny_fixed")
+  run_case m_tiny_fixed1 "$c" CUDA_CACHE_MAXSIZE=$max -- "$P/gpu_driver" "$P/heavy_ptx75.ptx"
+  check m_tiny_fixed1 --verdict ptx_jit --cache miss_stored
+  run_case m_tiny_fixed2 "$c" CUDA_CACHE_MAXSIZE=$max -- "$P/gpu_driver" "$P/heavy_ptx75.ptx"
+  check m_tiny_fixed2 --verdict ptx_jit --cache hit
+  echo "== the report's CUDA_CACHE_MAXSIZE=$max: run 1 $(grep '^m_tiny_fixed1|' "$ROWS" | cut -d'|' -f4), run 2 $(grep '^m_tiny_fixed2|' "$ROWS" | cut -d'|' -f4)"
+else
+  fail "the report for a too-small cache suggests no CUDA_CACHE_MAXSIZE"
+fi
 c=$(fresh "$C/m_forced")
 run_case m_forced "$c" $CU CUDA_FORCE_PTX_JIT=1 -- "$P/gpu_driver" "$P/heavy_both.fatbin"
 check m_forced --verdict forced_jit --cache miss_stored --result 0 --cupti compile
@@ -161,6 +177,7 @@ if [ -e "$SIM/libcuda.so.1" ]; then
     python3 "$G/check.py" "$d/dump.jsonl" "$name" --row "$SROWS" >/dev/null
   }
   c=$(fresh "$C/s_cold"); sim_case m_cold "$c" -- "$P/heavy_ptx75.ptx"; sim_case m_warm "$c" -- "$P/heavy_ptx75.ptx"
+  sim_case m_warm_tiny "$c" CUDA_CACHE_MAXSIZE=4096 -- "$P/heavy_ptx75.ptx"
   c=$(fresh "$C/s_dis"); sim_case m_disabled "$c" CUDA_CACHE_DISABLE=1 -- "$P/heavy_ptx75.ptx"
   mkdir -p "$C/s_ro" && mount -t tmpfs -o ro,size=1m tmpfs "$C/s_ro" && sim_case m_readonly "$C/s_ro" -- "$P/heavy_ptx75.ptx"; umount "$C/s_ro" 2>/dev/null
   c=$(fresh "$C/s_tiny"); sim_case m_tiny "$c" CUDA_CACHE_MAXSIZE=4096 -- "$P/heavy_ptx75.ptx"
