@@ -142,11 +142,11 @@ check m_tiny --verdict ptx_jit --cache miss_not_stored --cache-reason too_small 
 max=$("$J" report --json "$W/t/m_tiny/trace" | grep -o 'raise CUDA_CACHE_MAXSIZE to [0-9]*' | head -1 | grep -o '[0-9]*$')
 if [ -n "$max" ]; then
   c=$(fresh "$C/m_tiny_fixed")
-  run_case m_tiny_fixed1 "$c" CUDA_CACHE_MAXSIZE=$max -- "$P/gpu_driver" "$P/heavy_ptx75.ptx"
-  check m_tiny_fixed1 --verdict ptx_jit --cache miss_stored
-  run_case m_tiny_fixed2 "$c" CUDA_CACHE_MAXSIZE=$max -- "$P/gpu_driver" "$P/heavy_ptx75.ptx"
-  check m_tiny_fixed2 --verdict ptx_jit --cache hit
-  echo "== the report's CUDA_CACHE_MAXSIZE=$max: run 1 $(grep '^m_tiny_fixed1|' "$ROWS" | cut -d'|' -f4), run 2 $(grep '^m_tiny_fixed2|' "$ROWS" | cut -d'|' -f4)"
+  run_case tinyfix_1 "$c" CUDA_CACHE_MAXSIZE=$max -- "$P/gpu_driver" "$P/heavy_ptx75.ptx"
+  check tinyfix_1 --verdict ptx_jit --cache miss_stored
+  run_case tinyfix_2 "$c" CUDA_CACHE_MAXSIZE=$max -- "$P/gpu_driver" "$P/heavy_ptx75.ptx"
+  check tinyfix_2 --verdict ptx_jit --cache hit
+  echo "== the report's CUDA_CACHE_MAXSIZE=$max: run 1 $(grep '^tinyfix_1|' "$ROWS" | cut -d'|' -f4), run 2 $(grep '^tinyfix_2|' "$ROWS" | cut -d'|' -f4)"
 else
   fail "the report for a too-small cache suggests no CUDA_CACHE_MAXSIZE"
 fi
