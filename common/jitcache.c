@@ -242,6 +242,12 @@ void jst_cache_snapshot_after(const struct jst_cache_snap *before, struct jst_ca
         /* Entries written since the last store before the load: the new ones
          * (and any another process stored meanwhile). */
         walk_entries(after, before->index_mtime_ns, &after->new_entries, &after->new_bytes, NULL);
+        /* File times are coarse (one clock tick, several ms): an entry
+         * written in the tick of the previous store has the index's old
+         * mtime. Count that tick too rather than nothing. */
+        if (!after->new_entries && before->index_mtime_ns)
+            walk_entries(after, before->index_mtime_ns - 1, &after->new_entries, &after->new_bytes,
+                         NULL);
     }
 }
 
@@ -298,6 +304,11 @@ unsigned jst_cache_outcome(const struct jst_cache_snap *before, const struct jst
         return JST_C_MISS_NOT_STORED;
     }
     if (after->new_entries)
+        return JST_C_MISS_STORED;
+    /* The driver rewrites the index on a store and leaves it alone on a hit. */
+    if (before->has_index && after->has_index &&
+        (after->index_size != before->index_size ||
+         after->index_mtime_ns != before->index_mtime_ns))
         return JST_C_MISS_STORED;
     if (before->scanned && after->scanned &&
         (after->entries > before->entries || after->size_bytes != before->size_bytes ||

@@ -465,6 +465,39 @@ static void test_hit_despite_tiny_maxsize(void **state)
     unsetenv("CUDA_CACHE_MAXSIZE");
 }
 
+/* File times are coarse (the kernel stamps them from a clock that ticks every
+ * few ms): a small JIT right after an earlier store writes its entry with the
+ * same mtime as the index that store left. The index still changed, so the load
+ * stored, and the entry written in that tick is counted. */
+static void test_store_in_the_same_tick_as_the_last(void **state)
+{
+    (void)state;
+    char p[512], f[700];
+    path_in(p, sizeof p, "real");
+    setenv("CUDA_CACHE_PATH", p, 1);
+    real_layout(p, 3); /* entries and index all dated one second */
+    struct jst_cache_snap b, a;
+    jst_cache_snapshot_before(&b);
+    snprintf(f, sizeof f, "%s/index", p);
+    struct stat st;
+    assert_int_equal(stat(f, &st), 0);
+    time_t tick = st.st_mtime;
+    snprintf(f, sizeof f, "%s/7", p);
+    mkdir(f, 0700);
+    snprintf(f, sizeof f, "%s/7/7", p);
+    mkdir(f, 0700);
+    snprintf(f, sizeof f, "%s/7/7/00000000000077", p);
+    write_file(f, 30000, tick);
+    snprintf(f, sizeof f, "%s/index", p);
+    write_file(f, 80, tick);
+    jst_cache_snapshot_after(&b, &a);
+    assert_true(a.new_entries >= 1);
+    assert_true(a.new_bytes >= 30000);
+    unsigned r = 9;
+    /* 3 ms: fast enough to pass for a hit, but the index says it stored */
+    assert_int_equal(jst_cache_outcome(&b, &a, 3 * MS, 20000, &r), JST_C_MISS_STORED);
+}
+
 /* No index yet (a new cache): the walk before is cheap and the store is seen. */
 static void test_no_index_before_walks(void **state)
 {
@@ -519,6 +552,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_index_store_counts_the_new_entry, setup, teardown),
         cmocka_unit_test_setup_teardown(test_index_hit_walks_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hit_despite_tiny_maxsize, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_store_in_the_same_tick_as_the_last, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_index_before_walks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_null_reason_and_snaps, setup, teardown),
     };
