@@ -88,10 +88,13 @@ int jst_psum_from_process(const struct jst_process *p, struct jst_psum *s)
             m->kernels = (const char **)&c->name;
             m->n_kernels = 1;
         }
-        m->verdict = c->verdict;
+        /* Values this jitstall has no name for (written by a newer preload)
+         * become "none" and "unknown", so a baseline written from them can be
+         * read back and every message names them. */
+        m->verdict = jst_verdict_name(c->verdict) ? c->verdict : JST_V_NONE;
         m->jit = jit;
         m->jit_ns = jst_load_jit_ns(p, c);
-        m->cache = jit ? c->cache : JST_C_NONE;
+        m->cache = !jit ? JST_C_NONE : jst_cache_name(c->cache) ? c->cache : JST_C_UNKNOWN;
         m->jit_from = c->jit_from;
         m->sass_arch = c->sass_arch;
         m->ev = c;

@@ -55,6 +55,59 @@ static int is_launch(unsigned call)
     return call == JST_CALL_cuLaunchKernel || call == JST_CALL_cuLaunchKernelEx;
 }
 
+/* The functions a process has launched so far, so that only each one's first
+ * launch gets a marker: an open-addressing set of launch keys (never 0). */
+struct launched {
+    uint64_t *keys;
+    size_t cap, n;
+};
+
+/* A launch's function: its CUfunction handle, else a hash of its name. */
+static uint64_t launch_key(const struct jst_call_ev *c)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    if (c->func)
+        return c->func;
+    for (const unsigned char *q = (const unsigned char *)(c->name ? c->name : ""); *q; q++) {
+        h ^= *q;
+        h *= 0x100000001b3ull;
+    }
+    return h | 1ull << 63;
+}
+
+/* Adds key; 1 when it was not there yet (or the set cannot grow), else 0. */
+static int launched_add(struct launched *s, uint64_t key)
+{
+    if (!key)
+        key = 1;
+    if (2 * (s->n + 1) > s->cap) {
+        size_t nc = s->cap ? s->cap * 2 : 64;
+        uint64_t *nk = calloc(nc, sizeof(*nk));
+        if (!nk)
+            return 1;
+        for (size_t i = 0; i < s->cap; i++) {
+            if (!s->keys[i])
+                continue;
+            size_t h = (size_t)(s->keys[i] * 0x9e3779b97f4a7c15ull) & (nc - 1);
+            while (nk[h])
+                h = (h + 1) & (nc - 1);
+            nk[h] = s->keys[i];
+        }
+        free(s->keys);
+        s->keys = nk;
+        s->cap = nc;
+    }
+    size_t h = (size_t)(key * 0x9e3779b97f4a7c15ull) & (s->cap - 1);
+    while (s->keys[h]) {
+        if (s->keys[h] == key)
+            return 0;
+        h = (h + 1) & (s->cap - 1);
+    }
+    s->keys[h] = key;
+    s->n++;
+    return 1;
+}
+
 static void meta(struct jst_json *j, const char *what, uint64_t pid, uint64_t tid, const char *name)
 {
     jst_json_obj(j);
@@ -178,6 +231,8 @@ static void export_process(struct jst_json *j, const struct jst_process *p, uint
     if (start)
         instant(j, "process start", "p", pid, pid, us(start, base));
 
+    struct launched seen = {NULL, 0, 0};
+    int first_kernel_marked = 0;
     for (size_t i = 0; i < p->n_calls; i++) {
         const struct jst_call_ev *c = &p->calls[i];
         const char *name = c->call_name ? c->call_name : jst_call_name(c->call);
@@ -197,18 +252,23 @@ static void export_process(struct jst_json *j, const struct jst_process *p, uint
         call_args(j, p, c);
         jst_json_end(j);
 
-        if (is_launch(c->call)) {
-            char dem[512];
-            const char *k = c->name ? jst_demangle(c->name, dem, sizeof dem) : "?";
+        if (!is_launch(c->call))
+            continue;
+        char dem[512];
+        const char *k = c->name ? jst_demangle(c->name, dem, sizeof dem) : "?";
+        /* A marker for each function's first launch only, not every launch. */
+        if (launched_add(&seen, launch_key(c))) {
             snprintf(buf, sizeof buf, "first launch: %s", k);
             instant(j, buf, "t", pid, c->tid, us(c->start_ns, base));
-            if (c->start_ns == p->first_launch_ns) {
-                snprintf(buf, sizeof buf, "first kernel: %s (time to first kernel %s)", k,
-                         jst_fmt_ms(p->ttfk_ns, a, sizeof a));
-                instant(j, buf, "p", pid, c->tid, us(c->start_ns, base));
-            }
+        }
+        if (!first_kernel_marked && c->start_ns == p->first_launch_ns) {
+            first_kernel_marked = 1;
+            snprintf(buf, sizeof buf, "first kernel: %s (time to first kernel %s)", k,
+                     jst_fmt_ms(p->ttfk_ns, a, sizeof a));
+            instant(j, buf, "p", pid, c->tid, us(c->start_ns, base));
         }
     }
+    free(seen.keys);
 
     for (size_t i = 0; i < p->n_cupti; i++) {
         const struct jst_cupti_ev *e = &p->cupti[i];

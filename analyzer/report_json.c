@@ -43,7 +43,10 @@ static void json_module(struct jst_json *j, const struct rv_module *m)
     jst_json_kstr(j, "verdict", verdict ? verdict : "none");
     json_str_or_null(j, "jit_from", c->jit_from);
     json_str_or_null(j, "sass_arch", c->sass_arch);
-    jst_json_kstr(j, "cache", c->cache ? jst_cache_name(c->cache) : "none");
+    /* A cache outcome this jitstall has no name for (a newer preload's) is
+     * still a cache outcome: "unknown", never null (the key is a string). */
+    const char *cache = c->cache ? jst_cache_name(c->cache) : "none";
+    jst_json_kstr(j, "cache", cache ? cache : "unknown");
     jst_json_ku64(j, "dur_ns", c->dur_ns);
     jst_json_key(j, "kernels");
     jst_json_arr(j);

@@ -728,6 +728,53 @@ def test_export_chrome(env):
     expect("unknown format 'pprof'" in err, err)
 
 
+@case
+def test_export_first_launch_once(env):
+    # Three launches of add (one from another thread) and two of mul: one
+    # "first launch" marker per function, not one per launch.
+    spec = run_spec().replace(
+        "end exit_status",
+        launch(12500) + launch(12600, tid=4242) +
+        call("cuLaunchKernel", 12700, 0.01, name=KERNEL2, func="0x31") +
+        call("cuLaunchKernel", 12800, 0.01, name=KERNEL2, func="0x31") + "end exit_status")
+    t = env.trace("many", spec)
+    out, _ = env.expect_rc(0, "export", t)
+    ev = json.loads(out)["traceEvents"]
+    xs = [e for e in ev if e["ph"] == "X" and e["name"] == "cuLaunchKernel"]
+    expect(len(xs) == 5, f"one X event per launch: {len(xs)}")
+    fl = sorted((e["name"], e["ts"]) for e in ev
+                if e["ph"] == "i" and e["name"].startswith("first launch: "))
+    expect(fl == [("first launch: add(float*, float*)", 11400000.0),
+                  ("first launch: mul(float*, float*)", 11700000.0)], fl)
+    fk = [e for e in ev if e["ph"] == "i" and e["name"].startswith("first kernel: ")]
+    expect(len(fk) == 1 and fk[0]["ts"] == 11400000.0, fk)
+
+
+@case
+def test_unknown_enum_values(env):
+    # A newer preload may record verdicts and cache outcomes this jitstall has
+    # no name for: the report JSON keeps "cache" a string, and a baseline
+    # written from such a trace can be read back by check.
+    spec = run_spec().replace("end exit_status",
+                              call("cuModuleLoadData", 11450, 2, verdict=77, image_hash="0x77",
+                                   source=q("/opt/app/lib/libnew.so")) + "end exit_status")
+    spec = spec.replace("cache=miss_stored", "cache=99")
+    t = env.trace("newer", spec)
+    out, _ = env.expect_rc(0, "report", "--json", t)
+    mods = json.loads(out)["processes"][0]["modules"]
+    by_src = {m["source"]: m for m in mods}
+    expect(by_src["/opt/app/lib/libkern.so"]["cache"] == "unknown", by_src)
+    expect(by_src["/opt/app/lib/libnew.so"]["verdict"] == "none", by_src)
+    bl = env.path("newer.json")
+    env.expect_rc(0, "baseline", "-o", bl, t)
+    doc = json.load(open(bl))
+    bm = {m["source"]: m for m in doc["processes"][0]["modules"]}
+    expect(bm["/opt/app/lib/libkern.so"]["cache"] == "unknown"
+           and bm["/opt/app/lib/libnew.so"]["verdict"] == "none", bm)
+    out, err = env.expect_rc(0, "check", "--baseline", bl, t)
+    expect("(null)" not in out + err, out + err)
+
+
 # ---- docs match --help ----
 
 @case
