@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <link.h>
 #include <string.h>
+#include <sys/auxv.h>
 
 #include "state.h"
 
@@ -33,8 +34,20 @@ static void *next_after(const void *caller, const char *name)
     struct link_map *me = object_of(caller);
     if (!me)
         return jst_real_dlsym(RTLD_NEXT, name);
+    /* A link map entry is no handle: an object loaded at start and never
+     * dlopen'ed has no search list, and dlsym on it crashes. dlopen with
+     * RTLD_NOLOAD gives the object's handle without loading anything. The
+     * executable (no name) and the vDSO (not a file) are never next. */
+    uintptr_t vdso = (uintptr_t)getauxval(AT_SYSINFO_EHDR);
     for (struct link_map *l = me->l_next; l; l = l->l_next) {
-        void *p = jst_real_dlsym(l, name);
+        if (!l->l_name || !l->l_name[0] ||
+            (vdso && (uintptr_t)l->l_ld >= vdso && (uintptr_t)l->l_ld - vdso < 65536))
+            continue;
+        void *hd = dlopen(l->l_name, RTLD_LAZY | RTLD_NOLOAD);
+        if (!hd)
+            continue;
+        void *p = jst_real_dlsym(hd, name);
+        dlclose(hd);
         /* dlsym on a handle also searches its dependencies: keep only
          * definitions in l itself, the order of the walk does the rest. */
         if (p && object_of(p) == l)
