@@ -154,6 +154,11 @@ static void fail_line(struct ctx *x, struct cproc *cp, struct ccase *c, const ch
     char text[4096];
     int len = snprintf(text, sizeof text, "%s[%llu] %s: ", cp->s.exe, (unsigned long long)cp->s.pid,
                        c->name);
+    /* A trace's executable name can be longer than the whole line. */
+    if (len < 0)
+        len = 0;
+    if ((size_t)len >= sizeof text)
+        len = (int)sizeof text - 1;
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(text + len, sizeof text - (size_t)len, fmt, ap);

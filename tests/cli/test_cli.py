@@ -775,6 +775,18 @@ def test_unknown_enum_values(env):
     expect("(null)" not in out + err, out + err)
 
 
+@case
+def test_check_long_exe_name(env):
+    # An executable name longer than a whole FAIL line (the trace says what
+    # it likes) used to overflow the line buffer; the line is cut instead.
+    exe = "/opt/" + "a" * 5000
+    t = env.trace("longexe", run_spec(exe=exe))
+    out, err = env.expect_rc(1, "check", "--max-jit-ms", "1", t)
+    lines = fail_lines(out)
+    expect(len(lines) == 1 and lines[0].startswith("FAIL " + "a" * 100), out[:300])
+    expect("Sanitizer" not in err and "stack smashing" not in err, err[-2000:])
+
+
 # ---- docs match --help ----
 
 @case
