@@ -120,6 +120,15 @@ int jst_image_inspect(const void *ptr, size_t known_size, struct jst_image *out)
         jst_image_damage(out, "image of %zu bytes is too small", known_size);
         return 0;
     }
+    /* Without a size, a NUL in the first four bytes means text shorter than
+     * any binary magic (none of them holds a zero byte): read no further
+     * than that NUL. */
+    if (!known_size && strnlen((const char *)p, 4) < 4) {
+        size_t n = strnlen((const char *)p, 4);
+        out->size = n + 1;
+        jst_image_damage(out, "text of %zu bytes, not an image", n);
+        return 0;
+    }
     uint32_t magic = jst_rd32(p);
     if (magic == FATBIN_WRAPPER_MAGIC) {
         out->kind = JST_IMG_FATBIN_WRAPPER;
@@ -168,7 +177,9 @@ int jst_image_inspect(const void *ptr, size_t known_size, struct jst_image *out)
         inspect_cubin(p, known_size, out);
         return 0;
     }
-    if (ptx_detect(p, known_size ? known_size : SIZE_MAX)) {
+    /* Without a size the image is PTX text only up to its NUL, as the driver
+     * reads it: never look past that. */
+    if (ptx_detect(p, known_size ? known_size : strnlen((const char *)p, 65536))) {
         inspect_ptx(p, known_size, out);
         return 0;
     }

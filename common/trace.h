@@ -35,6 +35,10 @@ struct jst_writer *jst_writer_open(const char *path);
 int jst_writer_emit(struct jst_writer *w, const struct jst_rec *r, int flush);
 /* Ends the zstd frame and closes the file. */
 int jst_writer_close(struct jst_writer *w);
+/* Ends the zstd frame and closes the file but keeps the writer's memory: a
+ * thread that still holds the pointer gets -1 from jst_writer_emit instead of
+ * touching freed memory. For a process at exit, where other threads run on. */
+int jst_writer_finish(struct jst_writer *w);
 /* After fork in the child: forget the parent's writer without touching its file. */
 void jst_writer_abandon(struct jst_writer *w);
 

@@ -263,6 +263,24 @@ int jst_writer_emit(struct jst_writer *w, const struct jst_rec *r, int flush)
     return rc;
 }
 
+int jst_writer_finish(struct jst_writer *w)
+{
+    if (!w)
+        return -1;
+    int saved = errno;
+    int rc = 0;
+    pthread_mutex_lock(&w->lock);
+    if (w->dead || compress_out(w, NULL, 0, ZSTD_e_end) < 0)
+        rc = -1;
+    if (w->fd >= 0 && close(w->fd) < 0 && errno != EINTR)
+        rc = -1;
+    w->fd = -1;
+    w->dead = 1;
+    pthread_mutex_unlock(&w->lock);
+    errno = saved;
+    return rc;
+}
+
 int jst_writer_close(struct jst_writer *w)
 {
     if (!w)

@@ -288,8 +288,10 @@ static void write_end(const char *reason, int status, int have_status)
     if (atomic_compare_exchange_strong(&jst_state, &expected, JST_ST_OFF)) {
         struct jst_writer *w = g_writer;
         g_writer = NULL;
+        /* Another thread may still hold w from jst_trace(): end the stream
+         * but never free it while the process lives. */
         if (w)
-            jst_writer_close(w);
+            jst_writer_finish(w);
     }
     jst_guard--;
     errno = saved;

@@ -61,7 +61,9 @@ void jst_load_pre_mem(struct jst_load *ld, const void *image, size_t known_size,
     p->have_img = 1;
     ld->image_kind = p->img.kind;
     ld->size = p->img.size;
-    if (p->img.base && p->img.size)
+    /* A damaged image's extent may come from a header that lies: hash only
+     * what inspection vouched for. */
+    if (p->img.base && p->img.size && !p->img.damaged)
         ld->hash = jst_hash64(p->img.base, p->img.size);
     Dl_info info;
     if (dladdr(image, &info) && info.dli_fname) {

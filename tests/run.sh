@@ -43,7 +43,7 @@ run_ctest build
 if [ "${CI:-}" = true ] || [ "${JITSTALL_SANITIZE:-0}" = 1 ]; then
   cmake -S . -B build-asan -DJITSTALL_SANITIZE=ON -DJITSTALL_WERROR="$werror"
   cmake --build build-asan -j"$jobs"
-  run_ctest build-asan -E '^e2e\.|preload|pytest|run_e2e'
+  run_ctest build-asan -E '^e2e\.|preload|pytest|run_e2e|^demo$'
 fi
 echo "tests/run.sh: $passed passed, $failed failed"
 exit $status

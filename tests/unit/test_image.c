@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <cmocka.h>
 #include "image.h"
 
@@ -529,6 +531,30 @@ static void test_random_flips(void **state)
     }
 }
 
+/* cuModuleLoadData gives no size: PTX text ends at its NUL, as the driver
+ * reads it. A short string right before an unmapped page must not be read
+ * past (a comment scan once ran 64 KiB on). */
+static void test_ptx_without_size_stops_at_nul(void **state)
+{
+    (void)state;
+    long pg = sysconf(_SC_PAGESIZE);
+    uint8_t *m = mmap(NULL, 2 * (size_t)pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                      -1, 0);
+    assert_true(m != MAP_FAILED);
+    assert_int_equal(mprotect(m + pg, (size_t)pg, PROT_NONE), 0);
+    static const char *texts[] = {"//", "// a comment", "  \n\t", ".vers", "/* open"};
+    for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+        size_t n = strlen(texts[i]) + 1;
+        uint8_t *p = m + pg - n; /* the NUL is the page's last byte */
+        memcpy(p, texts[i], n);
+        struct jst_image img;
+        assert_int_equal(jst_image_inspect(p, 0, &img), 0);
+        assert_true(img.damaged);
+        jst_image_free(&img);
+    }
+    munmap(m, 2 * (size_t)pg);
+}
+
 static void test_hash(void **state)
 {
     (void)state;
@@ -572,6 +598,7 @@ int main(void)
         cmocka_unit_test(test_truncation_every_offset),
         cmocka_unit_test(test_random_flips),
         cmocka_unit_test(test_hash),
+        cmocka_unit_test(test_ptx_without_size_stops_at_nul),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

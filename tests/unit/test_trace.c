@@ -176,6 +176,36 @@ static void write_sample(const char *path, unsigned n)
     assert_int_equal(jst_writer_close(w), 0);
 }
 
+/* The preload ends its trace at exit while other threads may still hold the
+ * writer: jst_writer_finish ends the stream, refuses what comes later with -1
+ * (no write into a closed or reused fd), and leaves a complete trace. */
+static void test_finish_refuses_later_records(void **state)
+{
+    (void)state;
+    char path[128];
+    tmp_path(path, sizeof(path), "finish.jst");
+    struct jst_writer *w = jst_writer_open(path);
+    assert_non_null(w);
+    assert_int_equal(emit_call(w, 0, 42, 1), 0);
+    assert_int_equal(emit_end(w), 0);
+    assert_int_equal(jst_writer_finish(w), 0);
+    assert_int_equal(emit_call(w, 1, 42, 1), -1);
+    assert_int_equal(jst_writer_finish(w), -1);
+    char err[256];
+    struct jst_reader *rd = jst_reader_open(path, err, sizeof(err));
+    assert_non_null(rd);
+    struct jst_record rec;
+    int n = 0, rc;
+    while ((rc = jst_reader_next(rd, &rec)) == 1)
+        n++;
+    assert_int_equal(rc, 0);
+    assert_int_equal(n, 2);
+    assert_false(jst_reader_truncated(rd));
+    jst_reader_close(rd);
+    /* The preload never frees it; a test may, and close says it was over. */
+    assert_int_equal(jst_writer_close(w), -1);
+}
+
 /* ---- round trips ---- */
 
 static void test_round_trip_every_field_kind(void **state)
@@ -1059,6 +1089,7 @@ int main(void)
         cmocka_unit_test(test_longer_header_and_unknown_records_are_skipped),
         cmocka_unit_test(test_field_lengths_checked_against_payload),
         cmocka_unit_test(test_names),
+        cmocka_unit_test(test_finish_refuses_later_records),
         cmocka_unit_test(test_dump_text_and_json),
     };
     return cmocka_run_group_tests(tests, setup_dir, remove_dir);
