@@ -60,6 +60,7 @@ static const char *const key_names[] = {
     [JST_F_CUBIN_SIZE] = "cubin_size",
     [JST_F_LOAD_DEVICE] = "load_device",
     [JST_F_PARENT] = "parent",
+    [JST_F_NUM_OPTIONS] = "num_options",
     [JST_F_VERDICT] = "verdict",
     [JST_F_SASS_ARCH] = "sass_arch",
     [JST_F_JIT_FROM] = "jit_from",
@@ -124,6 +125,8 @@ static const char *const call_names[] = {
     [JST_CALL_cuLaunchKernelEx] = "cuLaunchKernelEx",
     [JST_CALL_cuModuleUnload] = "cuModuleUnload",
     [JST_CALL_cuLibraryUnload] = "cuLibraryUnload",
+    [JST_CALL_nvrtcCompileProgram] = "nvrtcCompileProgram",
+    [JST_CALL_nvJitLinkComplete] = "nvJitLinkComplete",
 };
 
 static const char *const verdict_names[] = {

@@ -5,6 +5,9 @@
  * real driver's symbol through any handle) returns our wrapper of that exact
  * variant, which calls what the real dlsym returned.
  *
+ * The runtime compilers' functions (rtc.c) take the same route from a libnvrtc
+ * or libnvJitLink handle.
+ *
  * RTLD_NEXT depends on the caller: glibc searches after the object that called
  * dlsym, and that would now be libjitstall. It is resolved here by walking the
  * link map after the caller's object, so a library that wraps malloc with
@@ -96,6 +99,15 @@ JST_EXPORT void *dlsym(void *handle, const char *name)
     }
     void *p = handle == RTLD_NEXT ? next_after(__builtin_return_address(0), name)
                                   : jst_real_dlsym(handle, name);
+    if (p && !h && (name[0] == 'n' || name[0] == '_')) {
+        struct jst_hook *rh = jst_rtc_by_name(name);
+        if (rh) {
+            int saved = errno;
+            void *r = jst_rtc_dlsym(rh, handle, p, !jst_guard && jst_config());
+            errno = saved;
+            return r;
+        }
+    }
     if (!h || !p)
         return p;
     int saved = errno;

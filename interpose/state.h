@@ -126,6 +126,15 @@ struct jst_hook *jst_hook_by_name(const char *name);
 /* The real function a wrapper of route must call, resolving it on first use. */
 void *jst_hook_real(struct jst_hook *h, int route);
 
+/* ---- rtc.c: the runtime compilers (NVRTC, nvJitLink) ---- */
+/* The hook of an exact runtime-compiler name (nvrtcCompileProgram,
+ * nvJitLinkComplete and its versioned names), or NULL. */
+struct jst_hook *jst_rtc_by_name(const char *name);
+/* What dlsym returns for h's name, given what the real lookup found (p, not
+ * NULL): our dlsym-route wrapper when p is a libnvrtc / libnvJitLink function
+ * and wrap is set; never our own export where none would have been found. */
+void *jst_rtc_dlsym(struct jst_hook *h, void *handle, void *p, int wrap);
+
 /* ---- procaddr.c ---- */
 /* Maps what the real cuGetProcAddress returned for symbol to our wrapper of
  * that exact variant, or returns fn unchanged when it is not one we know. */

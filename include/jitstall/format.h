@@ -74,7 +74,7 @@ enum jst_key {
     JST_F_TID = 1,
     JST_F_START_NS = 2, /* CLOCK_MONOTONIC ns */
     JST_F_DUR_NS = 3,
-    JST_F_RESULT = 4,    /* CUresult as returned to the caller */
+    JST_F_RESULT = 4,    /* CUresult (nvrtcResult, nvJitLinkResult) as returned to the caller */
     JST_F_CALL_ID = 5,   /* enum jst_call */
     JST_F_CALL = 6,      /* API name as the program asked for it, e.g. "cuCtxCreate_v4" */
     JST_F_SEQ = 7,       /* per-process event sequence number */
@@ -115,6 +115,7 @@ enum jst_key {
     JST_F_CUBIN_SIZE = 70,   /* cuLinkComplete output size */
     JST_F_LOAD_DEVICE = 71,  /* device ordinal current at the load */
     JST_F_PARENT = 72,       /* module/library handle a function was taken from */
+    JST_F_NUM_OPTIONS = 73,  /* option count given to nvrtcCompileProgram */
 
     /* verdict of a load */
     JST_F_VERDICT = 80,      /* enum jst_verdict */
@@ -199,6 +200,8 @@ enum jst_call {
     JST_CALL_cuLaunchKernelEx = 18,      /* first launch of a function only */
     JST_CALL_cuModuleUnload = 19,
     JST_CALL_cuLibraryUnload = 20,
+    JST_CALL_nvrtcCompileProgram = 21,   /* runtime compiler (NVRTC); result is nvrtcResult */
+    JST_CALL_nvJitLinkComplete = 22,     /* runtime linker (nvJitLink); result is nvJitLinkResult */
     JST_CALL_MAX_
 };
 

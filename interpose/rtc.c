@@ -1,0 +1,265 @@
+/*
+ * The runtime compilers: nvrtcCompileProgram (NVRTC) and nvJitLinkComplete
+ * (nvJitLink). A first run can stall in them as long as in the driver's JIT
+ * (hashcat: 11 s of NVRTC against 0.14 s of driver JIT), so each call is timed
+ * and written like a driver call. Reached directly (the program links the
+ * library) or through dlsym on a libnvrtc / libnvJitLink handle (CuPy dlopens
+ * it). Only the toolkit's headers are used: libjitstall never links either
+ * library; the real function is looked up on first use.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <link.h>
+#include <string.h>
+#include <sys/auxv.h>
+
+#define NVJITLINK_NO_INLINE /* nvJitLinkComplete is defined here, not inlined */
+#include <nvJitLink.h>
+#include <nvrtc.h>
+
+#include "backtrace.h"
+#include "state.h"
+
+/* CUDA 12's versioned name; the CUDA 13 header declares only _13_0. */
+extern nvJitLinkResult __nvJitLinkComplete_12_0(nvJitLinkHandle handle);
+
+/* The exports, one per exact name a program can call. */
+JST_EXPORT nvrtcResult nvrtcCompileProgram(nvrtcProgram prog, int numOptions,
+                                           const char *const *options);
+JST_EXPORT nvJitLinkResult nvJitLinkComplete(nvJitLinkHandle handle);
+JST_EXPORT nvJitLinkResult __nvJitLinkComplete_13_0(nvJitLinkHandle handle);
+JST_EXPORT nvJitLinkResult __nvJitLinkComplete_12_0(nvJitLinkHandle handle);
+
+static nvrtcResult jst_l_nvrtcCompileProgram(nvrtcProgram prog, int numOptions,
+                                             const char *const *options);
+static nvJitLinkResult jst_l_nvJitLinkComplete(nvJitLinkHandle handle);
+static nvJitLinkResult jst_l___nvJitLinkComplete_13_0(nvJitLinkHandle handle);
+static nvJitLinkResult jst_l___nvJitLinkComplete_12_0(nvJitLinkHandle handle);
+
+#define JST_RTC_ROW(v, c)                                                                          \
+    {                                                                                              \
+        .name = #v, .base = #v, .call_id = c, .wrap = { NULL, (void *)v, (void *)jst_l_##v, NULL } \
+    }
+
+/* Not in jst_hooks: no cuGetProcAddress route, and the real function is not
+ * in the driver. real: the definition a direct call would have reached;
+ * real_dl: what dlsym returned, for the dlsym route. */
+enum { JST_RTC_NVRTC, JST_RTC_LINK, JST_RTC_LINK_13, JST_RTC_LINK_12, JST_RTC_COUNT };
+static struct jst_hook rtc_hooks[JST_RTC_COUNT] = {
+    JST_RTC_ROW(nvrtcCompileProgram, JST_CALL_nvrtcCompileProgram),
+    JST_RTC_ROW(nvJitLinkComplete, JST_CALL_nvJitLinkComplete),
+    JST_RTC_ROW(__nvJitLinkComplete_13_0, JST_CALL_nvJitLinkComplete),
+    JST_RTC_ROW(__nvJitLinkComplete_12_0, JST_CALL_nvJitLinkComplete),
+};
+
+static struct link_map *object_of(const void *addr)
+{
+    Dl_info info;
+    struct link_map *lm = NULL;
+    if (!dladdr1(addr, &info, (void **)&lm, RTLD_DL_LINKMAP))
+        return NULL;
+    return lm;
+}
+
+static int is_vdso(const struct link_map *l)
+{
+    uintptr_t vdso = (uintptr_t)getauxval(AT_SYSINFO_EHDR);
+    return vdso && (uintptr_t)l->l_ld >= vdso && (uintptr_t)l->l_ld - vdso < 65536;
+}
+
+/* The definition of name that is not ours. RTLD_NEXT finds it in the global
+ * scope; a library dlopen'd RTLD_LOCAL that links libnvrtc is not there, yet
+ * its calls reach our export (the preload comes first in every scope), so the
+ * loaded objects are searched next, in load order. */
+static void *rtc_find(const char *name)
+{
+    struct link_map *me = object_of((const void *)rtc_find);
+    void *p = jst_real_dlsym(RTLD_NEXT, name);
+    if (p && (!me || object_of(p) != me))
+        return p;
+    if (!me)
+        return NULL;
+    struct link_map *l = me;
+    while (l->l_prev)
+        l = l->l_prev;
+    for (; l; l = l->l_next) {
+        if (l == me || !l->l_name || !l->l_name[0] || is_vdso(l))
+            continue;
+        void *hd = dlopen(l->l_name, RTLD_LAZY | RTLD_NOLOAD);
+        if (!hd)
+            continue;
+        p = jst_real_dlsym(hd, name);
+        dlclose(hd);
+        if (p && object_of(p) == l)
+            return p;
+    }
+    return NULL;
+}
+
+/* The real function a wrapper of route calls, resolved on first use. */
+static void *rtc_real(struct jst_hook *h, int route)
+{
+    if (route == JST_ROUTE_DLSYM)
+        return atomic_load(&h->real_dl);
+    void *f = atomic_load(&h->real);
+    if (f)
+        return f;
+    int saved = errno;
+    jst_guard++; /* dlopen may run constructors that call back into hooks */
+    f = rtc_find(h->name);
+    jst_guard--;
+    errno = saved;
+    if (f) {
+        void *expected = NULL;
+        if (!atomic_compare_exchange_strong(&h->real, &expected, f))
+            f = expected;
+    }
+    return f;
+}
+
+/* The value of -arch=X, --gpu-architecture=X, or "-arch X" among options. */
+static const char *nvrtc_arch(int n, const char *const *opts)
+{
+    static const char *const keys[] = {"-arch", "--gpu-architecture"};
+    if (!opts)
+        return NULL;
+    for (int i = 0; i < n; i++) {
+        const char *o = opts[i];
+        if (!o)
+            continue;
+        for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+            size_t l = strlen(keys[k]);
+            if (strncmp(o, keys[k], l) != 0)
+                continue;
+            if (o[l] == '=')
+                return o + l + 1;
+            if (o[l] == '\0' && i + 1 < n)
+                return opts[i + 1];
+        }
+    }
+    return NULL;
+}
+
+typedef nvrtcResult (*nvrtc_compile_fn)(nvrtcProgram, int, const char *const *);
+static nvrtcResult h_nvrtc(struct jst_hook *h, int route, nvrtcProgram prog, int n,
+                           const char *const *opts)
+{
+    nvrtc_compile_fn real = (nvrtc_compile_fn)rtc_real(h, route);
+    if (!real)
+        return NVRTC_ERROR_INTERNAL_ERROR; /* no real one: the program could not call it */
+    struct jst_event ev;
+    if (!jst_event_begin(&ev, h, route))
+        return real(prog, n, opts);
+    ev.stack_id = jst_bt_capture();
+    const char *arch = nvrtc_arch(n, opts); /* read before: the call may not keep them */
+    char arch_buf[64] = "";
+    if (arch) {
+        strncpy(arch_buf, arch, sizeof arch_buf - 1);
+        arch_buf[sizeof arch_buf - 1] = '\0';
+    }
+    nvrtcResult r;
+    JST_TIMED(ev, r, real(prog, n, opts));
+    uint8_t buf[512];
+    struct jst_rec rec;
+    jst_event_record(&ev, &rec, buf, sizeof buf, (int)r);
+    jst_rec_u64(&rec, JST_F_HANDLE, (uint64_t)(uintptr_t)prog);
+    jst_rec_u64(&rec, JST_F_NUM_OPTIONS, (uint64_t)(n > 0 ? n : 0));
+    if (arch)
+        jst_rec_str(&rec, JST_F_NAME, arch_buf);
+    jst_emit(&rec, 1);
+    jst_event_end(&ev);
+    return r;
+}
+
+typedef nvJitLinkResult (*nvjitlink_complete_fn)(nvJitLinkHandle);
+static nvJitLinkResult h_link(struct jst_hook *h, int route, nvJitLinkHandle handle)
+{
+    nvjitlink_complete_fn real = (nvjitlink_complete_fn)rtc_real(h, route);
+    if (!real)
+        return NVJITLINK_ERROR_INTERNAL; /* no real one: the program could not call it */
+    struct jst_event ev;
+    if (!jst_event_begin(&ev, h, route))
+        return real(handle);
+    ev.stack_id = jst_bt_capture();
+    nvJitLinkResult r;
+    JST_TIMED(ev, r, real(handle));
+    uint8_t buf[512];
+    struct jst_rec rec;
+    jst_event_record(&ev, &rec, buf, sizeof buf, (int)r);
+    jst_rec_u64(&rec, JST_F_HANDLE, (uint64_t)(uintptr_t)handle);
+    jst_emit(&rec, 1);
+    jst_event_end(&ev);
+    return r;
+}
+
+nvrtcResult nvrtcCompileProgram(nvrtcProgram prog, int numOptions, const char *const *options)
+{
+    return h_nvrtc(&rtc_hooks[JST_RTC_NVRTC], JST_ROUTE_DIRECT, prog, numOptions, options);
+}
+static nvrtcResult jst_l_nvrtcCompileProgram(nvrtcProgram prog, int numOptions,
+                                             const char *const *options)
+{
+    return h_nvrtc(&rtc_hooks[JST_RTC_NVRTC], JST_ROUTE_DLSYM, prog, numOptions, options);
+}
+
+#define JST_LINK_WRAP(v, idx)                                                                      \
+    nvJitLinkResult v(nvJitLinkHandle handle)                                                      \
+    {                                                                                              \
+        return h_link(&rtc_hooks[idx], JST_ROUTE_DIRECT, handle);                                  \
+    }                                                                                              \
+    static nvJitLinkResult jst_l_##v(nvJitLinkHandle handle)                                       \
+    {                                                                                              \
+        return h_link(&rtc_hooks[idx], JST_ROUTE_DLSYM, handle);                                   \
+    }
+JST_LINK_WRAP(nvJitLinkComplete, JST_RTC_LINK)
+JST_LINK_WRAP(__nvJitLinkComplete_13_0, JST_RTC_LINK_13)
+JST_LINK_WRAP(__nvJitLinkComplete_12_0, JST_RTC_LINK_12)
+
+struct jst_hook *jst_rtc_by_name(const char *name)
+{
+    if (!name || (name[0] != 'n' && name[0] != '_'))
+        return NULL;
+    for (int i = 0; i < JST_RTC_COUNT; i++)
+        if (strcmp(rtc_hooks[i].name, name) == 0)
+            return &rtc_hooks[i];
+    return NULL;
+}
+
+/* Is the object's file a runtime compiler library (libnvrtc*, libnvJitLink*)? */
+static int name_is_rtc(const char *path)
+{
+    if (!path)
+        return 0;
+    const char *b = strrchr(path, '/');
+    b = b ? b + 1 : path;
+    return strncmp(b, "libnvrtc", 8) == 0 || strncmp(b, "libnvJitLink", 12) == 0;
+}
+
+void *jst_rtc_dlsym(struct jst_hook *h, void *handle, void *p, int wrap)
+{
+    void *target = p;
+    if (p == h->wrap[JST_ROUTE_DIRECT]) {
+        /* The lookup found our export (RTLD_DEFAULT, a global handle). Answer
+         * what it would have found without us: the next definition, or a
+         * failure that dlerror() reports. */
+        target = jst_real_dlsym(RTLD_NEXT, h->name);
+        if (!target)
+            return NULL;
+    }
+    /* Wrapped when the definition or the handle is a runtime compiler library. */
+    struct link_map *lm = object_of(target);
+    int rtc = lm && name_is_rtc(lm->l_name);
+    lm = NULL;
+    if (!rtc && handle != RTLD_DEFAULT && handle != RTLD_NEXT &&
+        dlinfo(handle, RTLD_DI_LINKMAP, &lm) == 0 && lm)
+        rtc = name_is_rtc(lm->l_name);
+    if (!rtc || !wrap)
+        return target; /* some other library's function of that name, or not tracing */
+    void *expected = NULL;
+    if (!atomic_compare_exchange_strong(&h->real_dl, &expected, target) && expected != target) {
+        jst_dbg("dlsym(%s): a second real function %p; not wrapped", h->name, target);
+        return target;
+    }
+    jst_dbg("dlsym(%s) -> wrapped", h->name);
+    return h->wrap[JST_ROUTE_DLSYM];
+}
