@@ -213,6 +213,26 @@ static void build_fix(const struct jst_process *p, const struct jst_call_ev *c, 
     why_text(c, cc, why, sizeof(why));
     memset(f, 0, sizeof(*f));
     fmt(f->target, sizeof(f->target), "%s", origin ? origin : (api ? api : "image"));
+    if (jst_is_rtc_call(c->call)) {
+        /* The driver's JIT cache does not hold what NVRTC or nvJitLink make:
+         * only the program can keep it. A failed call has nothing to keep. */
+        if (c->result != 0)
+            return;
+        f->kind = JST_FIX_RTC_CACHE;
+        f->saves_ns = c->dur_ns;
+        if (c->call == JST_CALL_nvrtcCompileProgram)
+            fmt(f->text, sizeof(f->text),
+                "compile these kernels once: build the cubin/PTX at build time, or keep the "
+                "program's own kernel cache (e.g. CuPy's CUPY_CACHE_DIR) on a persistent volume; "
+                "%s runs again whenever that cache is empty",
+                api ? api : "nvrtcCompileProgram");
+        else
+            fmt(f->text, sizeof(f->text),
+                "link once: keep the cubin %s produces (or link at build time) and load it "
+                "on later runs; the driver's JIT cache does not hold it",
+                api ? api : "nvJitLinkComplete");
+        return;
+    }
 
     switch (c->verdict) {
     case JST_V_PTX_JIT:
@@ -392,7 +412,8 @@ uint64_t jst_fixes_projected_ttfk(const struct jst_process *p)
     uint64_t saved = 0;
     for (size_t i = 0; i < p->n_calls; i++) {
         const struct jst_call_ev *c = &p->calls[i];
-        if (c->start_ns < p->first_launch_ns && jst_is_jit_event(p, c))
+        if (c->start_ns < p->first_launch_ns &&
+            (jst_is_jit_event(p, c) || jst_is_rtc_call(c->call)))
             saved = sat_add(saved, jst_fix_load_saves(p, c));
     }
     return p->ttfk_ns > saved ? p->ttfk_ns - saved : 0;

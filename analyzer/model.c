@@ -773,6 +773,7 @@ void jst_model_derive(struct jst_process *p)
     p->jit_ns = p->jit_compile_ns = p->jit_cache_load_ns = 0;
     p->ttfk_jit_ns = p->ttfk_jit_compile_ns = p->ttfk_jit_cache_load_ns = 0;
     p->init_ns = p->ctx_ns = p->sass_load_ns = p->other_ns = p->pre_driver_ns = 0;
+    p->rtc_ns = 0;
     for (size_t i = 0; i < p->n_calls; i++) {
         struct jst_call_ev *c = &p->calls[i];
         int before = !p->first_launch_ns || c->start_ns < p->first_launch_ns;
@@ -795,7 +796,9 @@ void jst_model_derive(struct jst_process *p)
         }
         if (!before)
             continue;
-        if (c->call == JST_CALL_cuInit)
+        if (jst_is_rtc_call(c->call))
+            p->rtc_ns = sat_add(p->rtc_ns, c->dur_ns);
+        else if (c->call == JST_CALL_cuInit)
             p->init_ns = sat_add(p->init_ns, c->dur_ns);
         else if (c->call == JST_CALL_cuCtxCreate || c->call == JST_CALL_cuDevicePrimaryCtxRetain)
             p->ctx_ns = sat_add(p->ctx_ns, c->dur_ns);
@@ -811,7 +814,7 @@ void jst_model_derive(struct jst_process *p)
         p->pre_driver_ns = first_start - p->proc_start_ns;
     uint64_t known =
         sat_add(sat_add(p->ttfk_jit_ns, p->init_ns), sat_add(p->ctx_ns, p->sass_load_ns));
-    known = sat_add(known, p->pre_driver_ns);
+    known = sat_add(sat_add(known, p->pre_driver_ns), p->rtc_ns);
     p->other_ns = p->ttfk_ns > known ? p->ttfk_ns - known : 0;
 }
 

@@ -118,7 +118,16 @@ struct jst_process {
     uint64_t ttfk_jit_ns, ttfk_jit_compile_ns, ttfk_jit_cache_load_ns;
     uint64_t pre_driver_ns;  /* process start to the first driver call (imports, setup) */
     uint64_t other_ns;
+    /* added: runtime compilers (nvrtcCompileProgram, nvJitLinkComplete)
+     * before the first launch; not part of other_ns */
+    uint64_t rtc_ns;
 };
+
+/* A runtime compiler call (NVRTC, nvJitLink), not a driver call. */
+static inline int jst_is_rtc_call(unsigned call)
+{
+    return call == JST_CALL_nvrtcCompileProgram || call == JST_CALL_nvJitLinkComplete;
+}
 
 struct jst_run {
     struct jst_process *procs;

@@ -179,6 +179,7 @@ static void json_process(struct jst_json *j, const struct rv_report *r, const st
     jst_json_ku64(j, "sass_load_ns", p->sass_load_ns);
     jst_json_ku64(j, "pre_driver_ns", p->pre_driver_ns);
     jst_json_ku64(j, "other_ns", p->other_ns);
+    jst_json_ku64(j, "rtc_ns", p->rtc_ns);
     jst_json_end(j);
     jst_json_ku64(j, "jit_loads", rp->n_jit_loads);
     jst_json_key(j, "cache");
@@ -223,6 +224,8 @@ static const char *fix_kind_name(unsigned k)
         return "cache_dir";
     case JST_FIX_ALLOW_JIT:
         return "failed_load";
+    case JST_FIX_RTC_CACHE:
+        return "rtc_cache";
     default:
         return "other";
     }

@@ -104,6 +104,8 @@ static void write_process(const struct tw *t, const struct rv_report *r, const s
                  rv_dur(p->ctx_ns, b, sizeof(b)));
         breakdown_line(t, "init + context", p->init_ns + p->ctx_ns, p->ttfk_ns, line, "");
         breakdown_line(t, "SASS module loads", p->sass_load_ns, p->ttfk_ns, NULL, "");
+        if (p->rtc_ns)
+            breakdown_line(t, "runtime compile", p->rtc_ns, p->ttfk_ns, "NVRTC / nvJitLink", RED);
         breakdown_line(t, "before the driver", p->pre_driver_ns, p->ttfk_ns,
                        "start to the first driver call", "");
         breakdown_line(t, "everything else", p->other_ns, p->ttfk_ns, NULL, "");
@@ -159,17 +161,22 @@ static void write_culprits(const struct tw *t, const struct rv_report *r)
         fputc('\n', t->f);
         const char *api = m->c->call_name ? m->c->call_name : jst_call_name(m->c->call);
         const char *kind = m->c->image_kind ? jst_image_kind_name(m->c->image_kind) : NULL;
-        fprintf(t->f, "     loaded by  %s", S(api));
-        if (kind && m->c->image_size)
-            fprintf(t->f, " (%s, %s)", kind, rv_bytes(m->c->image_size, d, sizeof(d)));
-        else if (kind)
-            fprintf(t->f, " (%s)", kind);
-        fputc('\n', t->f);
-        fprintf(t->f, "     verdict    %s\n", S(rv_verdict_str(m, buf, sizeof(buf))));
+        int rtc = jst_is_rtc_call(m->c->call); /* no image, verdict or driver cache */
+        if (!rtc) {
+            fprintf(t->f, "     loaded by  %s", S(api));
+            if (kind && m->c->image_size)
+                fprintf(t->f, " (%s, %s)", kind, rv_bytes(m->c->image_size, d, sizeof(d)));
+            else if (kind)
+                fprintf(t->f, " (%s)", kind);
+            fputc('\n', t->f);
+        }
+        fprintf(t->f, "     %-10s %s\n", rtc ? "what" : "verdict",
+                S(rv_verdict_str(m, buf, sizeof(buf))));
         if (m->c->n_kernels)
             fprintf(t->f, "     kernels    %zu: %s\n", m->c->n_kernels,
                     S(rv_kernels_short(m, 3, buf, sizeof(buf))));
-        fprintf(t->f, "     cache      %s\n", S(rv_cache_str(m->c, buf, sizeof(buf))));
+        if (!rtc)
+            fprintf(t->f, "     cache      %s\n", S(rv_cache_str(m->c, buf, sizeof(buf))));
         fprintf(t->f, "     call site  %s\n",
                 m->call_site ? S(m->call_site) : "(no stack recorded)");
         if (m->fix)

@@ -128,6 +128,14 @@ const char *rv_verdict_str(const struct rv_module *m, char *buf, size_t n)
     const struct jst_call_ev *c = m->c;
     const char *v = c->verdict ? jst_verdict_name(c->verdict) : NULL;
     buf[0] = '\0';
+    if (jst_is_rtc_call(c->call)) {
+        cat(buf, n, "%s",
+            c->call == JST_CALL_nvrtcCompileProgram ? "runtime compile (NVRTC)"
+                                                    : "runtime link (nvJitLink)");
+        if (c->result != 0)
+            cat(buf, n, " (the call failed: result %" PRId64 ")", c->result);
+        return buf;
+    }
     if (!v)
         v = jst_is_jit_event(m->p, c) ? "ptx_jit (link)" : "-";
     cat(buf, n, "%s", v);
@@ -144,7 +152,10 @@ const char *rv_origin(const struct rv_module *m, char *buf, size_t n)
 {
     const char *o = jst_load_origin(m->c);
     const char *api = m->c->call_name ? m->c->call_name : jst_call_name(m->c->call);
-    if (o)
+    if (jst_is_rtc_call(m->c->call))
+        snprintf(buf, n, "%s%s%s", api ? api : "?", m->c->name && *m->c->name ? " for " : "",
+                 m->c->name ? m->c->name : "");
+    else if (o)
         snprintf(buf, n, "%s", o);
     else if (m->c->name && *m->c->name)
         snprintf(buf, n, "%s (via %s)", m->c->name, api ? api : "?");
@@ -175,13 +186,14 @@ const char *rv_cache_state_str(const struct jst_cache_state *s, char *buf, size_
 
 static int is_module(const struct jst_process *p, const struct jst_call_ev *c)
 {
-    return c->verdict != JST_V_NONE || jst_is_jit_event(p, c);
+    return c->verdict != JST_V_NONE || jst_is_jit_event(p, c) || jst_is_rtc_call(c->call);
 }
 
 static int is_culprit(const struct jst_process *p, const struct jst_call_ev *c)
 {
-    return jst_is_jit_event(p, c) || c->verdict == JST_V_NO_COMPATIBLE ||
-           c->verdict == JST_V_JIT_DISABLED || c->verdict == JST_V_DAMAGED;
+    return jst_is_jit_event(p, c) || jst_is_rtc_call(c->call) ||
+           c->verdict == JST_V_NO_COMPATIBLE || c->verdict == JST_V_JIT_DISABLED ||
+           c->verdict == JST_V_DAMAGED;
 }
 
 static char *call_site(struct jst_symbolizer **sym, const struct jst_process *p,
@@ -452,7 +464,7 @@ int rv_build(struct rv_report *r, const struct jst_run *run, char **errors, size
             m->p = p;
             m->c = c;
             m->culprit = is_culprit(p, c);
-            m->lost_ns = jst_is_jit_event(p, c) ? c->dur_ns : 0;
+            m->lost_ns = jst_is_jit_event(p, c) || jst_is_rtc_call(c->call) ? c->dur_ns : 0;
             m->saves_ns = jst_fix_load_saves(p, c);
             rp->n_jit_loads += jst_is_jit_event(p, c);
             jst_fix_for_load(p, c, NULL, fix, sizeof(fix));

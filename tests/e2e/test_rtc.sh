@@ -4,7 +4,8 @@
 # program's output and exit status must not change under the preload; each
 # call must be in the trace with its route, a duration of at least the sleep,
 # the result passed through (success and an error), the option count and
-# -arch.
+# -arch; and `jitstall report` must show the time as runtime compile, apart
+# from "everything else", with the calls among the culprits and their fix.
 . "$(dirname "$0")/lib.sh"
 export LD_LIBRARY_PATH="$BIN/fakertc:$LD_LIBRARY_PATH"
 MS=60
@@ -40,4 +41,26 @@ PY
     done
 done
 
+# The report: runtime compile before the first kernel, about 2 x MS.
+"$JST_CLI" report "$(the_trace direct-0)" >"$WORK/report.txt" 2>&1 || fail "report failed"
+grep -Eq 'runtime compile .*(NVRTC|nvJitLink)' "$WORK/report.txt" ||
+    { cat "$WORK/report.txt" >&2; fail "no runtime compile line in the report"; }
+grep -q 'runtime compile (NVRTC)' "$WORK/report.txt" || fail "nvrtcCompileProgram is no culprit"
+grep -q 'nvrtcCompileProgram for sm_90' "$WORK/report.txt" || fail "culprit without its -arch"
+grep -q 'prog_rtc.c:' "$WORK/report.txt" || fail "no call site in prog_rtc.c"
+grep -q 'CUPY_CACHE_DIR' "$WORK/report.txt" || fail "no NVRTC fix"
+"$JST_CLI" report --json "$(the_trace direct-0)" >"$WORK/report.json" || fail "report --json failed"
+python3 - "$WORK/report.json" "$MS" <<'PY' || fail "report --json rtc_ns"
+import json, sys
+rep = json.load(open(sys.argv[1]))
+ms = int(sys.argv[2])
+b = rep["processes"][0]["ttfk_breakdown"]
+rtc = b["rtc_ns"]
+assert 2 * ms * 10**6 <= rtc < 2 * ms * 10**6 + 500 * 10**6, f"rtc_ns {rtc} for two {ms} ms calls"
+assert b["other_ns"] < rtc, f"runtime compile is not in other_ns: {b}"
+mods = [m for m in rep["processes"][0]["modules"] if m["call"] in
+        ("nvrtcCompileProgram", "__nvJitLinkComplete_13_0")]
+assert len(mods) == 2 and all(m["culprit"] and m["lost_ns"] >= ms * 10**6 for m in mods), mods
+assert any(f["kind"] == "rtc_cache" for f in rep["fixes"]), rep["fixes"]
+PY
 echo "ok: runtime compilers"

@@ -165,7 +165,7 @@ def consistency_errors(doc):
         if b["jit_compile_ns"] + b["jit_cache_load_ns"] != b["jit_ns"]:
             errors.append(f"pid {pid}: breakdown compile + cache load != jit")
         if p["ttfk_ns"] is not None:
-            parts = b["jit_ns"] + b["init_ns"] + b["ctx_ns"] + b["sass_load_ns"] + b["pre_driver_ns"] + b["other_ns"]
+            parts = b["jit_ns"] + b["init_ns"] + b["ctx_ns"] + b["sass_load_ns"] + b["pre_driver_ns"] + b["other_ns"] + b["rtc_ns"]
             if parts < p["ttfk_ns"]:
                 errors.append(f"pid {pid}: breakdown {parts} does not cover ttfk {p['ttfk_ns']}")
             if p["projected_ttfk_ns"] > p["ttfk_ns"]:
