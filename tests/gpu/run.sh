@@ -257,13 +257,23 @@ fi
 for fw in torch cupy; do
   if python3 -c "import $fw" 2>/dev/null; then
     c=$(fresh "$C/fw_$fw")
-    run_case "fw_$fw" "$c" -- python3 "$G/${fw}_smoke.py"
+    # CuPy keeps compiled kernels in memory only: every run compiles with NVRTC.
+    run_case "fw_$fw" "$c" CUPY_CACHE_IN_MEMORY=1 -- python3 "$G/${fw}_smoke.py"
     n=$(grep -c '"type":"call"' "$W/t/fw_$fw/dump.jsonl")
     loads=$(grep -c '"call":"cu\(Module\|Library\)Load' "$W/t/fw_$fw/dump.jsonl")
     routes=$(grep -o '"route":"[a-z]*"' "$W/t/fw_$fw/dump.jsonl" | sort | uniq -c | tr -s ' \n' ' ')
     if [ "$loads" -gt 0 ]; then ok "fw_$fw: $n calls traced, $loads loads, routes:$routes"
     else fail "fw_$fw: no module or library load in the trace ($n calls)"; fi
     NO_COLOR=1 "$J" report "$W/t/fw_$fw/trace" >"$W/t/fw_$fw/report.txt" 2>&1 || fail "fw_$fw: report failed"
+    if [ "$fw" = cupy ]; then
+      # The RawKernel is compiled by NVRTC: the runtime compiler must be timed.
+      rtc=$(grep '"call":"nvrtcCompileProgram"' "$W/t/fw_$fw/dump.jsonl" | head -1)
+      if [ -n "$rtc" ]; then
+        ok "fw_cupy: nvrtcCompileProgram traced: $(grep -o '"route":"[a-z]*"\|"dur_ns":[0-9]*\|"result":[0-9]*' <<<"$rtc" | tr '\n' ' ')"
+      else
+        fail "fw_cupy: no nvrtcCompileProgram in the trace"
+      fi
+    fi
     sed -n '1,25p' "$W/t/fw_$fw/report.txt"
   else
     echo "skip: python3 has no $fw here"
