@@ -155,7 +155,8 @@ static void write_culprits(const struct tw *t, const struct rv_report *r)
                 gr->lost_ns ? rv_dur(gr->lost_ns, d, sizeof(d)) : "failed", C(t, RESET),
                 S(rv_origin(m, buf, sizeof(buf))));
         if (gr->n > 1)
-            fprintf(t->f, "  [%zu loads, %s]", gr->n, rv_group_pids(r, g, buf, sizeof(buf)));
+            fprintf(t->f, "  [%zu %s, %s]", gr->n, jst_is_rtc_call(m->c->call) ? "calls" : "loads",
+                    rv_group_pids(r, g, buf, sizeof(buf)));
         else if (r->n_procs > 1)
             fprintf(t->f, "  [pid %" PRIu64 "]", m->p->pid);
         fputc('\n', t->f);
