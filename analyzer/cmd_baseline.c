@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include "check_util.h"
 #include "cli.h"
+#include "outfile.h"
 
 static const char usage_text[] =
     "usage: jitstall baseline [-o FILE] TRACE|DIR...\n"
@@ -60,37 +61,16 @@ static int cmd_baseline(int argc, char **argv)
         return rc;
     }
 
-    /* Write beside the target and rename, so a failed write never leaves a
-     * half baseline where a good one was. */
-    char tmp[4096];
-    FILE *f = stdout;
-    if (out && strcmp(out, "-")) {
-        if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp.%ld", out, (long)getpid()) >= sizeof tmp) {
-            jst_errorf("baseline", "%s: path too long", out);
-            jst_model_free(&run);
-            return JST_EXIT_USAGE;
-        }
-        if (!(f = fopen(tmp, "w"))) {
-            jst_errorf("baseline", "%s: %s", tmp, strerror(errno));
-            jst_model_free(&run);
-            return JST_EXIT_USAGE;
-        }
+    struct jst_outfile o;
+    if (jst_outfile_open(&o, "baseline", out) != 0) {
+        jst_model_free(&run);
+        return JST_EXIT_USAGE;
     }
-    int werr = jst_baseline_write(f, &run, argv + optind, argc - optind);
-    if (f != stdout) {
-        werr |= fclose(f) != 0 ? -1 : 0;
-        if (!werr && rename(tmp, out) != 0)
-            werr = -1;
-        if (werr) {
-            jst_errorf("baseline", "%s: cannot write: %s", out, strerror(errno));
-            remove(tmp);
-        } else {
-            fprintf(stderr, "jitstall baseline: wrote %s (%zu process%s)\n", out, run.n_procs,
-                    run.n_procs == 1 ? "" : "es");
-        }
-    } else if (werr) {
-        jst_errorf("baseline", "cannot write to standard output");
-    }
+    int werr = jst_baseline_write(o.f, &run, argv + optind, argc - optind);
+    werr = jst_outfile_commit(&o, "baseline", werr);
+    if (!werr && o.path)
+        fprintf(stderr, "jitstall baseline: wrote %s (%zu process%s)\n", o.path, run.n_procs,
+                run.n_procs == 1 ? "" : "es");
     jst_model_free(&run);
     return werr ? JST_EXIT_USAGE : JST_EXIT_OK;
 }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include "check_util.h"
 #include "cli.h"
+#include "outfile.h"
 #include "fixes.h"
 #include "image.h"
 #include "jsonw.h"
@@ -375,32 +376,17 @@ static int cmd_export(int argc, char **argv)
         jst_model_free(&run);
         return rc;
     }
-    char tmp[4096];
-    FILE *f = stdout;
-    if (out && strcmp(out, "-")) {
-        if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp.%ld", out, (long)getpid()) >= sizeof tmp ||
-            !(f = fopen(tmp, "w"))) {
-            jst_errorf("export", "%s: %s", out, f ? "path too long" : strerror(errno));
-            jst_model_free(&run);
-            return JST_EXIT_USAGE;
-        }
+    struct jst_outfile o;
+    if (jst_outfile_open(&o, "export", out) != 0) {
+        jst_model_free(&run);
+        return JST_EXIT_USAGE;
     }
-    int werr = write_chrome(f, &run);
-    if (f != stdout) {
-        werr |= fclose(f) != 0 ? -1 : 0;
-        if (!werr && rename(tmp, out) != 0)
-            werr = -1;
-        if (werr)
-            remove(tmp);
-        else
-            fprintf(stderr,
-                    "jitstall export: wrote %s (%zu process%s); open it in ui.perfetto.dev or "
-                    "chrome://tracing\n",
-                    out, run.n_procs, run.n_procs == 1 ? "" : "es");
-    }
-    if (werr)
-        jst_errorf("export", "%s: cannot write: %s", out ? out : "standard output",
-                   strerror(errno));
+    int werr = jst_outfile_commit(&o, "export", write_chrome(o.f, &run));
+    if (!werr && o.path)
+        fprintf(stderr,
+                "jitstall export: wrote %s (%zu process%s); open it in ui.perfetto.dev or "
+                "chrome://tracing\n",
+                o.path, run.n_procs, run.n_procs == 1 ? "" : "es");
     jst_model_free(&run);
     return werr ? JST_EXIT_USAGE : JST_EXIT_OK;
 }
