@@ -18,6 +18,7 @@ static const char *const rec_type_names[] = {
     [JST_REC_PROCESS] = "process",         [JST_REC_DEVICE] = "device", [JST_REC_CALL] = "call",
     [JST_REC_CACHE_STATE] = "cache_state", [JST_REC_STACK] = "stack",   [JST_REC_MODMAP] = "modmap",
     [JST_REC_CUPTI_JIT] = "cupti_jit",     [JST_REC_NOTE] = "note",     [JST_REC_END] = "end",
+    [JST_REC_BEGIN] = "begin",             [JST_REC_RANGE] = "range",
 };
 
 /* The snake_case spelling of each enum jst_key name without JST_F_. */
@@ -31,6 +32,7 @@ static const char *const key_names[] = {
     [JST_F_SEQ] = "seq",
     [JST_F_STACK_ID] = "stack_id",
     [JST_F_ROUTE] = "route",
+    [JST_F_SELF_NS] = "self_ns",
     [JST_F_PID] = "pid",
     [JST_F_PPID] = "ppid",
     [JST_F_HOST] = "host",
@@ -91,6 +93,8 @@ static const char *const key_names[] = {
     [JST_F_MTIME_NS] = "mtime_ns",
     [JST_F_MOD_START] = "mod_start",
     [JST_F_MOD_END] = "mod_end",
+    [JST_F_PY_FRAME] = "py_frame",
+    [JST_F_PY_NATIVE] = "py_native",
     [JST_F_CUPTI_OP] = "cupti_op",
     [JST_F_CUPTI_START_NS] = "cupti_start_ns",
     [JST_F_CUPTI_END_NS] = "cupti_end_ns",
@@ -100,6 +104,11 @@ static const char *const key_names[] = {
     [JST_F_EXIT_STATUS] = "exit_status",
     [JST_F_EVENTS] = "events",
     [JST_F_END_REASON] = "end_reason",
+    [JST_F_DROPPED] = "dropped",
+    [JST_F_RANGE_OP] = "range_op",
+    [JST_F_RANGE_ID] = "range_id",
+    [JST_F_DOMAIN] = "domain",
+    [JST_F_DEPTH] = "depth",
     [JST_F_MESSAGE] = "message",
     [JST_F_LEVEL] = "level",
 };
@@ -172,6 +181,13 @@ static const char *const cupti_op_names[] = {
     [JST_CUPTI_CACHE_STORE] = "cache_store",
 };
 
+static const char *const range_op_names[] = {
+    [JST_RANGE_PUSH] = "push",
+    [JST_RANGE_POP] = "pop",
+    [JST_RANGE_START] = "start",
+    [JST_RANGE_END] = "end",
+};
+
 static const char *const mod_event_names[] = {
     [JST_MOD_INITIAL] = "initial",
     [JST_MOD_DLOPEN] = "dlopen",
@@ -226,4 +242,9 @@ const char *jst_cupti_op_name(unsigned op)
 const char *jst_mod_event_name(unsigned e)
 {
     return table_name(mod_event_names, JST_ARRAY_SIZE(mod_event_names), e);
+}
+
+const char *jst_range_op_name(unsigned op)
+{
+    return table_name(range_op_names, JST_ARRAY_SIZE(range_op_names), op);
 }

@@ -90,5 +90,6 @@ const char *jst_image_kind_name(unsigned k);  /* "fatbin_wrapper", "ptx", ... */
 const char *jst_route_name(unsigned r);       /* "direct", "dlsym", "procaddr" */
 const char *jst_cupti_op_name(unsigned op);
 const char *jst_mod_event_name(unsigned e);
+const char *jst_range_op_name(unsigned op);   /* "push", "pop", "start", "end" */
 
 #endif

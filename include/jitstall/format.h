@@ -65,6 +65,10 @@ enum jst_rec_type {
     JST_REC_CUPTI_JIT = 7,   /* CUPTI JIT activity (JITSTALL_CUPTI=1) */
     JST_REC_NOTE = 8,        /* a message from jitstall itself (e.g. libcupti not found) */
     JST_REC_END = 9,         /* last record, written at exit */
+    JST_REC_BEGIN = 10,      /* a load, link step or runtime compile about to call the
+                                real function: what is known before it, same seq as
+                                the call record that follows when it returns */
+    JST_REC_RANGE = 11,      /* an NVTX range event (push/pop, domain start/end) */
     JST_REC_TYPE_MAX_
 };
 
@@ -80,6 +84,8 @@ enum jst_key {
     JST_F_SEQ = 7,       /* per-process event sequence number */
     JST_F_STACK_ID = 8,  /* index of a JST_REC_STACK */
     JST_F_ROUTE = 9,     /* enum jst_route: how the program reached the hook */
+    JST_F_SELF_NS = 10,  /* time jitstall spent in its own work for this event (on
+                            end: for the whole process), real driver calls excluded */
 
     /* process */
     JST_F_PID = 20,
@@ -153,6 +159,11 @@ enum jst_key {
     JST_F_MOD_START = 127,   /* lowest mapped address */
     JST_F_MOD_END = 128,     /* one past the highest mapped address */
 
+    /* Python frames of a stack (on JST_REC_STACK), 130-139 */
+    JST_F_PY_FRAME = 130,    /* repeated STR "func\tfile\tline", innermost first */
+    JST_F_PY_NATIVE = 131,   /* repeated u64: index in ips of the native frame that
+                                runs the JST_F_PY_FRAME of the same position */
+
     /* CUPTI JIT activity */
     JST_F_CUPTI_OP = 140,    /* enum jst_cupti_op */
     JST_F_CUPTI_START_NS = 141, /* converted to CLOCK_MONOTONIC */
@@ -164,7 +175,15 @@ enum jst_key {
     /* end */
     JST_F_EXIT_STATUS = 160,
     JST_F_EVENTS = 161,
-    JST_F_END_REASON = 162,  /* "exit", "atexit", "destructor" */
+    JST_F_END_REASON = 162,  /* "exit", "atexit", "destructor", "exec" */
+    JST_F_DROPPED = 163,     /* events not recorded (e.g. first launches), with a note */
+
+    /* NVTX ranges (JST_REC_RANGE), 190-199; name in JST_F_NAME, time in
+       JST_F_START_NS, thread in JST_F_TID */
+    JST_F_RANGE_OP = 190,    /* enum jst_range_op */
+    JST_F_RANGE_ID = 191,    /* nvtxRangeId_t of a start/end pair */
+    JST_F_DOMAIN = 192,      /* domain name; absent for the default domain */
+    JST_F_DEPTH = 193,       /* push depth on the thread, after a push */
 
     /* note */
     JST_F_MESSAGE = 180,
@@ -246,6 +265,13 @@ enum jst_mod_event {
     JST_MOD_INITIAL = 0,
     JST_MOD_DLOPEN = 1,
     JST_MOD_DLCLOSE = 2,
+};
+
+enum jst_range_op {
+    JST_RANGE_PUSH = 1,
+    JST_RANGE_POP = 2,
+    JST_RANGE_START = 3,
+    JST_RANGE_END = 4,
 };
 
 enum jst_cupti_op {

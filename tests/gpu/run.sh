@@ -314,6 +314,14 @@ for kind in novol vol; do
   echo "== container $line"
 done
 
+# ---- more parts, one file each: tests/gpu/part_*.sh, sourced in name order.
+# Each uses run_case, check, fresh, ok, fail, $J, $PRELOAD, $P, $C, $W, $G, $cc, $sm.
+for part in "$G"/part_*.sh; do
+  [ -e "$part" ] || continue
+  echo "== part: $(basename "$part")"
+  . "$part"
+done
+
 echo "== figures (real driver): case|call|verdict|cache|reason|ms|cupti|result"
 cat "$ROWS"
 echo "== $FAILS failure(s)"
