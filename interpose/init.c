@@ -41,7 +41,11 @@ static char cfg_dir[PATH_MAX]; /* trace directory ("" = cwd) */
 static char cfg_exe[PATH_MAX];
 
 static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct jst_writer *g_writer;
+/* The writer; read by every hook without a lock, so atomic. */
+static struct jst_writer *_Atomic g_writer;
+/* The writer after END: never freed (another thread may still hold it), and
+ * kept reachable so a leak checker in the program does not report it. */
+static struct jst_writer *_Atomic g_writer_done;
 static _Atomic uint32_t g_open_tid; /* thread creating the file (may emit meanwhile) */
 static _Atomic uint64_t g_seq;
 static _Atomic int g_end_done;
@@ -286,12 +290,13 @@ static void write_end(const char *reason, int status, int have_status)
     /* Nothing may write after END: stop first, then end the zstd frame. */
     int expected = JST_ST_ON;
     if (atomic_compare_exchange_strong(&jst_state, &expected, JST_ST_OFF)) {
-        struct jst_writer *w = g_writer;
-        g_writer = NULL;
+        struct jst_writer *w = atomic_exchange(&g_writer, NULL);
         /* Another thread may still hold w from jst_trace(): end the stream
          * but never free it while the process lives. */
-        if (w)
+        if (w) {
+            atomic_store(&g_writer_done, w);
             jst_writer_finish(w);
+        }
     }
     jst_guard--;
     errno = saved;
@@ -314,8 +319,7 @@ __attribute__((destructor)) static void jst_fini(void)
  * it, and let the next event open a new one. */
 static void atfork_child(void)
 {
-    struct jst_writer *w = g_writer;
-    g_writer = NULL;
+    struct jst_writer *w = atomic_exchange(&g_writer, NULL);
     if (w)
         jst_writer_abandon(w);
     pthread_mutex_init(&open_lock, NULL);
@@ -385,7 +389,7 @@ static void trace_open_locked(void)
         jst_disable(why);
         return;
     }
-    g_writer = w;
+    atomic_store(&g_writer, w);
     atomic_store(&g_open_tid, jst_tid());
     atomic_store(&jst_state, JST_ST_OPENING);
     emit_process(w, rt, mono, host);
@@ -406,11 +410,11 @@ struct jst_writer *jst_trace(void)
 {
     int st = atomic_load_explicit(&jst_state, memory_order_acquire);
     if (JST_LIKELY(st == JST_ST_ON))
-        return g_writer;
+        return atomic_load_explicit(&g_writer, memory_order_acquire);
     if (st == JST_ST_OFF)
         return NULL;
     if (st == JST_ST_OPENING && atomic_load(&g_open_tid) == jst_tid())
-        return g_writer; /* the records that open the file */
+        return atomic_load(&g_writer); /* the records that open the file */
     if (!jst_config())
         return NULL;
     int saved = errno;
@@ -431,7 +435,7 @@ struct jst_writer *jst_trace(void)
     }
     jst_guard--;
     errno = saved;
-    return atomic_load(&jst_state) == JST_ST_ON ? g_writer : NULL;
+    return atomic_load(&jst_state) == JST_ST_ON ? atomic_load(&g_writer) : NULL;
 }
 
 int jst_emit(const struct jst_rec *r, int flush)

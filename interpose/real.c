@@ -26,7 +26,7 @@ _Atomic int jst_cuinit_ok;
 #define JST_MAX_CUDA_HANDLES 8
 static void *_Atomic cuda_handles[JST_MAX_CUDA_HANDLES];
 
-void *jst_real_dlsym(void *handle, const char *name)
+void *jst_real_dlsym_fn(void)
 {
     dlsym_fn f = __atomic_load_n(&real_dlsym_p, __ATOMIC_ACQUIRE);
     if (!f) {
@@ -37,7 +37,13 @@ void *jst_real_dlsym(void *handle, const char *name)
             return NULL;
         __atomic_store_n(&real_dlsym_p, f, __ATOMIC_RELEASE);
     }
-    return f(handle, name);
+    return (void *)f;
+}
+
+void *jst_real_dlsym(void *handle, const char *name)
+{
+    dlsym_fn f = (dlsym_fn)jst_real_dlsym_fn();
+    return f ? f(handle, name) : NULL;
 }
 
 static int name_is_libcuda(const char *path)

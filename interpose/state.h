@@ -51,6 +51,8 @@ const char *jst_exe_path(void);
 
 /* The real dlsym (dlvsym GLIBC_2.34, else GLIBC_2.2.5). */
 void *jst_real_dlsym(void *handle, const char *name);
+/* The real dlsym itself (resolved once), NULL if not found. */
+void *jst_real_dlsym_fn(void);
 /* Opens the real driver once and resolves every hooked symbol in it.
  * Returns the driver handle or NULL. */
 void *jst_driver(void);
