@@ -13,12 +13,13 @@
  * link map after the caller's object, so a library that wraps malloc with
  * dlsym(RTLD_NEXT, "malloc") still finds the next one and not its own.
  *
- * On x86-64 a lookup of RTLD_NEXT for a name jitstall never wraps is not
- * emulated at all: the exported dlsym is a few lines of assembly that jump
- * into the real dlsym, which then sees the program's own return address and
- * searches after the right object. That path calls nothing a sanitizer
- * intercepts: ASan and TSan look up libc functions with dlsym(RTLD_NEXT)
- * while their runtime starts, before their own dlopen interceptor works.
+ * On x86-64 a lookup of a name jitstall never wraps is not emulated at all:
+ * the exported dlsym is a few lines of assembly that jump into the real
+ * dlsym, which then sees the program's own return address (for RTLD_NEXT it
+ * searches after the right object). That path calls nothing a sanitizer
+ * intercepts and runs no instrumented code: ASan and TSan look up libc
+ * functions with dlsym(RTLD_NEXT) and dlsym(RTLD_DEFAULT) while their runtime
+ * starts, before their own dlopen interceptor works.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -94,7 +95,7 @@ static void *map_dlsym(struct jst_hook *h, void *handle, void *p)
 /* The names whose lookups may be wrapped: the driver's (cu...) and the
  * runtime compilers' (nvrtc..., nvJitLink..., __nvJitLink...). Plain byte
  * compares: no libc function, which a sanitizer might intercept. */
-static int maybe_hooked(const char *name)
+JST_NO_SANITIZE static int maybe_hooked(const char *name)
 {
     static const char *const pre[] = {"cu", "nvrtc", "nvJitLink", "__nvJitLink"};
     for (size_t i = 0; i < sizeof pre / sizeof pre[0]; i++) {
@@ -107,10 +108,10 @@ static int maybe_hooked(const char *name)
     return 0;
 }
 
-/* Called by the assembly entry for dlsym(RTLD_NEXT, name): the real dlsym to
- * jump into, or NULL to take the emulation below. */
-void *jst_dlsym_next_target(const char *name);
-void *jst_dlsym_next_target(const char *name)
+/* Called by the assembly entry of dlsym: the real dlsym to jump into, or NULL
+ * to take jst_dlsym_c. */
+void *jst_dlsym_target(const char *name);
+JST_NO_SANITIZE void *jst_dlsym_target(const char *name)
 {
     if (!name || maybe_hooked(name))
         return NULL;
@@ -118,16 +119,14 @@ void *jst_dlsym_next_target(const char *name)
 }
 
 #if defined(__x86_64__) && !defined(JST_NO_ASM)
-/* dlsym: RTLD_NEXT ((void *)-1) for a plain name jumps into the real dlsym
- * with the caller's return address in place; all else goes to jst_dlsym_c. */
+/* dlsym: a name we never wrap jumps into the real dlsym with the caller's
+ * return address in place; the others go to jst_dlsym_c. */
 __asm__(".text\n"
         ".globl dlsym\n"
         ".type dlsym, @function\n"
         ".p2align 4\n"
         "dlsym:\n"
         ".cfi_startproc\n"
-        "    cmpq $-1, %rdi\n"
-        "    jne jst_dlsym_c\n"
         "    pushq %rdi\n"
         ".cfi_adjust_cfa_offset 8\n"
         "    pushq %rsi\n"
@@ -135,7 +134,7 @@ __asm__(".text\n"
         "    subq $8, %rsp\n"
         ".cfi_adjust_cfa_offset 8\n"
         "    movq %rsi, %rdi\n"
-        "    call jst_dlsym_next_target\n"
+        "    call jst_dlsym_target\n"
         "    addq $8, %rsp\n"
         ".cfi_adjust_cfa_offset -8\n"
         "    popq %rsi\n"

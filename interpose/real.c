@@ -26,7 +26,7 @@ _Atomic int jst_cuinit_ok;
 #define JST_MAX_CUDA_HANDLES 8
 static void *_Atomic cuda_handles[JST_MAX_CUDA_HANDLES];
 
-void *jst_real_dlsym_fn(void)
+JST_NO_SANITIZE void *jst_real_dlsym_fn(void)
 {
     dlsym_fn f = __atomic_load_n(&real_dlsym_p, __ATOMIC_ACQUIRE);
     if (!f) {

@@ -15,6 +15,9 @@
 #define JST_EXPORT __attribute__((visibility("default")))
 #define JST_LIKELY(x) __builtin_expect(!!(x), 1)
 #define JST_UNLIKELY(x) __builtin_expect(!!(x), 0)
+/* For code that may run while a sanitizer runtime in the program is still
+ * starting (dlsym.c): no instrumentation in a sanitized build of jitstall. */
+#define JST_NO_SANITIZE __attribute__((no_sanitize("address", "thread", "undefined")))
 
 /* ---- init.c: state, trace file, records ---- */
 
@@ -52,7 +55,7 @@ const char *jst_exe_path(void);
 /* The real dlsym (dlvsym GLIBC_2.34, else GLIBC_2.2.5). */
 void *jst_real_dlsym(void *handle, const char *name);
 /* The real dlsym itself (resolved once), NULL if not found. */
-void *jst_real_dlsym_fn(void);
+JST_NO_SANITIZE void *jst_real_dlsym_fn(void);
 /* Opens the real driver once and resolves every hooked symbol in it.
  * Returns the driver handle or NULL. */
 void *jst_driver(void);
