@@ -38,6 +38,7 @@ __thread int jst_guard __attribute__((tls_model("initial-exec")));
 static pthread_once_t cfg_once = PTHREAD_ONCE_INIT;
 static int cfg_disabled;       /* JITSTALL_DISABLE=1 */
 static char cfg_dir[PATH_MAX]; /* trace directory ("" = cwd) */
+static size_t cfg_dir_toolong; /* length of a JITSTALL_DIR that does not fit, else 0 */
 static char cfg_exe[PATH_MAX];
 
 static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -141,6 +142,8 @@ static void cfg_read(void)
     const char *dir = getenv("JITSTALL_DIR");
     if (dir && *dir && strlen(dir) < sizeof cfg_dir)
         strcpy(cfg_dir, dir);
+    else if (dir && *dir)
+        cfg_dir_toolong = strlen(dir); /* refused when the trace would be opened */
     ssize_t n = readlink("/proc/self/exe", cfg_exe, sizeof cfg_exe - 1);
     cfg_exe[n > 0 ? n : 0] = '\0';
     if (cfg_disabled)
@@ -380,6 +383,15 @@ static void trace_open_locked(void)
     for (char *p = host; *p; p++)
         if (*p == '/')
             *p = '_';
+    if (cfg_dir_toolong) {
+        /* Never fall back to the current directory: that is not where the
+         * user looks, and may be a directory they did not mean to write. */
+        char why[160];
+        snprintf(why, sizeof why, "JITSTALL_DIR is %zu bytes long, more than PATH_MAX (%d)",
+                 cfg_dir_toolong, PATH_MAX - 1);
+        jst_disable(why);
+        return;
+    }
     uint64_t rt = clock_ns(CLOCK_REALTIME), mono = jst_now_ns();
     struct jst_writer *w = open_file(host, rt);
     if (!w) {
