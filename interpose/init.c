@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -133,8 +134,22 @@ void jst_disable(const char *reason)
 
 /* ---- configuration ---- */
 
+int jst_secure_exec(void)
+{
+    return getauxval(AT_SECURE) != 0;
+}
+
 static void cfg_read(void)
 {
+    if (jst_secure_exec()) {
+        /* setuid, setgid or file capabilities: the environment belongs to a
+         * less privileged user. Trace nothing and say nothing (the program's
+         * stderr is not ours to write to); no path or behaviour comes from
+         * JITSTALL_* in such a process (docs/jitstall-run.1.md). */
+        cfg_disabled = 1;
+        atomic_store(&jst_state, JST_ST_OFF);
+        return;
+    }
     const char *d = getenv("JITSTALL_DEBUG");
     jst_debug_on = d && *d && strcmp(d, "0") != 0;
     const char *off = getenv("JITSTALL_DISABLE");

@@ -58,7 +58,8 @@ static int name_is_libcuda(const char *path)
 static void drv_open(void)
 {
     int saved = errno;
-    const char *path = getenv("JITSTALL_REAL_LIBCUDA");
+    /* Never a library named by the environment in a setuid/setgid process. */
+    const char *path = secure_getenv("JITSTALL_REAL_LIBCUDA");
     if (!path || !*path)
         path = "libcuda.so.1";
     /* The loader's own dlopen: the wrapper in modmap.c is for the program. */

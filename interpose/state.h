@@ -31,6 +31,9 @@ extern int jst_debug_on;
  * driver-internal calls that come back through our exports pass straight on. */
 extern __thread int jst_guard __attribute__((tls_model("initial-exec")));
 
+/* A secure-execution process (AT_SECURE: setuid, setgid, capabilities): the
+ * preload then traces nothing and reads no JITSTALL_* variable. */
+int jst_secure_exec(void);
 /* Reads the configuration once (thread-safe, lock-free for the fast case).
  * Returns 1 if tracing may happen in this process, 0 when disabled. */
 int jst_config(void);
