@@ -37,9 +37,10 @@ int jst_debug_on;
 __thread int jst_guard __attribute__((tls_model("initial-exec")));
 
 static pthread_once_t cfg_once = PTHREAD_ONCE_INIT;
-static int cfg_disabled;       /* JITSTALL_DISABLE=1 */
-static char cfg_dir[PATH_MAX]; /* trace directory ("" = cwd) */
-static size_t cfg_dir_toolong; /* length of a JITSTALL_DIR that does not fit, else 0 */
+static int cfg_disabled;        /* JITSTALL_DISABLE=1 */
+static char cfg_dir[PATH_MAX];  /* trace directory ("" = cwd) */
+static size_t cfg_dir_toolong;  /* length of a JITSTALL_DIR that does not fit, else 0 */
+static uint32_t cfg_seen_limit; /* JITSTALL_SEEN_LIMIT, for tests; 0: the default */
 static char cfg_exe[PATH_MAX];
 
 static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -159,6 +160,9 @@ static void cfg_read(void)
         strcpy(cfg_dir, dir);
     else if (dir && *dir)
         cfg_dir_toolong = strlen(dir); /* refused when the trace would be opened */
+    const char *sl = getenv("JITSTALL_SEEN_LIMIT");
+    if (sl && *sl)
+        cfg_seen_limit = (uint32_t)strtoul(sl, NULL, 10);
     ssize_t n = readlink("/proc/self/exe", cfg_exe, sizeof cfg_exe - 1);
     cfg_exe[n > 0 ? n : 0] = '\0';
     if (cfg_disabled)
@@ -170,6 +174,12 @@ int jst_config(void)
 {
     pthread_once(&cfg_once, cfg_read);
     return !cfg_disabled;
+}
+
+uint32_t jst_seen_limit_override(void)
+{
+    jst_config();
+    return cfg_seen_limit;
 }
 
 /* ---- the PROCESS record ---- */
@@ -286,6 +296,22 @@ static void emit_cache_state(int phase)
 
 /* ---- exit ---- */
 
+/* The reader of a trace must know that first launches are missing. */
+static void note_dropped(uint64_t dropped)
+{
+    char msg[256];
+    snprintf(msg, sizeof msg,
+             "%llu launches of functions not checked for a first launch: too many functions "
+             "were loaded at once; their first launches are missing",
+             (unsigned long long)dropped);
+    uint8_t buf[512];
+    struct jst_rec r;
+    jst_rec_begin(&r, buf, sizeof buf, JST_REC_NOTE);
+    jst_rec_u64(&r, JST_F_LEVEL, 1);
+    jst_rec_str(&r, JST_F_MESSAGE, msg);
+    jst_emit(&r, 0);
+}
+
 static void write_end(const char *reason, int status, int have_status)
 {
     if (atomic_exchange(&g_end_done, 1))
@@ -296,9 +322,14 @@ static void write_end(const char *reason, int status, int have_status)
     jst_guard++;
     jst_cupti_flush();
     emit_cache_state(1);
+    uint64_t dropped = jst_seen_dropped();
+    if (dropped)
+        note_dropped(dropped);
     uint8_t buf[256];
     struct jst_rec r;
     jst_rec_begin(&r, buf, sizeof buf, JST_REC_END);
+    if (dropped)
+        jst_rec_u64(&r, JST_F_DROPPED, dropped);
     jst_rec_u64(&r, JST_F_START_NS, jst_now_ns());
     if (have_status)
         jst_rec_i64(&r, JST_F_EXIT_STATUS, status);

@@ -205,7 +205,8 @@ void jst_load_free(struct jst_load *ld);
 /* ---- launch.c: first launch of each function ---- */
 #define JST_SEEN_BITS 18
 #define JST_SEEN_SIZE (1u << JST_SEEN_BITS)
-extern _Atomic uintptr_t jst_seen[JST_SEEN_SIZE];
+/* The current table (JST_SEEN_SIZE slots): 0 empty, -1 tombstone, else a key. */
+extern _Atomic uintptr_t *_Atomic jst_seen_tab;
 
 /* Real pointers the launch fast path reads; refreshed by jst_launch_sync()
  * whenever a launch hook's real or real_dl changes. */
@@ -217,7 +218,8 @@ static inline int jst_seen_has(uintptr_t key)
 {
     uint32_t i = (uint32_t)(((uint64_t)key * 0x9E3779B97F4A7C15ull) >> (64 - JST_SEEN_BITS));
     for (;;) {
-        uintptr_t v = atomic_load_explicit(&jst_seen[i], memory_order_relaxed);
+        _Atomic uintptr_t *t = atomic_load_explicit(&jst_seen_tab, memory_order_acquire);
+        uintptr_t v = atomic_load_explicit(&t[i], memory_order_relaxed);
         if (v == key)
             return 1;
         if (v == 0)
@@ -225,8 +227,13 @@ static inline int jst_seen_has(uintptr_t key)
         i = (i + 1) & (JST_SEEN_SIZE - 1);
     }
 }
-/* Claims key: 1 if this caller inserted it (its first launch), 0 otherwise. */
+/* Claims key: 1 if this caller inserted it (its first launch), 0 otherwise
+ * (seen before, or the set is full of live functions: counted as dropped). */
 int jst_seen_claim(uintptr_t key);
+/* Launches whose first-launch check was skipped because the set was full. */
+uint64_t jst_seen_dropped(void);
+/* JITSTALL_SEEN_LIMIT (tests): slots the seen set may use; 0 for the default. */
+uint32_t jst_seen_limit_override(void);
 /* Remembers where a function or kernel came from (name, module/library). */
 void jst_func_note(uintptr_t func, uintptr_t parent, const char *name);
 /* func came from kernel (cuKernelGetFunction): same name, same library. */
