@@ -247,16 +247,19 @@ static void emit_process(struct jst_writer *w, uint64_t rt, uint64_t mono, const
     char cwd[PATH_MAX];
     if (getcwd(cwd, sizeof cwd))
         jst_rec_str(&r, JST_F_CWD, cwd);
-    /* argv, exactly as the kernel has it */
-    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    /* argv as the kernel has it, credentials redacted (argv.c) */
+    int fd = jst_argv_wanted() ? open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC) : -1;
     if (fd >= 0) {
-        char *cl = malloc(65536);
+        char *cl = malloc(65536 + 4096);
+        char *red = cl ? cl + 65536 : NULL;
         ssize_t n = cl ? read(fd, cl, 65535) : -1;
+        int next_secret = 0;
         if (n > 0) {
             size_t i = 0;
             while (i < (size_t)n) {
                 size_t l = strnlen(cl + i, (size_t)n - i);
-                add_str_room(&r, JST_F_ARG, cl + i, l);
+                size_t m = jst_arg_redact(cl + i, l, &next_secret, red, 4096);
+                add_str_room(&r, JST_F_ARG, red, m);
                 i += l + 1;
             }
         }

@@ -53,6 +53,14 @@ uint32_t jst_tid(void);
 /* The executable's path (readlink /proc/self/exe), "" if unknown. */
 const char *jst_exe_path(void);
 
+/* ---- argv.c: the command line without its secrets ---- */
+/* Writes argument a (n bytes) to out (cap bytes) with a credential's value
+ * replaced by "***"; returns the length written. *next_secret carries "the
+ * next argument is the value of --password" from one call to the next. */
+size_t jst_arg_redact(const char *a, size_t n, int *next_secret, char *out, size_t cap);
+/* 0 when JITSTALL_ARGV=0: record no argument. */
+int jst_argv_wanted(void);
+
 /* ---- real.c: the real driver ---- */
 
 /* The real dlsym (dlvsym GLIBC_2.34, else GLIBC_2.2.5). */
