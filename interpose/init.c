@@ -52,6 +52,9 @@ static struct jst_writer *_Atomic g_writer_done;
 static _Atomic uint32_t g_open_tid; /* thread creating the file (may emit meanwhile) */
 static _Atomic uint64_t g_seq;
 static _Atomic int g_end_done;
+static _Atomic int g_trace_pid;              /* process that owns the open trace */
+static char g_trace_path[PATH_MAX + 256];    /* its file */
+static char g_cont_note[PATH_MAX * 2 + 512]; /* for the next file, after a failed exec */
 static int g_exit_registered;
 
 /* ---- small helpers ---- */
@@ -299,6 +302,16 @@ static void emit_cache_state(int phase)
 
 /* ---- exit ---- */
 
+static void emit_note(int level, const char *msg)
+{
+    uint8_t buf[sizeof g_cont_note + 64];
+    struct jst_rec r;
+    jst_rec_begin(&r, buf, sizeof buf, JST_REC_NOTE);
+    jst_rec_u64(&r, JST_F_LEVEL, (uint64_t)level);
+    jst_rec_str(&r, JST_F_MESSAGE, msg);
+    jst_emit(&r, 0);
+}
+
 /* The reader of a trace must know that first launches are missing. */
 static void note_dropped(uint64_t dropped)
 {
@@ -307,19 +320,16 @@ static void note_dropped(uint64_t dropped)
              "%llu launches of functions not checked for a first launch: too many functions "
              "were loaded at once; their first launches are missing",
              (unsigned long long)dropped);
-    uint8_t buf[512];
-    struct jst_rec r;
-    jst_rec_begin(&r, buf, sizeof buf, JST_REC_NOTE);
-    jst_rec_u64(&r, JST_F_LEVEL, 1);
-    jst_rec_str(&r, JST_F_MESSAGE, msg);
-    jst_emit(&r, 0);
+    emit_note(1, msg);
 }
 
-static void write_end(const char *reason, int status, int have_status)
+static void write_end(const char *reason, int status, int have_status, const char *exec_path)
 {
-    if (atomic_exchange(&g_end_done, 1))
+    /* Nothing open, or a vfork child (exit() instead of _exit()): the trace
+     * and the memory are its parent's, touch neither. */
+    if (atomic_load(&jst_state) != JST_ST_ON || atomic_load(&g_trace_pid) != (int)getpid())
         return;
-    if (atomic_load(&jst_state) != JST_ST_ON)
+    if (atomic_exchange(&g_end_done, 1))
         return;
     int saved = errno;
     jst_guard++;
@@ -328,7 +338,7 @@ static void write_end(const char *reason, int status, int have_status)
     uint64_t dropped = jst_seen_dropped();
     if (dropped)
         note_dropped(dropped);
-    uint8_t buf[256];
+    uint8_t buf[256 + PATH_MAX];
     struct jst_rec r;
     jst_rec_begin(&r, buf, sizeof buf, JST_REC_END);
     if (dropped)
@@ -338,6 +348,8 @@ static void write_end(const char *reason, int status, int have_status)
         jst_rec_i64(&r, JST_F_EXIT_STATUS, status);
     jst_rec_u64(&r, JST_F_EVENTS, atomic_load(&g_seq));
     jst_rec_str(&r, JST_F_END_REASON, reason);
+    if (exec_path)
+        jst_rec_strn(&r, JST_F_EXEC_PATH, exec_path, strnlen(exec_path, PATH_MAX - 1));
     jst_emit(&r, 1);
     /* Nothing may write after END: stop first, then end the zstd frame. */
     int expected = JST_ST_ON;
@@ -357,12 +369,39 @@ static void write_end(const char *reason, int status, int have_status)
 static void on_exit_cb(int status, void *arg)
 {
     (void)arg;
-    write_end("exit", status, 1);
+    write_end("exit", status, 1, NULL);
 }
 
 __attribute__((destructor)) static void jst_fini(void)
 {
-    write_end("destructor", 0, 0);
+    write_end("destructor", 0, 0, NULL);
+}
+
+/* ---- exec ---- */
+
+int jst_exec_end(const char *path)
+{
+    /* Only the process that owns the trace: a vfork child shares our memory
+     * but must not end its parent's trace. */
+    if (atomic_load(&jst_state) != JST_ST_ON || atomic_load(&g_trace_pid) != (int)getpid())
+        return 0;
+    write_end("exec", 0, 0, path ? path : "");
+    return 1;
+}
+
+void jst_exec_failed(const char *path, int err)
+{
+    /* The process goes on, but its trace file is complete: the rest goes to
+     * a new file, opened by the next hooked call, whose first note links the
+     * two (docs/FORMAT.md, "exec"). */
+    const char *base = strrchr(g_trace_path, '/');
+    snprintf(g_cont_note, sizeof g_cont_note,
+             "exec of %s failed (%s): this process's trace continues from %s", path ? path : "",
+             strerror(err), base ? base + 1 : g_trace_path);
+    atomic_store(&g_seq, 0);
+    atomic_store(&g_end_done, 0);
+    int expected = JST_ST_OFF;
+    atomic_compare_exchange_strong(&jst_state, &expected, JST_ST_NEW);
 }
 
 /* ---- fork ---- */
@@ -413,6 +452,7 @@ static struct jst_writer *open_file(const char *host, uint64_t rt)
         struct jst_writer *w = jst_writer_open(path);
         if (w) {
             jst_dbg("trace file %s", path);
+            snprintf(g_trace_path, sizeof g_trace_path, "%s", path);
             return w;
         }
         if (errno != EEXIST)
@@ -451,9 +491,14 @@ static void trace_open_locked(void)
         return;
     }
     atomic_store(&g_writer, w);
+    atomic_store(&g_trace_pid, (int)getpid());
     atomic_store(&g_open_tid, jst_tid());
     atomic_store(&jst_state, JST_ST_OPENING);
     emit_process(w, rt, mono, host);
+    if (g_cont_note[0]) {
+        emit_note(1, g_cont_note);
+        g_cont_note[0] = '\0';
+    }
     emit_cache_state(0);
     jst_modmap_initial(); /* also warms libunwind's caches (jst_bt_warm) */
     if (atomic_load(&jst_cuinit_ok))

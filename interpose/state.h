@@ -42,6 +42,12 @@ int jst_config(void);
 struct jst_writer *jst_trace(void);
 /* Appends a record to the trace; failures turn tracing off. */
 int jst_emit(const struct jst_rec *r, int flush);
+/* Before an exec: ends the trace with END "exec" (exec_path: path) when this
+ * process owns an open trace. 1 if it did. */
+int jst_exec_end(const char *path);
+/* The exec after jst_exec_end() returned 1 failed with err: the process goes
+ * on, traced into a new file that names the old one in a note. */
+void jst_exec_failed(const char *path, int err);
 /* Turns tracing off for good, with one line on stderr. */
 void jst_disable(const char *reason);
 /* Debug line to stderr when JITSTALL_DEBUG=1 (stack buffer + write(2)). */
