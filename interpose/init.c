@@ -46,9 +46,12 @@ static char cfg_exe[PATH_MAX];
 static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
 /* The writer; read by every hook without a lock, so atomic. */
 static struct jst_writer *_Atomic g_writer;
-/* The writer after END: never freed (another thread may still hold it), and
- * kept reachable so a leak checker in the program does not report it. */
-static struct jst_writer *_Atomic g_writer_done;
+/* Writers after END (one per failed exec, and the last): never freed, as
+ * another thread may still hold one, and kept reachable so a leak checker in
+ * the program does not report them. */
+#define JST_DONE_MAX 8
+static struct jst_writer *_Atomic g_writer_done[JST_DONE_MAX];
+static _Atomic unsigned g_n_done;
 static _Atomic uint32_t g_open_tid; /* thread creating the file (may emit meanwhile) */
 static _Atomic uint64_t g_seq;
 static _Atomic int g_end_done;
@@ -358,7 +361,7 @@ static void write_end(const char *reason, int status, int have_status, const cha
         /* Another thread may still hold w from jst_trace(): end the stream
          * but never free it while the process lives. */
         if (w) {
-            atomic_store(&g_writer_done, w);
+            atomic_store(&g_writer_done[atomic_fetch_add(&g_n_done, 1) % JST_DONE_MAX], w);
             jst_writer_finish(w);
         }
     }
