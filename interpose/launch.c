@@ -3,9 +3,9 @@
  * function pointers: the launch wrappers test it with plain loads and nothing
  * else; inserts (first launches) and tombstones (unloads) are made under a
  * lock, and a full table is compacted so unloaded functions give their slots
- * back. Where functions and
- * kernels came from (name, module or library) is kept in a small locked map,
- * used only on slow paths: lookups, first launches and unloads.
+ * back. Where functions and kernels came from (name, module or library) is
+ * kept in a small locked map, used only on slow paths: lookups, first
+ * launches and unloads.
  */
 #include <pthread.h>
 #include <stdlib.h>
