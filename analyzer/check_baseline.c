@@ -44,11 +44,7 @@ int jst_baseline_write(FILE *f, const struct jst_run *run, char **paths, int n_p
         write_hash(&j, "argv_hash", s.argv_hash);
         jst_json_ku64(&j, "order", i);
         jst_json_ku64(&j, "pid", s.pid);
-        jst_json_key(&j, "argv");
-        jst_json_arr(&j);
-        for (size_t a = 0; a < p->argc; a++)
-            jst_json_str(&j, p->argv[a]);
-        jst_json_end(&j);
+        /* No "argv": a baseline is committed, and arguments may hold secrets. */
         if (s.has_ttfk)
             jst_json_ku64(&j, "ttfk_ns", s.ttfk_ns);
         else

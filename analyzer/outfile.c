@@ -2,10 +2,63 @@
 #include "outfile.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
+
+/* 12 unpredictable letters and digits for a temporary name. */
+static void outfile_suffix(char *dst)
+{
+    static const char set[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    uint8_t rnd[12];
+    if (getrandom(rnd, sizeof rnd, GRND_NONBLOCK) != (ssize_t)sizeof rnd) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        uint64_t x = (uint64_t)ts.tv_nsec * 0x9E3779B97F4A7C15ull ^ (uint64_t)getpid() << 32 ^
+                     (uint64_t)(uintptr_t)dst;
+        for (size_t i = 0; i < sizeof rnd; i++, x = x * 6364136223846793005ull + 1)
+            rnd[i] = (uint8_t)(x >> 56);
+    }
+    for (size_t i = 0; i < sizeof rnd; i++)
+        dst[i] = set[rnd[i] % (sizeof set - 1)];
+    dst[sizeof rnd] = '\0';
+}
+
+/* The temporary file beside path, created new: O_EXCL refuses any name that
+ * exists, a planted symlink included, and O_NOFOLLOW says so again. A name
+ * taken already is retried with another suffix. */
+static FILE *outfile_create(struct jst_outfile *o, const char *path)
+{
+    for (int attempt = 0; attempt < 100; attempt++) {
+        char sfx[16];
+        outfile_suffix(sfx);
+        if ((size_t)snprintf(o->tmp, sizeof o->tmp, "%s.tmp.%s", path, sfx) >= sizeof o->tmp) {
+            errno = ENAMETOOLONG;
+            return NULL;
+        }
+        int fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+        if (fd < 0) {
+            if (errno == EEXIST || errno == ELOOP)
+                continue;
+            return NULL;
+        }
+        FILE *f = fdopen(fd, "w");
+        if (!f) {
+            int e = errno;
+            close(fd);
+            unlink(o->tmp);
+            errno = e;
+        }
+        return f;
+    }
+    errno = EEXIST;
+    return NULL;
+}
 
 int jst_outfile_open(struct jst_outfile *o, const char *cmd, const char *path)
 {
@@ -14,12 +67,8 @@ int jst_outfile_open(struct jst_outfile *o, const char *cmd, const char *path)
     o->tmp[0] = '\0';
     if (!path || !strcmp(path, "-"))
         return 0;
-    if ((size_t)snprintf(o->tmp, sizeof o->tmp, "%s.tmp.%ld", path, (long)getpid()) >=
-        sizeof o->tmp) {
-        jst_errorf(cmd, "%s: path too long", path);
-        return -1;
-    }
-    if (!(o->f = fopen(o->tmp, "w"))) {
+    if (!(o->f = outfile_create(o, path))) {
+        o->tmp[0] = '\0';
         jst_errorf(cmd, "%s: %s", path, strerror(errno));
         return -1;
     }

@@ -1,7 +1,9 @@
 /*
  * Files the CLI writes (export -o, baseline -o): written beside the target
  * and renamed into place, so a failed write never leaves a half file where a
- * good one was. A path of NULL or "-" is standard output.
+ * good one was. The temporary file has an unpredictable name and is created
+ * new (O_EXCL|O_NOFOLLOW): a symlink planted beside the target is never
+ * followed. A path of NULL or "-" is standard output.
  */
 #ifndef JST_ANALYZER_OUTFILE_H
 #define JST_ANALYZER_OUTFILE_H

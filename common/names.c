@@ -105,6 +105,7 @@ static const char *const key_names[] = {
     [JST_F_EVENTS] = "events",
     [JST_F_END_REASON] = "end_reason",
     [JST_F_DROPPED] = "dropped",
+    [JST_F_EXEC_PATH] = "exec_path",
     [JST_F_RANGE_OP] = "range_op",
     [JST_F_RANGE_ID] = "range_id",
     [JST_F_DOMAIN] = "domain",

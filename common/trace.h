@@ -31,7 +31,8 @@ struct jst_writer;
 struct jst_writer *jst_writer_open(const char *path);
 /* Appends a finished record. With flush != 0 the record is compressed, flushed
  * and write(2) done before return, so a SIGKILL after it loses nothing.
- * Returns 0, or -1 on failure (the writer then refuses further records). */
+ * Returns 0, or -1 with the reason in errno (the writer then refuses further
+ * records). */
 int jst_writer_emit(struct jst_writer *w, const struct jst_rec *r, int flush);
 /* Ends the zstd frame and closes the file. */
 int jst_writer_close(struct jst_writer *w);

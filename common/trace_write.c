@@ -3,7 +3,8 @@
  * thread-safe writer that appends them to one zstd stream (jst_writer_*).
  *
  * The writer runs inside the host program (libjitstall.so), so it never
- * aborts, never prints, and leaves errno as it found it. A record emitted with
+ * aborts, never prints, and leaves errno as it found it, except that a failed
+ * emit leaves the reason of the failure in errno. A record emitted with
  * flush set is compressed, flushed and write(2)-done before emit returns, so a
  * process killed right after it leaves a file that reads up to that record.
  */
@@ -248,18 +249,19 @@ int jst_writer_emit(struct jst_writer *w, const struct jst_rec *r, int flush)
      * so the writer stays usable. */
     if (!r || r->overflow || !r->buf || r->len < JST_REC_HDR_SIZE || r->len > r->cap)
         return -1;
-    int saved = errno;
+    int saved = errno, err = EIO; /* EIO: an earlier emit failed */
     int rc = 0;
     pthread_mutex_lock(&w->lock);
     if (w->dead)
         rc = -1;
     else if (compress_out(w, r->buf, r->len, ZSTD_e_continue) < 0 ||
              (flush && compress_out(w, NULL, 0, ZSTD_e_flush) < 0)) {
+        err = errno;
         w->dead = 1;
         rc = -1;
     }
     pthread_mutex_unlock(&w->lock);
-    errno = saved;
+    errno = rc ? err : saved; /* the caller says why, once */
     return rc;
 }
 

@@ -103,7 +103,7 @@ void jst_budget_install(void)
     int expected = 0;
     if (!atomic_compare_exchange_strong(&budget_installed, &expected, 1))
         return;
-    const char *b = getenv("JITSTALL_BUDGET_MS");
+    const char *b = secure_getenv("JITSTALL_BUDGET_MS");
     if (!b)
         return;
     int64_t ms = parse_count(b);
@@ -113,7 +113,7 @@ void jst_budget_install(void)
     }
     budget_ms = (uint64_t)ms;
     budget_ns = (uint64_t)ms * 1000000ull;
-    const char *k = getenv("JITSTALL_FAIL_EXIT_CODE");
+    const char *k = secure_getenv("JITSTALL_FAIL_EXIT_CODE");
     if (k) {
         int64_t code = parse_count(k);
         if (code >= 1 && code <= 255)

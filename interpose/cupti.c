@@ -43,7 +43,7 @@ static void cupti_note(int level, const char *msg)
  * file to use instead (and lets tests point at none). */
 static void *cupti_open(char *tried, size_t n)
 {
-    const char *only = getenv("JITSTALL_CUPTI_PATH");
+    const char *only = secure_getenv("JITSTALL_CUPTI_PATH");
     if (only && *only) {
         snprintf(tried, n, "%s", only);
         return dlopen(only, RTLD_NOW | RTLD_LOCAL);
@@ -56,7 +56,7 @@ static void *cupti_open(char *tried, size_t n)
         if (h)
             return h;
     }
-    const char *home = getenv("CUDA_HOME");
+    const char *home = secure_getenv("CUDA_HOME");
     const char *dirs[] = {home, "/usr/local/cuda"};
     for (size_t i = 0; i < 2; i++) {
         if (!dirs[i] || !*dirs[i])

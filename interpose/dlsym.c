@@ -12,6 +12,14 @@
  * dlsym, and that would now be libjitstall. It is resolved here by walking the
  * link map after the caller's object, so a library that wraps malloc with
  * dlsym(RTLD_NEXT, "malloc") still finds the next one and not its own.
+ *
+ * On x86-64 a lookup of a name jitstall never wraps is not emulated at all:
+ * the exported dlsym is a few lines of assembly that jump into the real
+ * dlsym, which then sees the program's own return address (for RTLD_NEXT it
+ * searches after the right object). That path calls nothing a sanitizer
+ * intercepts and runs no instrumented code: ASan and TSan look up libc
+ * functions with dlsym(RTLD_NEXT) and dlsym(RTLD_DEFAULT) while their runtime
+ * starts, before their own dlopen interceptor works.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -84,7 +92,67 @@ static void *map_dlsym(struct jst_hook *h, void *handle, void *p)
     return h->wrap[JST_ROUTE_DLSYM];
 }
 
-JST_EXPORT void *dlsym(void *handle, const char *name)
+/* The names whose lookups may be wrapped: the driver's (cu...) and the
+ * runtime compilers' (nvrtc..., nvJitLink..., __nvJitLink...). Plain byte
+ * compares: no libc function, which a sanitizer might intercept. */
+JST_NO_SANITIZE static int maybe_hooked(const char *name)
+{
+    static const char *const pre[] = {"cu", "nvrtc", "nvJitLink", "__nvJitLink"};
+    for (size_t i = 0; i < sizeof pre / sizeof pre[0]; i++) {
+        const char *p = pre[i], *n = name;
+        while (*p && *n == *p)
+            p++, n++;
+        if (!*p)
+            return 1;
+    }
+    return 0;
+}
+
+/* Called by the assembly entry of dlsym: the real dlsym to jump into, or NULL
+ * to take jst_dlsym_c. */
+void *jst_dlsym_target(const char *name);
+JST_NO_SANITIZE void *jst_dlsym_target(const char *name)
+{
+    if (!name || maybe_hooked(name))
+        return NULL;
+    return jst_real_dlsym_fn();
+}
+
+#if defined(__x86_64__) && !defined(JST_NO_ASM)
+/* dlsym: a name we never wrap jumps into the real dlsym with the caller's
+ * return address in place; the others go to jst_dlsym_c. */
+__asm__(".text\n"
+        ".globl dlsym\n"
+        ".type dlsym, @function\n"
+        ".p2align 4\n"
+        "dlsym:\n"
+        ".cfi_startproc\n"
+        "    pushq %rdi\n"
+        ".cfi_adjust_cfa_offset 8\n"
+        "    pushq %rsi\n"
+        ".cfi_adjust_cfa_offset 8\n"
+        "    subq $8, %rsp\n"
+        ".cfi_adjust_cfa_offset 8\n"
+        "    movq %rsi, %rdi\n"
+        "    call jst_dlsym_target\n"
+        "    addq $8, %rsp\n"
+        ".cfi_adjust_cfa_offset -8\n"
+        "    popq %rsi\n"
+        ".cfi_adjust_cfa_offset -8\n"
+        "    popq %rdi\n"
+        ".cfi_adjust_cfa_offset -8\n"
+        "    testq %rax, %rax\n"
+        "    jz jst_dlsym_c\n"
+        "    jmp *%rax\n"
+        ".cfi_endproc\n"
+        ".size dlsym, .-dlsym\n");
+#define JST_DLSYM_C jst_dlsym_c
+void *jst_dlsym_c(void *handle, const char *name);
+#else
+#define JST_DLSYM_C dlsym
+JST_EXPORT
+#endif
+void *JST_DLSYM_C(void *handle, const char *name)
 {
     struct jst_hook *h = NULL;
     if (!jst_guard && name[0] == 'c' && name[1] == 'u' && jst_config()) {

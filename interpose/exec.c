@@ -4,10 +4,18 @@
  * and its CUDA children would go untraced. As uftrace does, the wrappers put
  * back the values this process started with when the new environment lacks
  * them, and change nothing else. Stack memory only: safe after vfork.
+ *
+ * An exec also ends this process's trace: END with end_reason "exec" is
+ * written just before the real call (never in a vfork child, which shares the
+ * parent's trace). The call returns only when it failed: the process goes on
+ * and the next hooked call opens a new trace file (init.c). glibc's execl,
+ * execlp and execle call execve inside libc, out of our reach, so they are
+ * wrapped here too.
  */
 #include <dlfcn.h>
 #include <errno.h>
 #include <spawn.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -104,13 +112,32 @@ static char *const *env_fix(char *const envp[], char **out, size_t cap, char *bu
 
 #define JST_ENVP_CAP 1024
 
+/* Runs an exec: the END record, the real call, and the trace going on in a
+ * new file if the call returns. errno is the exec's. */
+static int exec_run(execve_fn fn, const char *path, char *const argv[], char *const envp[])
+{
+    char *out[JST_ENVP_CAP];
+    char buf[JST_ENV_MAX];
+    char *const *env = env_fix(envp, out, JST_ENVP_CAP, buf);
+    int ended = jst_exec_end(path);
+    int rc = fn(path, argv, env);
+    if (ended) {
+        int err = errno;
+        jst_exec_failed(path, err);
+        errno = err;
+    }
+    return rc;
+}
+
 JST_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
     if (!real_execve)
         real_execve = (execve_fn)jst_real_dlsym(RTLD_NEXT, "execve");
-    char *out[JST_ENVP_CAP];
-    char buf[JST_ENV_MAX];
-    return real_execve(path, argv, env_fix(envp, out, JST_ENVP_CAP, buf));
+    if (!real_execve) {
+        errno = ENOSYS;
+        return -1;
+    }
+    return exec_run(real_execve, path, argv, envp);
 }
 
 JST_EXPORT int execv(const char *path, char *const argv[])
@@ -122,14 +149,53 @@ JST_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
     if (!real_execvpe)
         real_execvpe = (execve_fn)jst_real_dlsym(RTLD_NEXT, "execvpe");
-    char *out[JST_ENVP_CAP];
-    char buf[JST_ENV_MAX];
-    return real_execvpe(file, argv, env_fix(envp, out, JST_ENVP_CAP, buf));
+    if (!real_execvpe) {
+        errno = ENOSYS;
+        return -1;
+    }
+    return exec_run(real_execvpe, file, argv, envp);
 }
 
 JST_EXPORT int execvp(const char *file, char *const argv[])
 {
     return execvpe(file, argv, environ);
+}
+
+/* The execl family: the arguments after arg0 up to NULL, as an argv on the
+ * stack (as glibc does), then our execve or execvpe. */
+#define JST_EXECL(call, last_is_envp)                                                              \
+    do {                                                                                           \
+        va_list ap, cp;                                                                            \
+        va_start(ap, arg);                                                                         \
+        va_copy(cp, ap);                                                                           \
+        size_t n = 1; /* arg0 and the arguments before the NULL (arg is nonnull) */                \
+        while (va_arg(cp, char *))                                                                 \
+            n++;                                                                                   \
+        va_end(cp);                                                                                \
+        char *argv[n + 1];                                                                         \
+        argv[0] = (char *)arg;                                                                     \
+        for (size_t i = 1; i <= n; i++)                                                            \
+            argv[i] = va_arg(ap, char *);                                                          \
+        char *const *envp = environ;                                                               \
+        if (last_is_envp)                                                                          \
+            envp = va_arg(ap, char *const *);                                                      \
+        va_end(ap);                                                                                \
+        return call;                                                                               \
+    } while (0)
+
+JST_EXPORT int execl(const char *path, const char *arg, ...)
+{
+    JST_EXECL(execve(path, argv, envp), 0);
+}
+
+JST_EXPORT int execle(const char *path, const char *arg, ...)
+{
+    JST_EXECL(execve(path, argv, envp), 1);
+}
+
+JST_EXPORT int execlp(const char *file, const char *arg, ...)
+{
+    JST_EXECL(execvpe(file, argv, envp), 0);
 }
 
 JST_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,

@@ -713,7 +713,7 @@ void jst_launch_sync(void)
             "    movabsq $0x9E3779B97F4A7C15, %r10\n"                                              \
             "    imulq " freg ", %r10\n"                                                           \
             "    shrq $(64-" JST_STR(JST_SEEN_BITS) "), %r10\n"                                    \
-                                                    "1:  leaq jst_seen(%rip), %r11\n"              \
+                                                    "1:  movq jst_seen_tab(%rip), %r11\n"          \
                                                     "    movq (%r11,%r10,8), %r11\n"               \
                                                     "    cmpq %r11, " freg "\n"                    \
                                                     "    jne 3f\n"                                 \

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -36,15 +37,27 @@ int jst_debug_on;
 __thread int jst_guard __attribute__((tls_model("initial-exec")));
 
 static pthread_once_t cfg_once = PTHREAD_ONCE_INIT;
-static int cfg_disabled;       /* JITSTALL_DISABLE=1 */
-static char cfg_dir[PATH_MAX]; /* trace directory ("" = cwd) */
+static int cfg_disabled;        /* JITSTALL_DISABLE=1 */
+static char cfg_dir[PATH_MAX];  /* trace directory ("" = cwd) */
+static size_t cfg_dir_toolong;  /* length of a JITSTALL_DIR that does not fit, else 0 */
+static uint32_t cfg_seen_limit; /* JITSTALL_SEEN_LIMIT, for tests; 0: the default */
 static char cfg_exe[PATH_MAX];
 
 static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct jst_writer *g_writer;
+/* The writer; read by every hook without a lock, so atomic. */
+static struct jst_writer *_Atomic g_writer;
+/* Writers after END (one per failed exec, and the last): never freed, as
+ * another thread may still hold one, and kept reachable so a leak checker in
+ * the program does not report them. */
+#define JST_DONE_MAX 8
+static struct jst_writer *_Atomic g_writer_done[JST_DONE_MAX];
+static _Atomic unsigned g_n_done;
 static _Atomic uint32_t g_open_tid; /* thread creating the file (may emit meanwhile) */
 static _Atomic uint64_t g_seq;
 static _Atomic int g_end_done;
+static _Atomic int g_trace_pid;              /* process that owns the open trace */
+static char g_trace_path[PATH_MAX + 256];    /* its file */
+static char g_cont_note[PATH_MAX * 2 + 512]; /* for the next file, after a failed exec */
 static int g_exit_registered;
 
 /* ---- small helpers ---- */
@@ -128,8 +141,22 @@ void jst_disable(const char *reason)
 
 /* ---- configuration ---- */
 
+int jst_secure_exec(void)
+{
+    return getauxval(AT_SECURE) != 0;
+}
+
 static void cfg_read(void)
 {
+    if (jst_secure_exec()) {
+        /* setuid, setgid or file capabilities: the environment belongs to a
+         * less privileged user. Trace nothing and say nothing (the program's
+         * stderr is not ours to write to); no path or behaviour comes from
+         * JITSTALL_* in such a process (docs/jitstall-run.1.md). */
+        cfg_disabled = 1;
+        atomic_store(&jst_state, JST_ST_OFF);
+        return;
+    }
     const char *d = getenv("JITSTALL_DEBUG");
     jst_debug_on = d && *d && strcmp(d, "0") != 0;
     const char *off = getenv("JITSTALL_DISABLE");
@@ -137,6 +164,11 @@ static void cfg_read(void)
     const char *dir = getenv("JITSTALL_DIR");
     if (dir && *dir && strlen(dir) < sizeof cfg_dir)
         strcpy(cfg_dir, dir);
+    else if (dir && *dir)
+        cfg_dir_toolong = strlen(dir); /* refused when the trace would be opened */
+    const char *sl = getenv("JITSTALL_SEEN_LIMIT");
+    if (sl && *sl)
+        cfg_seen_limit = (uint32_t)strtoul(sl, NULL, 10);
     ssize_t n = readlink("/proc/self/exe", cfg_exe, sizeof cfg_exe - 1);
     cfg_exe[n > 0 ? n : 0] = '\0';
     if (cfg_disabled)
@@ -148,6 +180,12 @@ int jst_config(void)
 {
     pthread_once(&cfg_once, cfg_read);
     return !cfg_disabled;
+}
+
+uint32_t jst_seen_limit_override(void)
+{
+    jst_config();
+    return cfg_seen_limit;
 }
 
 /* ---- the PROCESS record ---- */
@@ -215,16 +253,19 @@ static void emit_process(struct jst_writer *w, uint64_t rt, uint64_t mono, const
     char cwd[PATH_MAX];
     if (getcwd(cwd, sizeof cwd))
         jst_rec_str(&r, JST_F_CWD, cwd);
-    /* argv, exactly as the kernel has it */
-    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    /* argv as the kernel has it, credentials redacted (argv.c) */
+    int fd = jst_argv_wanted() ? open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC) : -1;
     if (fd >= 0) {
-        char *cl = malloc(65536);
+        char *cl = malloc(65536 + 4096);
+        char *red = cl ? cl + 65536 : NULL;
         ssize_t n = cl ? read(fd, cl, 65535) : -1;
+        int next_secret = 0;
         if (n > 0) {
             size_t i = 0;
             while (i < (size_t)n) {
                 size_t l = strnlen(cl + i, (size_t)n - i);
-                add_str_room(&r, JST_F_ARG, cl + i, l);
+                size_t m = jst_arg_redact(cl + i, l, &next_secret, red, 4096);
+                add_str_room(&r, JST_F_ARG, red, m);
                 i += l + 1;
             }
         }
@@ -264,34 +305,65 @@ static void emit_cache_state(int phase)
 
 /* ---- exit ---- */
 
-static void write_end(const char *reason, int status, int have_status)
+static void emit_note(int level, const char *msg)
 {
-    if (atomic_exchange(&g_end_done, 1))
+    uint8_t buf[sizeof g_cont_note + 64];
+    struct jst_rec r;
+    jst_rec_begin(&r, buf, sizeof buf, JST_REC_NOTE);
+    jst_rec_u64(&r, JST_F_LEVEL, (uint64_t)level);
+    jst_rec_str(&r, JST_F_MESSAGE, msg);
+    jst_emit(&r, 0);
+}
+
+/* The reader of a trace must know that first launches are missing. */
+static void note_dropped(uint64_t dropped)
+{
+    char msg[256];
+    snprintf(msg, sizeof msg,
+             "%llu launches of functions not checked for a first launch: too many functions "
+             "were loaded at once; their first launches are missing",
+             (unsigned long long)dropped);
+    emit_note(1, msg);
+}
+
+static void write_end(const char *reason, int status, int have_status, const char *exec_path)
+{
+    /* Nothing open, or a vfork child (exit() instead of _exit()): the trace
+     * and the memory are its parent's, touch neither. */
+    if (atomic_load(&jst_state) != JST_ST_ON || atomic_load(&g_trace_pid) != (int)getpid())
         return;
-    if (atomic_load(&jst_state) != JST_ST_ON)
+    if (atomic_exchange(&g_end_done, 1))
         return;
     int saved = errno;
     jst_guard++;
     jst_cupti_flush();
     emit_cache_state(1);
-    uint8_t buf[256];
+    uint64_t dropped = jst_seen_dropped();
+    if (dropped)
+        note_dropped(dropped);
+    uint8_t buf[256 + PATH_MAX];
     struct jst_rec r;
     jst_rec_begin(&r, buf, sizeof buf, JST_REC_END);
+    if (dropped)
+        jst_rec_u64(&r, JST_F_DROPPED, dropped);
     jst_rec_u64(&r, JST_F_START_NS, jst_now_ns());
     if (have_status)
         jst_rec_i64(&r, JST_F_EXIT_STATUS, status);
     jst_rec_u64(&r, JST_F_EVENTS, atomic_load(&g_seq));
     jst_rec_str(&r, JST_F_END_REASON, reason);
+    if (exec_path)
+        jst_rec_strn(&r, JST_F_EXEC_PATH, exec_path, strnlen(exec_path, PATH_MAX - 1));
     jst_emit(&r, 1);
     /* Nothing may write after END: stop first, then end the zstd frame. */
     int expected = JST_ST_ON;
     if (atomic_compare_exchange_strong(&jst_state, &expected, JST_ST_OFF)) {
-        struct jst_writer *w = g_writer;
-        g_writer = NULL;
+        struct jst_writer *w = atomic_exchange(&g_writer, NULL);
         /* Another thread may still hold w from jst_trace(): end the stream
          * but never free it while the process lives. */
-        if (w)
+        if (w) {
+            atomic_store(&g_writer_done[atomic_fetch_add(&g_n_done, 1) % JST_DONE_MAX], w);
             jst_writer_finish(w);
+        }
     }
     jst_guard--;
     errno = saved;
@@ -300,12 +372,39 @@ static void write_end(const char *reason, int status, int have_status)
 static void on_exit_cb(int status, void *arg)
 {
     (void)arg;
-    write_end("exit", status, 1);
+    write_end("exit", status, 1, NULL);
 }
 
 __attribute__((destructor)) static void jst_fini(void)
 {
-    write_end("destructor", 0, 0);
+    write_end("destructor", 0, 0, NULL);
+}
+
+/* ---- exec ---- */
+
+int jst_exec_end(const char *path)
+{
+    /* Only the process that owns the trace: a vfork child shares our memory
+     * but must not end its parent's trace. */
+    if (atomic_load(&jst_state) != JST_ST_ON || atomic_load(&g_trace_pid) != (int)getpid())
+        return 0;
+    write_end("exec", 0, 0, path ? path : "");
+    return 1;
+}
+
+void jst_exec_failed(const char *path, int err)
+{
+    /* The process goes on, but its trace file is complete: the rest goes to
+     * a new file, opened by the next hooked call, whose first note links the
+     * two (docs/FORMAT.md, "exec"). */
+    const char *base = strrchr(g_trace_path, '/');
+    snprintf(g_cont_note, sizeof g_cont_note,
+             "exec of %s failed (%s): this process's trace continues from %s", path ? path : "",
+             strerror(err), base ? base + 1 : g_trace_path);
+    atomic_store(&g_seq, 0);
+    atomic_store(&g_end_done, 0);
+    int expected = JST_ST_OFF;
+    atomic_compare_exchange_strong(&jst_state, &expected, JST_ST_NEW);
 }
 
 /* ---- fork ---- */
@@ -314,8 +413,7 @@ __attribute__((destructor)) static void jst_fini(void)
  * it, and let the next event open a new one. */
 static void atfork_child(void)
 {
-    struct jst_writer *w = g_writer;
-    g_writer = NULL;
+    struct jst_writer *w = atomic_exchange(&g_writer, NULL);
     if (w)
         jst_writer_abandon(w);
     pthread_mutex_init(&open_lock, NULL);
@@ -357,6 +455,7 @@ static struct jst_writer *open_file(const char *host, uint64_t rt)
         struct jst_writer *w = jst_writer_open(path);
         if (w) {
             jst_dbg("trace file %s", path);
+            snprintf(g_trace_path, sizeof g_trace_path, "%s", path);
             return w;
         }
         if (errno != EEXIST)
@@ -376,6 +475,15 @@ static void trace_open_locked(void)
     for (char *p = host; *p; p++)
         if (*p == '/')
             *p = '_';
+    if (cfg_dir_toolong) {
+        /* Never fall back to the current directory: that is not where the
+         * user looks, and may be a directory they did not mean to write. */
+        char why[160];
+        snprintf(why, sizeof why, "JITSTALL_DIR is %zu bytes long, more than PATH_MAX (%d)",
+                 cfg_dir_toolong, PATH_MAX - 1);
+        jst_disable(why);
+        return;
+    }
     uint64_t rt = clock_ns(CLOCK_REALTIME), mono = jst_now_ns();
     struct jst_writer *w = open_file(host, rt);
     if (!w) {
@@ -385,10 +493,15 @@ static void trace_open_locked(void)
         jst_disable(why);
         return;
     }
-    g_writer = w;
+    atomic_store(&g_writer, w);
+    atomic_store(&g_trace_pid, (int)getpid());
     atomic_store(&g_open_tid, jst_tid());
     atomic_store(&jst_state, JST_ST_OPENING);
     emit_process(w, rt, mono, host);
+    if (g_cont_note[0]) {
+        emit_note(1, g_cont_note);
+        g_cont_note[0] = '\0';
+    }
     emit_cache_state(0);
     jst_modmap_initial(); /* also warms libunwind's caches (jst_bt_warm) */
     if (atomic_load(&jst_cuinit_ok))
@@ -406,11 +519,11 @@ struct jst_writer *jst_trace(void)
 {
     int st = atomic_load_explicit(&jst_state, memory_order_acquire);
     if (JST_LIKELY(st == JST_ST_ON))
-        return g_writer;
+        return atomic_load_explicit(&g_writer, memory_order_acquire);
     if (st == JST_ST_OFF)
         return NULL;
     if (st == JST_ST_OPENING && atomic_load(&g_open_tid) == jst_tid())
-        return g_writer; /* the records that open the file */
+        return atomic_load(&g_writer); /* the records that open the file */
     if (!jst_config())
         return NULL;
     int saved = errno;
@@ -431,7 +544,7 @@ struct jst_writer *jst_trace(void)
     }
     jst_guard--;
     errno = saved;
-    return atomic_load(&jst_state) == JST_ST_ON ? g_writer : NULL;
+    return atomic_load(&jst_state) == JST_ST_ON ? atomic_load(&g_writer) : NULL;
 }
 
 int jst_emit(const struct jst_rec *r, int flush)

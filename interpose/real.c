@@ -26,7 +26,7 @@ _Atomic int jst_cuinit_ok;
 #define JST_MAX_CUDA_HANDLES 8
 static void *_Atomic cuda_handles[JST_MAX_CUDA_HANDLES];
 
-void *jst_real_dlsym(void *handle, const char *name)
+JST_NO_SANITIZE void *jst_real_dlsym_fn(void)
 {
     dlsym_fn f = __atomic_load_n(&real_dlsym_p, __ATOMIC_ACQUIRE);
     if (!f) {
@@ -37,7 +37,13 @@ void *jst_real_dlsym(void *handle, const char *name)
             return NULL;
         __atomic_store_n(&real_dlsym_p, f, __ATOMIC_RELEASE);
     }
-    return f(handle, name);
+    return (void *)f;
+}
+
+void *jst_real_dlsym(void *handle, const char *name)
+{
+    dlsym_fn f = (dlsym_fn)jst_real_dlsym_fn();
+    return f ? f(handle, name) : NULL;
 }
 
 static int name_is_libcuda(const char *path)
@@ -52,7 +58,8 @@ static int name_is_libcuda(const char *path)
 static void drv_open(void)
 {
     int saved = errno;
-    const char *path = getenv("JITSTALL_REAL_LIBCUDA");
+    /* Never a library named by the environment in a setuid/setgid process. */
+    const char *path = secure_getenv("JITSTALL_REAL_LIBCUDA");
     if (!path || !*path)
         path = "libcuda.so.1";
     /* The loader's own dlopen: the wrapper in modmap.c is for the program. */

@@ -15,6 +15,9 @@
 #define JST_EXPORT __attribute__((visibility("default")))
 #define JST_LIKELY(x) __builtin_expect(!!(x), 1)
 #define JST_UNLIKELY(x) __builtin_expect(!!(x), 0)
+/* For code that may run while a sanitizer runtime in the program is still
+ * starting (dlsym.c): no instrumentation in a sanitized build of jitstall. */
+#define JST_NO_SANITIZE __attribute__((no_sanitize("address", "thread", "undefined")))
 
 /* ---- init.c: state, trace file, records ---- */
 
@@ -28,6 +31,9 @@ extern int jst_debug_on;
  * driver-internal calls that come back through our exports pass straight on. */
 extern __thread int jst_guard __attribute__((tls_model("initial-exec")));
 
+/* A secure-execution process (AT_SECURE: setuid, setgid, capabilities): the
+ * preload then traces nothing and reads no JITSTALL_* variable. */
+int jst_secure_exec(void);
 /* Reads the configuration once (thread-safe, lock-free for the fast case).
  * Returns 1 if tracing may happen in this process, 0 when disabled. */
 int jst_config(void);
@@ -36,6 +42,12 @@ int jst_config(void);
 struct jst_writer *jst_trace(void);
 /* Appends a record to the trace; failures turn tracing off. */
 int jst_emit(const struct jst_rec *r, int flush);
+/* Before an exec: ends the trace with END "exec" (exec_path: path) when this
+ * process owns an open trace. 1 if it did. */
+int jst_exec_end(const char *path);
+/* The exec after jst_exec_end() returned 1 failed with err: the process goes
+ * on, traced into a new file that names the old one in a note. */
+void jst_exec_failed(const char *path, int err);
 /* Turns tracing off for good, with one line on stderr. */
 void jst_disable(const char *reason);
 /* Debug line to stderr when JITSTALL_DEBUG=1 (stack buffer + write(2)). */
@@ -47,10 +59,20 @@ uint32_t jst_tid(void);
 /* The executable's path (readlink /proc/self/exe), "" if unknown. */
 const char *jst_exe_path(void);
 
+/* ---- argv.c: the command line without its secrets ---- */
+/* Writes argument a (n bytes) to out (cap bytes) with a credential's value
+ * replaced by "***"; returns the length written. *next_secret carries "the
+ * next argument is the value of --password" from one call to the next. */
+size_t jst_arg_redact(const char *a, size_t n, int *next_secret, char *out, size_t cap);
+/* 0 when JITSTALL_ARGV=0: record no argument. */
+int jst_argv_wanted(void);
+
 /* ---- real.c: the real driver ---- */
 
 /* The real dlsym (dlvsym GLIBC_2.34, else GLIBC_2.2.5). */
 void *jst_real_dlsym(void *handle, const char *name);
+/* The real dlsym itself (resolved once), NULL if not found. */
+JST_NO_SANITIZE void *jst_real_dlsym_fn(void);
 /* Opens the real driver once and resolves every hooked symbol in it.
  * Returns the driver handle or NULL. */
 void *jst_driver(void);
@@ -197,7 +219,8 @@ void jst_load_free(struct jst_load *ld);
 /* ---- launch.c: first launch of each function ---- */
 #define JST_SEEN_BITS 18
 #define JST_SEEN_SIZE (1u << JST_SEEN_BITS)
-extern _Atomic uintptr_t jst_seen[JST_SEEN_SIZE];
+/* The current table (JST_SEEN_SIZE slots): 0 empty, -1 tombstone, else a key. */
+extern _Atomic uintptr_t *_Atomic jst_seen_tab;
 
 /* Real pointers the launch fast path reads; refreshed by jst_launch_sync()
  * whenever a launch hook's real or real_dl changes. */
@@ -209,7 +232,8 @@ static inline int jst_seen_has(uintptr_t key)
 {
     uint32_t i = (uint32_t)(((uint64_t)key * 0x9E3779B97F4A7C15ull) >> (64 - JST_SEEN_BITS));
     for (;;) {
-        uintptr_t v = atomic_load_explicit(&jst_seen[i], memory_order_relaxed);
+        _Atomic uintptr_t *t = atomic_load_explicit(&jst_seen_tab, memory_order_acquire);
+        uintptr_t v = atomic_load_explicit(&t[i], memory_order_relaxed);
         if (v == key)
             return 1;
         if (v == 0)
@@ -217,8 +241,13 @@ static inline int jst_seen_has(uintptr_t key)
         i = (i + 1) & (JST_SEEN_SIZE - 1);
     }
 }
-/* Claims key: 1 if this caller inserted it (its first launch), 0 otherwise. */
+/* Claims key: 1 if this caller inserted it (its first launch), 0 otherwise
+ * (seen before, or the set is full of live functions: counted as dropped). */
 int jst_seen_claim(uintptr_t key);
+/* Launches whose first-launch check was skipped because the set was full. */
+uint64_t jst_seen_dropped(void);
+/* JITSTALL_SEEN_LIMIT (tests): slots the seen set may use; 0 for the default. */
+uint32_t jst_seen_limit_override(void);
 /* Remembers where a function or kernel came from (name, module/library). */
 void jst_func_note(uintptr_t func, uintptr_t parent, const char *name);
 /* func came from kernel (cuKernelGetFunction): same name, same library. */

@@ -177,6 +177,7 @@ enum jst_key {
     JST_F_EVENTS = 161,
     JST_F_END_REASON = 162,  /* "exit", "atexit", "destructor", "exec" */
     JST_F_DROPPED = 163,     /* events not recorded (e.g. first launches), with a note */
+    JST_F_EXEC_PATH = 220,   /* end_reason "exec": the file the process exec'd */
 
     /* NVTX ranges (JST_REC_RANGE), 190-199; name in JST_F_NAME, time in
        JST_F_START_NS, thread in JST_F_TID */
