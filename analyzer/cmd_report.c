@@ -22,7 +22,7 @@ static const char report_help[] =
     "saved; and the state of the JIT cache.\n"
     "\n"
     "options:\n"
-    "  --json       write one JSON object (schema: docs/report-json.md)\n"
+    "  --json       write one JSON object (schema: report-json.md)\n"
     "  --markdown   write GitHub Markdown, for a CI job summary or a PR comment\n"
     "  -h, --help   show this help\n"
     "\n"
