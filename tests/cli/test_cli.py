@@ -792,7 +792,14 @@ def test_check_long_exe_name(env):
 @case
 def test_help_matches_man(env):
     docs = os.environ.get("JST_DOCS", os.path.join(HERE, "..", "..", "docs"))
-    for cmd in ("diff", "export", "check", "baseline", "dump", "scan"):
+    readme = open(os.path.join(docs, "..", "README.md")).read()
+    usage_block = readme[readme.index("## Usage"):]
+    for cmd in re.findall(r"^  (\w+) ", env.run("--help")[1], re.M):
+        # README's Usage lists every command with its exact usage line(s).
+        out, _ = env.expect_rc(0, cmd, "--help")
+        usage = " ".join(out.split("\n\n")[0].split()).replace("usage: ", "", 1)
+        expect(usage in usage_block, f"README.md's Usage lacks the usage of {cmd}: {usage!r}")
+    for cmd in ("diff", "export", "check", "baseline", "dump", "scan", "run", "report"):
         out, _ = env.expect_rc(0, cmd, "--help")
         page = os.path.join(docs, f"jitstall-{cmd}.1.md")
         expect(os.path.exists(page), f"{page} exists")
