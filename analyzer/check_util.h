@@ -85,6 +85,11 @@ const char *jst_pmod_label(const struct jst_pmod *m, char *buf, size_t n);
 struct jst_symbolizer;
 const char *jst_call_site_str(struct jst_symbolizer *sym, const struct jst_call_ev *c, char *buf,
                               size_t n);
+/* The call-site frame itself (file and line when DWARF has them): 0, or -1
+ * when there is none. */
+struct jst_frame;
+int jst_call_site_frame(struct jst_symbolizer *sym, const struct jst_call_ev *c,
+                        struct jst_frame *out);
 
 /* ---- a small JSON reader (analyzer/check_json.c), for baselines ---- */
 

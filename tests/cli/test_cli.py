@@ -526,14 +526,17 @@ def validate_junit(env, path):
     expect(int(root.get("tests")) == len(cases) and int(root.get("failures")) == nfail,
            "testsuites totals")
     for c in cases:
-        expect(re.fullmatch(r"jitstall\.[^.]+\.\d+", c.get("classname") or ""),
-               f"classname jitstall.<exe>.<pid>: {c.get('classname')}")
+        # Stable from run to run: no pid in the name, or CI history breaks.
+        expect(re.fullmatch(r"jitstall\.[^.]+", c.get("classname") or ""),
+               f"classname jitstall.<exe>: {c.get('classname')}")
         expect(c.get("name"), "testcase name")
+        expect(re.fullmatch(r"\d+\.\d{3}", c.get("time") or ""), f"testcase time: {c.get('time')}")
         f = c.find("failure")
         if f is not None:
             expect(f.get("message") and f.get("type") in ("budget", "regression"), "failure attrs")
             expect((f.text or "").startswith(f.get("message").split(" (and ")[0][:40]),
                    "details start with the message")
+    expect(re.fullmatch(r"\d+\.\d{3}", s.get("time") or ""), "testsuite time")
     return root
 
 
@@ -550,16 +553,36 @@ def test_junit(env):
     cases = root.findall("testsuite/testcase")
     expect(len(cases) == 2 * 4, f"one testcase per budget per process: {len(cases)}")
     by = {(c.get("classname"), c.get("name")): c for c in cases}
-    expect(("jitstall.prog.100", "max-jit-ms") in by, sorted(by))
-    expect(("jitstall.prog_v2.101", "forbid-verdict=no_compatible") in by,
+    expect(("jitstall.prog", "max-jit-ms") in by, sorted(by))
+    expect(("jitstall.prog_v2", "forbid-verdict=no_compatible") in by,
            "dots in the exe name do not make packages")
-    f = by[("jitstall.prog.100", "max-jit-ms")].find("failure")
+    f = by[("jitstall.prog", "max-jit-ms")].find("failure")
     line = [l for l in fail_lines(out) if "max-jit-ms" in l][0][len("FAIL "):]
     expect(f is not None and f.get("message") == line, "the failure message is the line")
-    expect(by[("jitstall.prog.100", "max-ttfk-ms")].find("failure") is None, "ttfk passed")
-    expect(all(c.find("failure") is None for k, c in by.items() if k[0].endswith(".101")),
+    expect(by[("jitstall.prog", "max-ttfk-ms")].find("failure") is None, "ttfk passed")
+    expect(all(c.find("failure") is None for k, c in by.items() if k[0] == "jitstall.prog_v2"),
            "the fixed process passes everything")
+    # Time is what the check measured: JIT 11000 ms, ttfk 1300+11000+100-1000 ms.
+    expect(by[("jitstall.prog", "max-jit-ms")].get("time") == "11.000",
+           by[("jitstall.prog", "max-jit-ms")].get("time"))
+    expect(by[("jitstall.prog", "max-ttfk-ms")].get("time") == "11.400",
+           by[("jitstall.prog", "max-ttfk-ms")].get("time"))
     expect(root.find("testsuite").get("failures") == "2", "2 failing testcases")
+    # The same program twice (ranks): names by start order, not by pid, so a
+    # rerun with other pids gives the same names.
+    names = []
+    for pids in ((300, 200), (7, 9)):
+        d2 = f"ranks{pids[0]}"
+        env.trace("r0", run_spec(pid=pids[0], off=0), subdir=d2)
+        env.trace("r1", run_spec(pid=pids[1], off=50), subdir=d2)
+        env.expect_rc(1, "check", "--max-jit-ms", "500", "--junit", j, env.path(d2))
+        root = validate_junit(env, j)
+        names.append(sorted((c.get("classname"), c.get("name"), c.find("failure").get("message")
+                             .split("]")[0]) for c in root.findall("testsuite/testcase")))
+    expect([n[:2] for n in names[0]] == [("jitstall.prog", "max-jit-ms"),
+                                         ("jitstall.prog_2", "max-jit-ms")], names[0])
+    expect([n[:2] for n in names[0]] == [n[:2] for n in names[1]], names)
+    expect(names[0][0][2] == "prog[300" and names[1][0][2] == "prog[7", "first started is .prog")
     # Passing run: a valid document with no failures, exit 0.
     env.expect_rc(0, "check", "--max-jit-ms", "50000", "--junit", j, env.path(d))
     root = validate_junit(env, j)
@@ -584,7 +607,7 @@ def test_junit_escaping(env):
     expect(f is not None and "/opt/a&b/<lib>\"q'" in f.get("message"), f.get("message"))
     expect("\ufffd" in f.get("message"), "invalid bytes become U+FFFD")
     c = root.find(".//testcase")
-    expect(c.get("classname") == "jitstall.p\"r'og.100", c.get("classname"))
+    expect(c.get("classname") == "jitstall.p\"r'og", c.get("classname"))
 
 
 @case
@@ -598,6 +621,42 @@ def test_github(env):
     expect("/opt/100%25/lib%0Akern.so" in e, f"% and newline escaped: {e}")
     expect(not fail_lines(out), "annotations replace the plain lines")
     expect("jitstall check: FAILED: 1 regression" in out, out)
+
+
+@case
+def test_github_file_line(env):
+    # A call site with DWARF (a stack inside gen_trace, built with -g): the
+    # annotation carries file= and line=, relative to GITHUB_WORKSPACE when
+    # the file lies inside it, so it lands on the source line.
+    nm = subprocess.run(["nm", env.gen], capture_output=True, text=True)
+    if nm.returncode != 0:
+        raise Skip("nm not available")
+    addr = [int(p[0], 16) for p in (l.split() for l in nm.stdout.splitlines())
+            if len(p) == 3 and p[2] == "main" and p[1] in "Tt"]
+    expect(addr, "main in gen_trace's symbol table")
+    bias = 0x555555554000
+    size = os.path.getsize(env.gen)
+    spec = run_spec().replace("call call=cuLibraryLoadData", "call call=cuLibraryLoadData stack_id=1")
+    mod = (f"modmap mod_event=initial mod_path={q(env.gen)} bias={hex(bias)} "
+           f"mod_start={hex(bias)} mod_end={hex(bias + size + 0x100000)}\n"
+           f"stack stack_id=1 ips={hex(bias + addr[0] + 8)}\n")
+    t = env.trace("stack", spec.replace("call call=cuInit", mod + "call call=cuInit", 1))
+    out, _ = env.expect_rc(1, "check", "--github", "--forbid-verdict", "ptx_jit", t)
+    e = [l for l in out.splitlines() if l.startswith("::error")]
+    expect(len(e) == 1, out)
+    m = re.match(r"::error file=([^,]+),line=(\d+),title=jitstall::prog\[100\] ", e[0])
+    expect(m and m.group(1).endswith("gen_trace.c") and int(m.group(2)) > 0, e[0])
+    full = m.group(1)
+    if full.startswith("/"):
+        ws = os.path.dirname(os.path.dirname(full))
+        out, _ = env.expect_rc(1, "check", "--github", "--forbid-verdict", "ptx_jit", t,
+                               env={"GITHUB_WORKSPACE": ws + "/"})
+        want = os.path.relpath(full, ws)
+        expect(f"::error file={want},line={m.group(2)}," in out, f"relative to the workspace: {out}")
+    # No call site known: no file= (as in test_github).
+    out, _ = env.expect_rc(1, "check", "--github", "--forbid-verdict", "ptx_jit",
+                           env.trace("nostack", run_spec()))
+    expect("::error title=jitstall::" in out, out)
 
 
 # ---- diff ----
