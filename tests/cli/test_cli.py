@@ -742,6 +742,12 @@ def test_export_chrome(env):
     o = env.path("out.json")
     _, err = env.expect_rc(0, "export", "--format", "chrome", "-o", o, t, t2)
     expect("wrote" in err and "ui.perfetto.dev" in err, err)
+    # Times are microseconds with exactly three decimals, never binary
+    # fraction noise such as 7625.2399999999998.
+    raw = open(o).read()
+    nums = re.findall(r'"(?:ts|dur)":(-?[0-9.eE+-]+)', raw)
+    bad = [n for n in nums if not re.fullmatch(r"-?\d+\.\d{3}", n)]
+    expect(nums and not bad, f"ts/dur not printed with 3 decimals: {bad[:5]}")
     doc = json.load(open(o))
     expect(doc.get("displayTimeUnit") == "ms", "displayTimeUnit ms")
     ev = doc["traceEvents"]
