@@ -408,8 +408,13 @@ def test_baseline_unreadable(env):
          "baseline version 99 is newer than this jitstall reads (1)"),
         ('{"format": "jitstall-baseline", "version": 1, "processes": [{"exe": "prog"}]}',
          "processes[0]: argv_hash"),
-        ('{"format": "jitstall-baseline", "version": 1, "processes": [' + '[' * 200 + ']' * 200
-         + ']}', "nested too deeply"),
+        # Deep nesting is refused by the JSON library, not by a crash.
+        ('{"format": "jitstall-baseline", "version": 1, "processes": [' + '[' * 100000
+         + ']' * 100000 + ']}', "not valid JSON (line 1: maximum parsing depth reached"),
+        ('{"format": "jitstall-baseline", "format": "jitstall-baseline", "version": 1, '
+         '"processes": []}', "not valid JSON (line 1: duplicate object key"),
+        ('{"format": "jitstall-baseline", "version": 1, "processes": [{"exe": "a\\u0000b"}]}',
+         "not valid JSON (line 1: \\u0000 is not allowed"),
     ]:
         open(bad, "w").write(content)
         _, err = env.expect_rc(2, "check", "--baseline", bad, t)
