@@ -445,6 +445,30 @@ def test_check_usage(env):
 
 
 @case
+def test_options_after_operands(env):
+    # Every command takes its options before or after the traces, as getopt
+    # does; `--` ends the options (a trace named like an option).
+    t = env.trace("jit", run_spec())
+    d = os.path.dirname(t)
+    for cmd, opt in (("report", "--json"), ("dump", "--json"), ("export", "--format=chrome"),
+                     ("scan", "--arch=sm_90")):
+        target = env.path("no-cuda-here") if cmd == "scan" else t
+        if cmd == "scan":
+            open(target, "w").write("plain text\n")
+        a, _ = env.expect_rc(0, cmd, opt, target)
+        b, _ = env.expect_rc(0, cmd, target, opt)
+        expect(a == b, f"{cmd}: '{opt} TRACE' and 'TRACE {opt}' differ")
+    out, _ = env.expect_rc(0, "report", d, "--markdown")
+    expect(out.startswith("## jitstall report"), out[:200])
+    out, _ = env.expect_rc(0, "report", "--", d)
+    expect(out.startswith("jitstall report: 1 process"), out[:200])
+    _, err = env.expect_rc(2, "report", "--", "--json")
+    expect("--json: no such file or directory" in err, err)
+    _, err = env.expect_rc(2, "dump", t, "--bogus")
+    expect("unknown option '--bogus'" in err, err)
+
+
+@case
 def test_garbage_input(env):
     g = env.path("garbage.jst")
     open(g, "wb").write(os.urandom(300))
