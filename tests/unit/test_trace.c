@@ -1030,7 +1030,13 @@ static void test_names(void **state)
     assert_string_equal(jst_key_name(JST_F_CUPTI_LOAD_SEQ), "cupti_load_seq");
     assert_string_equal(jst_key_name(JST_F_LEVEL), "level");
     assert_null(jst_key_name(0));
-    assert_null(jst_key_name(10));
+    assert_null(jst_key_name(11));
+    assert_string_equal(jst_key_name(JST_F_SELF_NS), "self_ns");
+    assert_string_equal(jst_key_name(JST_F_RANGE_OP), "range_op");
+    assert_string_equal(jst_rec_type_name(JST_REC_BEGIN), "begin");
+    assert_string_equal(jst_rec_type_name(JST_REC_RANGE), "range");
+    assert_string_equal(jst_range_op_name(JST_RANGE_POP), "pop");
+    assert_null(jst_range_op_name(0));
     assert_null(jst_key_name(65535));
     assert_string_equal(jst_call_name(JST_CALL_cuModuleLoadData), "cuModuleLoadData");
     assert_string_equal(jst_call_name(JST_CALL_cuLibraryUnload), "cuLibraryUnload");
