@@ -5,9 +5,11 @@
  * cache outcome. The schema is documented in docs/jitstall-baseline.1.md.
  */
 #include <errno.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "check_util.h"
 #include "jsonw.h"
 #include "trace.h"
@@ -91,25 +93,24 @@ static int enum_of(const char *s, const char *(*names)(unsigned))
     return -1;
 }
 
-static const char *opt_str(const struct jst_jv *o, const char *key)
+static const char *opt_str(const json_t *o, const char *key)
 {
-    const struct jst_jv *v = jst_jv_get(o, key);
-    return v && v->t == JST_JV_STR ? v->s : NULL;
+    return json_string_value(json_object_get(o, key)); /* NULL unless a string */
 }
 
-static int get_u64(const struct jst_jv *o, const char *key, uint64_t *out, int *is_null)
+static int get_u64(const json_t *o, const char *key, uint64_t *out, int *is_null)
 {
-    const struct jst_jv *v = jst_jv_get(o, key);
+    const json_t *v = json_object_get(o, key);
     if (is_null)
-        *is_null = v && v->t == JST_JV_NULL;
-    if (v && v->t == JST_JV_NUM && v->is_uint) {
-        *out = v->u;
+        *is_null = json_is_null(v);
+    if (json_is_integer(v) && json_integer_value(v) >= 0) {
+        *out = (uint64_t)json_integer_value(v);
         return 0;
     }
     return -1;
 }
 
-static int get_hash(const struct jst_jv *o, const char *key, uint64_t *out)
+static int get_hash(const json_t *o, const char *key, uint64_t *out)
 {
     const char *s = opt_str(o, key);
     char *end;
@@ -121,14 +122,14 @@ static int get_hash(const struct jst_jv *o, const char *key, uint64_t *out)
 }
 
 /* Reads one module object into m (strings point into the JSON tree). */
-static int read_module(const struct jst_jv *o, struct jst_pmod *m, char *err, size_t errlen,
-                       size_t pi, size_t mi)
+static int read_module(const json_t *o, struct jst_pmod *m, char *err, size_t errlen, size_t pi,
+                       size_t mi)
 {
     const char *what = NULL;
     int v, c;
-    const struct jst_jv *kern = jst_jv_get(o, "kernels");
-    const struct jst_jv *jit = jst_jv_get(o, "jit");
-    if (o->t != JST_JV_OBJ)
+    const json_t *kern = json_object_get(o, "kernels");
+    const json_t *jit = json_object_get(o, "jit");
+    if (!json_is_object(o))
         what = "is not an object";
     else if (get_hash(o, "image_hash", &m->hash) < 0)
         what = "image_hash is not a \"0x...\" string";
@@ -138,9 +139,9 @@ static int read_module(const struct jst_jv *o, struct jst_pmod *m, char *err, si
         what = "cache is missing or unknown";
     else if (get_u64(o, "jit_ns", &m->jit_ns, NULL) < 0)
         what = "jit_ns is not a non-negative integer";
-    else if (!jit || jit->t != JST_JV_BOOL)
+    else if (!json_is_boolean(jit))
         what = "jit is not true or false";
-    else if (kern && kern->t != JST_JV_ARR)
+    else if (kern && !json_is_array(kern))
         what = "kernels is not an array";
     if (what) {
         snprintf(err, errlen, "processes[%zu].modules[%zu]: %s", pi, mi, what);
@@ -148,34 +149,33 @@ static int read_module(const struct jst_jv *o, struct jst_pmod *m, char *err, si
     }
     m->verdict = (unsigned)v;
     m->cache = (unsigned)c;
-    m->jit = jit->b;
+    m->jit = json_is_true(jit);
     m->origin = opt_str(o, "source");
     m->jit_from = opt_str(o, "jit_from");
     m->sass_arch = opt_str(o, "sass_arch");
     m->n_kernels = 0;
     m->kernels = NULL;
-    if (kern && kern->n) {
-        m->kernels = calloc(kern->n, sizeof(*m->kernels));
+    size_t nk = json_array_size(kern);
+    if (nk) {
+        m->kernels = calloc(nk, sizeof(*m->kernels));
         if (!m->kernels) {
             snprintf(err, errlen, "out of memory");
             return -1;
         }
-        for (size_t k = 0; k < kern->n; k++)
-            if (kern->items[k].t == JST_JV_STR)
-                m->kernels[m->n_kernels++] = kern->items[k].s;
+        for (size_t k = 0; k < nk; k++)
+            if (json_is_string(json_array_get(kern, k)))
+                m->kernels[m->n_kernels++] = json_string_value(json_array_get(kern, k));
     }
     return 0;
 }
 
-static int read_process(const struct jst_jv *o, struct jst_psum *s, char *err, size_t errlen,
-                        size_t pi)
+static int read_process(const json_t *o, struct jst_psum *s, char *err, size_t errlen, size_t pi)
 {
     const char *what = NULL;
-    const struct jst_jv *mods = jst_jv_get(o, "modules");
-    const struct jst_jv *partial = jst_jv_get(o, "partial");
+    const json_t *mods = json_object_get(o, "modules");
     int ttfk_null = 0;
     memset(s, 0, sizeof(*s));
-    if (o->t != JST_JV_OBJ)
+    if (!json_is_object(o))
         what = "is not an object";
     else if (!(s->exe = opt_str(o, "exe")))
         what = "exe is missing";
@@ -185,7 +185,7 @@ static int read_process(const struct jst_jv *o, struct jst_psum *s, char *err, s
         what = "jit_ns is not a non-negative integer";
     else if (get_u64(o, "ttfk_ns", &s->ttfk_ns, &ttfk_null) < 0 && !ttfk_null)
         what = "ttfk_ns is neither an integer nor null";
-    else if (!mods || mods->t != JST_JV_ARR)
+    else if (!json_is_array(mods))
         what = "modules is not an array";
     if (what) {
         snprintf(err, errlen, "processes[%zu]: %s", pi, what);
@@ -193,16 +193,17 @@ static int read_process(const struct jst_jv *o, struct jst_psum *s, char *err, s
     }
     get_u64(o, "pid", &s->pid, NULL);
     s->has_ttfk = !ttfk_null;
-    s->partial = partial && partial->t == JST_JV_BOOL && partial->b;
-    if (!mods->n)
+    s->partial = json_is_true(json_object_get(o, "partial"));
+    size_t n = json_array_size(mods);
+    if (!n)
         return 0;
-    s->mods = calloc(mods->n, sizeof(*s->mods));
+    s->mods = calloc(n, sizeof(*s->mods));
     if (!s->mods) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    for (size_t m = 0; m < mods->n; m++) {
-        if (read_module(&mods->items[m], &s->mods[m], err, errlen, pi, m) < 0)
+    for (size_t m = 0; m < n; m++) {
+        if (read_module(json_array_get(mods, m), &s->mods[m], err, errlen, pi, m) < 0)
             return -1;
         s->n_mods++;
     }
@@ -217,51 +218,34 @@ int jst_baseline_read(const char *path, struct jst_baseline *b, char *err, size_
         snprintf(err, errlen, "cannot open: %s", strerror(errno));
         return -1;
     }
-    size_t cap = 1 << 16, len = 0;
-    char *text = malloc(cap);
-    size_t got;
-    while (text && (got = fread(text + len, 1, cap - len, f)) > 0) {
-        len += got;
-        if (len == cap) {
-            if (cap >= (256u << 20)) {
-                free(text);
-                fclose(f);
-                snprintf(err, errlen, "larger than 256 MiB: not a baseline");
-                return -1;
-            }
-            char *nt = realloc(text, cap * 2);
-            if (!nt) {
-                free(text);
-                text = NULL;
-                break;
-            }
-            text = nt;
-            cap *= 2;
-        }
+    /* jansson parses; a baseline is small, so anything past 256 MiB is
+     * refused before it is read whole. */
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && st.st_size > (off_t)(256u << 20)) {
+        fclose(f);
+        snprintf(err, errlen, "larger than 256 MiB: not a baseline");
+        return -1;
     }
+    json_error_t je;
+    b->root = json_loadf(f, JSON_REJECT_DUPLICATES, &je);
     int rerr = ferror(f);
     fclose(f);
-    if (!text || rerr) {
-        free(text);
-        snprintf(err, errlen, "%s", rerr ? "read error" : "out of memory");
+    if (!b->root) {
+        if (rerr)
+            snprintf(err, errlen, "read error");
+        else
+            snprintf(err, errlen, "not valid JSON (line %d: %s)", je.line, je.text);
         return -1;
     }
-    char perr[256];
-    if (jst_jv_parse(text, len, &b->root, perr, sizeof perr) < 0) {
-        free(text);
-        snprintf(err, errlen, "not valid JSON (%s)", perr);
-        return -1;
-    }
-    free(text);
-    const char *fmt = opt_str(&b->root, "format");
+    const char *fmt = opt_str(b->root, "format");
     uint64_t version = 0;
-    const struct jst_jv *procs = jst_jv_get(&b->root, "processes");
+    const json_t *procs = json_object_get(b->root, "processes");
     if (!fmt || strcmp(fmt, JST_BASELINE_FORMAT)) {
         snprintf(err, errlen, "not a jitstall baseline (\"format\" is not \"%s\")",
                  JST_BASELINE_FORMAT);
         goto bad;
     }
-    if (get_u64(&b->root, "version", &version, NULL) < 0 || version < 1) {
+    if (get_u64(b->root, "version", &version, NULL) < 0 || version < 1) {
         snprintf(err, errlen, "baseline has no valid \"version\"");
         goto bad;
     }
@@ -273,19 +257,20 @@ int jst_baseline_read(const char *path, struct jst_baseline *b, char *err, size_
         goto bad;
     }
     b->version = (unsigned)version;
-    if (!procs || procs->t != JST_JV_ARR) {
+    if (!json_is_array(procs)) {
         snprintf(err, errlen, "\"processes\" is not an array");
         goto bad;
     }
-    if (procs->n) {
-        b->procs = calloc(procs->n, sizeof(*b->procs));
+    size_t np = json_array_size(procs);
+    if (np) {
+        b->procs = calloc(np, sizeof(*b->procs));
         if (!b->procs) {
             snprintf(err, errlen, "out of memory");
             goto bad;
         }
     }
-    for (size_t i = 0; i < procs->n; i++) {
-        if (read_process(&procs->items[i], &b->procs[i], err, errlen, i) < 0) {
+    for (size_t i = 0; i < np; i++) {
+        if (read_process(json_array_get(procs, i), &b->procs[i], err, errlen, i) < 0) {
             b->n_procs = i + 1; /* free what the failed one allocated */
             goto bad;
         }
@@ -305,6 +290,6 @@ void jst_baseline_free(struct jst_baseline *b)
         free(b->procs[i].mods);
     }
     free(b->procs);
-    jst_jv_free(&b->root);
+    json_decref(b->root);
     memset(b, 0, sizeof(*b));
 }

@@ -250,6 +250,20 @@ const char *jst_pmod_label(const struct jst_pmod *m, char *buf, size_t n)
     return buf;
 }
 
+int jst_call_site_frame(struct jst_symbolizer *sym, const struct jst_call_ev *c,
+                        struct jst_frame *out)
+{
+    if (!c->stack_id || !sym)
+        return -1;
+    struct jst_frame frames[64];
+    size_t nf = jst_symbolize_stack(sym, c->stack_id, c->seq, frames, 64);
+    int site = jst_call_site(frames, nf);
+    if (site < 0)
+        return -1;
+    *out = frames[site];
+    return 0;
+}
+
 const char *jst_call_site_str(struct jst_symbolizer *sym, const struct jst_call_ev *c, char *buf,
                               size_t n)
 {

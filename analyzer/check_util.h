@@ -85,36 +85,20 @@ const char *jst_pmod_label(const struct jst_pmod *m, char *buf, size_t n);
 struct jst_symbolizer;
 const char *jst_call_site_str(struct jst_symbolizer *sym, const struct jst_call_ev *c, char *buf,
                               size_t n);
-
-/* ---- a small JSON reader (analyzer/check_json.c), for baselines ---- */
-
-enum jst_jv_type { JST_JV_NULL, JST_JV_BOOL, JST_JV_NUM, JST_JV_STR, JST_JV_ARR, JST_JV_OBJ };
-
-struct jst_jv {
-    enum jst_jv_type t;
-    int b;
-    double num;
-    uint64_t u; /* exact value of a non-negative integer number */
-    int is_uint;
-    char *s;              /* STR (NUL-terminated, may not hold NULs) */
-    struct jst_jv *items; /* ARR and OBJ values */
-    char **keys;          /* OBJ member names */
-    size_t n;
-};
-
-/* Parses text (len bytes). 0, or -1 with a message "line N: ..." in err. */
-int jst_jv_parse(const char *text, size_t len, struct jst_jv *out, char *err, size_t errlen);
-void jst_jv_free(struct jst_jv *v);
-/* Member of an object, or NULL (also when v is not an object). */
-const struct jst_jv *jst_jv_get(const struct jst_jv *v, const char *key);
+/* The call-site frame itself (file and line when DWARF has them): 0, or -1
+ * when there is none. */
+struct jst_frame;
+int jst_call_site_frame(struct jst_symbolizer *sym, const struct jst_call_ev *c,
+                        struct jst_frame *out);
 
 /* ---- baselines (analyzer/check_baseline.c) ---- */
 
 #define JST_BASELINE_FORMAT "jitstall-baseline"
 #define JST_BASELINE_VERSION 1
 
+struct json_t;
 struct jst_baseline {
-    struct jst_jv root;
+    struct json_t *root; /* the parsed document (jansson); strings point into it */
     struct jst_psum *procs;
     size_t n_procs;
     unsigned version;

@@ -18,7 +18,7 @@ static const char usage_text[] =
     "\n"
     "Write a baseline of a known-good run for 'jitstall check --baseline FILE':\n"
     "per process, the time to first kernel and JIT time; per module, the image\n"
-    "hash, verdict, JIT time and cache outcome (docs/jitstall-baseline.1.md).\n"
+    "hash, verdict, JIT time and cache outcome (jitstall-baseline(1)).\n"
     "\n"
     "  -o, --output FILE  write the baseline to FILE (default: standard output)\n"
     "  -h, --help         show this help\n"

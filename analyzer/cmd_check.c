@@ -63,13 +63,21 @@ struct opts {
     int github, quiet;
 };
 
+/* Where a failure line's module was loaded from, when DWARF says. */
+struct cloc {
+    char *file; /* NULL: unknown */
+    unsigned line;
+};
+
 /* One JUnit testcase: a budget of one process and its failure lines. */
 struct ccase {
     char name[64];
     const char *type; /* failure type: "budget" or "regression" */
     char *skipped;    /* why it was not checked, or NULL */
     char **lines;
+    struct cloc *locs; /* one per line */
     size_t n;
+    double secs; /* JUnit time: the measured time this case is about */
 };
 
 struct cproc {
@@ -79,6 +87,10 @@ struct cproc {
     size_t n_cases;
     struct jst_symbolizer *sym;
     int sym_tried;
+    /* The call site mod_detail() just described, taken by the next
+     * fail_line() (mod_detail is always an argument of that call). */
+    struct cloc site;
+    char classname[300]; /* JUnit classname, stable across runs */
 };
 
 struct ctx {
@@ -102,6 +114,42 @@ static void github_escape(FILE *f, const char *s)
         else
             fputc(*s, f);
     }
+}
+
+/* A property value (file=...) also escapes ':' and ','. */
+static void github_prop_escape(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == ':')
+            fputs("%3A", f);
+        else if (*s == ',')
+            fputs("%2C", f);
+        else {
+            char one[2] = {*s, 0};
+            github_escape(f, one);
+        }
+    }
+}
+
+/* "::error file=F,line=L,title=jitstall::" for a line whose call site is
+ * known, so the annotation lands on that source line; F is relative to
+ * GITHUB_WORKSPACE when it lies inside it. */
+static void github_error_head(const struct cloc *loc)
+{
+    fputs("::error ", stdout);
+    if (loc->file) {
+        const char *f = loc->file;
+        const char *ws = getenv("GITHUB_WORKSPACE");
+        size_t n = ws ? strlen(ws) : 0;
+        while (n > 1 && ws[n - 1] == '/')
+            n--;
+        if (n && !strncmp(f, ws, n) && f[n] == '/')
+            f += n + 1;
+        fputs("file=", stdout);
+        github_prop_escape(stdout, f);
+        printf(",line=%u,", loc->line);
+    }
+    fputs("title=jitstall::", stdout);
 }
 
 static void warn(const struct ctx *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -133,6 +181,11 @@ static struct ccase *add_case(struct cproc *cp, const char *name, const char *ty
     memset(c, 0, sizeof(*c));
     snprintf(c->name, sizeof c->name, "%s", name);
     c->type = type;
+    /* JUnit time: what the process took, unless the check measures a time
+     * of its own (set by the caller). */
+    const struct jst_process *p = cp->s.p;
+    uint64_t start = p ? (p->proc_start_ns ? p->proc_start_ns : p->mono_ns) : 0;
+    c->secs = p && p->end_ns > start ? (double)(p->end_ns - start) / 1e9 : 0;
     return c;
 }
 
@@ -169,6 +222,14 @@ static void fail_line(struct ctx *x, struct cproc *cp, struct ccase *c, const ch
         exit(JST_EXIT_USAGE);
     }
     c->lines = n;
+    struct cloc *l = realloc(c->locs, (c->n + 1) * sizeof(*l));
+    if (!l) {
+        fprintf(stderr, "jitstall check: out of memory\n");
+        exit(JST_EXIT_USAGE);
+    }
+    c->locs = l;
+    c->locs[c->n] = cp->site;
+    cp->site.file = NULL;
     c->lines[c->n++] = xstrdup(text);
     x->n_fail_lines++;
 }
@@ -219,6 +280,13 @@ static const char *mod_detail(struct cproc *cp, const struct jst_pmod *m, char *
         return buf;
     if (m->ev) {
         jst_call_site_str(symbolizer(cp), m->ev, site, sizeof site);
+        struct jst_frame fr;
+        free(cp->site.file);
+        cp->site.file = NULL;
+        if (jst_call_site_frame(symbolizer(cp), m->ev, &fr) == 0 && fr.file[0] && fr.line) {
+            cp->site.file = xstrdup(fr.file);
+            cp->site.line = fr.line;
+        }
         jst_fix_for_load(cp->s.p, m->ev, NULL, fix, sizeof fix);
     } else {
         snprintf(site, sizeof site, "unknown (not in the trace)");
@@ -270,6 +338,7 @@ static void check_budgets(struct ctx *x, struct cproc *cp)
 
     if (o->max_jit_ms >= 0) {
         struct ccase *c = add_case(cp, "max-jit-ms", "budget");
+        c->secs = (double)s->jit_ns / 1e9;
         uint64_t lim = (uint64_t)(o->max_jit_ms * 1e6);
         if (s->jit_ns > lim) {
             const struct jst_pmod *w = worst_jit(s, 0);
@@ -280,6 +349,8 @@ static void check_budgets(struct ctx *x, struct cproc *cp)
     }
     if (o->max_ttfk_ms >= 0) {
         struct ccase *c = add_case(cp, "max-ttfk-ms", "budget");
+        if (s->has_ttfk)
+            c->secs = (double)s->ttfk_ns / 1e9;
         uint64_t lim = (uint64_t)(o->max_ttfk_ms * 1e6);
         const struct jst_pmod *w = worst_jit(s, 1);
         if (s->has_ttfk && s->ttfk_ns > lim) {
@@ -543,27 +614,28 @@ static int write_junit(const struct ctx *x, const char *path)
             failures += x->procs[i].cases[k].n > 0;
             skipped += x->procs[i].cases[k].skipped && !x->procs[i].cases[k].n;
         }
+    double total = 0;
+    for (size_t i = 0; i < x->n_procs; i++)
+        for (size_t k = 0; k < x->procs[i].n_cases; k++)
+            total += x->procs[i].cases[k].secs;
     fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    fprintf(f, "<testsuites name=\"jitstall\" tests=\"%zu\" failures=\"%zu\" errors=\"0\">\n",
-            tests, failures);
+    fprintf(f,
+            "<testsuites name=\"jitstall\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" "
+            "time=\"%.3f\">\n",
+            tests, failures, total);
     fprintf(f,
             "  <testsuite name=\"jitstall\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" "
-            "skipped=\"%zu\">\n",
-            tests, failures, skipped);
+            "skipped=\"%zu\" time=\"%.3f\">\n",
+            tests, failures, skipped, total);
     for (size_t i = 0; i < x->n_procs; i++) {
         const struct cproc *cp = &x->procs[i];
-        /* Dots separate packages in CI views: keep the exe one component. */
-        char exe[256];
-        snprintf(exe, sizeof exe, "%s", cp->s.exe);
-        for (char *q = exe; *q; q++)
-            if (*q == '.')
-                *q = '_';
         for (size_t k = 0; k < cp->n_cases; k++) {
             const struct ccase *c = &cp->cases[k];
-            fputs("    <testcase classname=\"jitstall.", f);
-            xml_escape(f, exe);
-            fprintf(f, ".%llu\" name=\"", (unsigned long long)cp->s.pid);
+            fputs("    <testcase classname=\"", f);
+            xml_escape(f, cp->classname);
+            fputs("\" name=\"", f);
             xml_escape(f, c->name);
+            fprintf(f, "\" time=\"%.3f", c->secs);
             if (!c->n && !c->skipped) {
                 fputs("\"/>\n", f);
                 continue;
@@ -734,13 +806,58 @@ static void print_case_lines(const struct ctx *x)
             for (size_t l = 0; l < x->procs[i].cases[k].n; l++) {
                 const char *line = x->procs[i].cases[k].lines[l];
                 if (x->o.github) {
-                    fputs("::error title=jitstall::", stdout);
+                    github_error_head(&x->procs[i].cases[k].locs[l]);
                     github_escape(stdout, line);
                     fputc('\n', stdout);
                 } else {
                     printf("FAIL %s\n", line);
                 }
             }
+}
+
+/* Orders processes by executable, then start time, then pid. */
+static const struct cproc *g_sort_procs;
+static int cmp_proc_order(const void *a, const void *b)
+{
+    const struct cproc *x = &g_sort_procs[*(const size_t *)a];
+    const struct cproc *y = &g_sort_procs[*(const size_t *)b];
+    int c = strcmp(x->s.exe, y->s.exe);
+    if (c)
+        return c;
+    uint64_t sx = x->s.p ? x->s.p->proc_start_ns : 0, sy = y->s.p ? y->s.p->proc_start_ns : 0;
+    if (sx != sy)
+        return sx < sy ? -1 : 1;
+    return x->s.pid < y->s.pid ? -1 : x->s.pid > y->s.pid;
+}
+
+/* JUnit classnames that stay the same from one CI run to the next, so that
+ * history and trend views line up: "jitstall.<exe>", and for the second and
+ * later processes of the same executable, by start, "jitstall.<exe>_<n>".
+ * No pid. Dots in the name would read as packages: they become '_'. */
+static void set_classnames(struct ctx *x)
+{
+    size_t *idx = malloc((x->n_procs + 1) * sizeof(*idx));
+    if (!idx) {
+        fprintf(stderr, "jitstall check: out of memory\n");
+        exit(JST_EXIT_USAGE);
+    }
+    for (size_t i = 0; i < x->n_procs; i++)
+        idx[i] = i;
+    g_sort_procs = x->procs;
+    qsort(idx, x->n_procs, sizeof(*idx), cmp_proc_order);
+    size_t nth = 0;
+    for (size_t r = 0; r < x->n_procs; r++) {
+        struct cproc *cp = &x->procs[idx[r]];
+        nth = r > 0 && !strcmp(x->procs[idx[r - 1]].s.exe, cp->s.exe) ? nth + 1 : 1;
+        if (nth == 1)
+            snprintf(cp->classname, sizeof cp->classname, "jitstall.%s", cp->s.exe);
+        else
+            snprintf(cp->classname, sizeof cp->classname, "jitstall.%s_%zu", cp->s.exe, nth);
+        for (char *q = cp->classname + strlen("jitstall."); *q; q++)
+            if (*q == '.')
+                *q = '_';
+    }
+    free(idx);
 }
 
 static int cmd_check(int argc, char **argv)
@@ -794,6 +911,7 @@ static int cmd_check(int argc, char **argv)
         }
         sums[i] = x.procs[i].s;
     }
+    set_classnames(&x);
     if (x.o.baseline) {
         jst_match_procs(sums, run.n_procs, base.procs, base.n_procs, map);
         char *used = calloc(base.n_procs + 1, 1);
@@ -834,12 +952,16 @@ static int cmd_check(int argc, char **argv)
     for (size_t i = 0; i < x.n_procs; i++) {
         struct cproc *cp = &x.procs[i];
         for (size_t k = 0; k < cp->n_cases; k++) {
-            for (size_t l = 0; l < cp->cases[k].n; l++)
+            for (size_t l = 0; l < cp->cases[k].n; l++) {
                 free(cp->cases[k].lines[l]);
+                free(cp->cases[k].locs[l].file);
+            }
             free(cp->cases[k].lines);
+            free(cp->cases[k].locs);
             free(cp->cases[k].skipped);
         }
         free(cp->cases);
+        free(cp->site.file);
         if (cp->sym)
             jst_symbolizer_free(cp->sym);
         jst_psum_free(&cp->s);

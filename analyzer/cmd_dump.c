@@ -3,6 +3,7 @@
  * line per record, as text or as one JSON object per line. It uses only the
  * public reader API of common/trace.h, so it doubles as a check of the format.
  */
+#include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -441,23 +442,31 @@ static int dump_file(const char *path, int json, int heading, struct key_index *
 
 static int cmd_dump(int argc, char **argv)
 {
-    int json = 0, first = 1;
-    for (; first < argc && argv[first][0] == '-'; first++) {
-        const char *a = argv[first];
-        if (!strcmp(a, "--")) {
-            first++;
-            break;
-        }
-        if (!strcmp(a, "--json"))
+    int json = 0;
+    static const struct option longopts[] = {
+        {"json", no_argument, NULL, 'j'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    /* Options may follow the traces; `--` ends them. */
+    opterr = 0;
+    optind = 1;
+    int c;
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'j':
             json = 1;
-        else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            break;
+        case 'h':
             fputs(dump_usage, stdout);
             return JST_EXIT_OK;
-        } else {
-            jst_errorf("dump", "unknown option '%s' (see 'jitstall dump --help')", a);
+        default:
+            jst_errorf("dump", "unknown option '%s' (see 'jitstall dump --help')",
+                       argv[optind - 1]);
             return JST_EXIT_USAGE;
         }
     }
+    int first = optind;
     if (first >= argc) {
         fputs(dump_usage, stderr);
         return JST_EXIT_USAGE;

@@ -45,10 +45,11 @@ static uint64_t anchor_of(const struct jst_process *p)
     return p->n_calls ? p->calls[0].start_ns : 0;
 }
 
-/* Microseconds from base; the Trace Event format's unit. */
-static double us(uint64_t ns, uint64_t base)
+/* Nanoseconds from base (negative before it); written in microseconds, the
+ * Trace Event format's unit, by jst_json_kusec. */
+static int64_t rel_ns(uint64_t ns, uint64_t base)
 {
-    return ns >= base ? (double)(ns - base) / 1e3 : -((double)(base - ns) / 1e3);
+    return ns >= base ? (int64_t)(ns - base) : -(int64_t)(base - ns);
 }
 
 static int is_launch(unsigned call)
@@ -124,7 +125,7 @@ static void meta(struct jst_json *j, const char *what, uint64_t pid, uint64_t ti
 }
 
 static void instant(struct jst_json *j, const char *name, const char *scope, uint64_t pid,
-                    uint64_t tid, double ts)
+                    uint64_t tid, int64_t ts)
 {
     jst_json_obj(j);
     jst_json_kstr(j, "name", name);
@@ -133,7 +134,7 @@ static void instant(struct jst_json *j, const char *name, const char *scope, uin
     jst_json_kstr(j, "s", scope);
     jst_json_ku64(j, "pid", pid);
     jst_json_ku64(j, "tid", tid);
-    jst_json_kdouble(j, "ts", ts);
+    jst_json_kusec(j, "ts", ts);
     jst_json_end(j);
 }
 
@@ -230,7 +231,7 @@ static void export_process(struct jst_json *j, const struct jst_process *p, uint
 
     uint64_t start = anchor_of(p);
     if (start)
-        instant(j, "process start", "p", pid, pid, us(start, base));
+        instant(j, "process start", "p", pid, pid, rel_ns(start, base));
 
     struct launched seen = {NULL, 0, 0};
     int first_kernel_marked = 0;
@@ -248,8 +249,8 @@ static void export_process(struct jst_json *j, const struct jst_process *p, uint
         jst_json_kstr(j, "ph", "X");
         jst_json_ku64(j, "pid", pid);
         jst_json_ku64(j, "tid", c->tid);
-        jst_json_kdouble(j, "ts", us(c->start_ns, base));
-        jst_json_kdouble(j, "dur", (double)c->dur_ns / 1e3);
+        jst_json_kusec(j, "ts", rel_ns(c->start_ns, base));
+        jst_json_kusec(j, "dur", (int64_t)c->dur_ns);
         call_args(j, p, c);
         jst_json_end(j);
 
@@ -260,13 +261,13 @@ static void export_process(struct jst_json *j, const struct jst_process *p, uint
         /* A marker for each function's first launch only, not every launch. */
         if (launched_add(&seen, launch_key(c))) {
             snprintf(buf, sizeof buf, "first launch: %s", k);
-            instant(j, buf, "t", pid, c->tid, us(c->start_ns, base));
+            instant(j, buf, "t", pid, c->tid, rel_ns(c->start_ns, base));
         }
         if (!first_kernel_marked && c->start_ns == p->first_launch_ns) {
             first_kernel_marked = 1;
             snprintf(buf, sizeof buf, "first kernel: %s (time to first kernel %s)", k,
                      jst_fmt_ms(p->ttfk_ns, a, sizeof a));
-            instant(j, buf, "p", pid, c->tid, us(c->start_ns, base));
+            instant(j, buf, "p", pid, c->tid, rel_ns(c->start_ns, base));
         }
     }
     free(seen.keys);
@@ -281,9 +282,8 @@ static void export_process(struct jst_json *j, const struct jst_process *p, uint
         jst_json_kstr(j, "ph", "X");
         jst_json_ku64(j, "pid", pid);
         jst_json_ku64(j, "tid", CUPTI_TID);
-        jst_json_kdouble(j, "ts", us(e->start_ns, base));
-        jst_json_kdouble(j, "dur",
-                         e->end_ns > e->start_ns ? (double)(e->end_ns - e->start_ns) / 1e3 : 0.0);
+        jst_json_kusec(j, "ts", rel_ns(e->start_ns, base));
+        jst_json_kusec(j, "dur", e->end_ns > e->start_ns ? (int64_t)(e->end_ns - e->start_ns) : 0);
         jst_json_key(j, "args");
         jst_json_obj(j);
         jst_json_kstr(j, "op", op ? op : "?");

@@ -4,6 +4,7 @@
  * The --help text below is the man page's SYNOPSIS and OPTIONS, word for
  * word (docs/jitstall-report.1.md; tests/golden checks they agree).
  */
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +23,7 @@ static const char report_help[] =
     "saved; and the state of the JIT cache.\n"
     "\n"
     "options:\n"
-    "  --json       write one JSON object (schema: docs/report-json.md)\n"
+    "  --json       write one JSON object (schema: report-json.md)\n"
     "  --markdown   write GitHub Markdown, for a CI job summary or a PR comment\n"
     "  -h, --help   show this help\n"
     "\n"
@@ -46,32 +47,40 @@ static int use_colour(void)
 
 static int cmd_report(int argc, char **argv)
 {
-    int fmt = OUT_TEXT, i;
-    for (i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--")) {
-            i++;
-            break;
-        }
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            fputs(report_help, stdout);
-            return JST_EXIT_OK;
-        }
-        if (!strcmp(a, "--json") || !strcmp(a, "--markdown")) {
-            int want = a[2] == 'j' ? OUT_JSON : OUT_MARKDOWN;
+    int fmt = OUT_TEXT;
+    static const struct option longopts[] = {
+        {"json", no_argument, NULL, 'j'},
+        {"markdown", no_argument, NULL, 'm'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    /* Options may follow the traces (`report DIR --json`), as in the other
+     * commands; `--` ends them. */
+    opterr = 0;
+    optind = 1;
+    int c;
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'j':
+        case 'm': {
+            int want = c == 'j' ? OUT_JSON : OUT_MARKDOWN;
             if (fmt != OUT_TEXT && fmt != want) {
                 jst_errorf("report", "--json and --markdown exclude each other");
                 return JST_EXIT_USAGE;
             }
             fmt = want;
-            continue;
+            break;
         }
-        if (a[0] == '-' && a[1]) {
-            jst_errorf("report", "unknown option '%s' (see 'jitstall report --help')", a);
+        case 'h':
+            fputs(report_help, stdout);
+            return JST_EXIT_OK;
+        default:
+            jst_errorf("report", "unknown option '%s' (see 'jitstall report --help')",
+                       argv[optind - 1]);
             return JST_EXIT_USAGE;
         }
-        break;
     }
+    int i = optind;
     if (i >= argc) {
         jst_errorf("report", "no trace given (see 'jitstall report --help')");
         return JST_EXIT_USAGE;

@@ -4,8 +4,10 @@
  * exits with the command's own status, as a shell would.
  * The --help text is the man page's SYNOPSIS and OPTIONS (docs/jitstall-run.1.md).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -20,7 +22,7 @@
 #include "report_view.h"
 
 static const char run_help[] =
-    "usage: jitstall run [-o DIR] [--] COMMAND [ARGS...]\n"
+    "usage: jitstall run [-o DIR [--force]] [--] COMMAND [ARGS...]\n"
     "\n"
     "Runs COMMAND under libjitstall.so, the way heaptrack or nsys profile do,\n"
     "then prints three lines: the time to the first kernel launch, the time\n"
@@ -28,13 +30,18 @@ static const char run_help[] =
     "Forked and exec'd children write their traces into the same directory.\n"
     "\n"
     "options:\n"
-    "  -o DIR       write the traces to DIR, created if needed (default: a new\n"
-    "               directory jitstall-COMMAND-YYYYmmdd-HHMMSS here)\n"
-    "  -h, --help   show this help\n"
+    "  -o, --output DIR  write the traces to DIR, created if needed (default: a\n"
+    "                    new directory jitstall-COMMAND-YYYYmmdd-HHMMSS here);\n"
+    "                    refused when DIR already holds traces\n"
+    "  --force           with -o: delete the traces already in DIR first\n"
+    "  -h, --help        show this help\n"
     "\n"
     "libjitstall.so is put first in LD_PRELOAD, keeping what was there, and\n"
     "JITSTALL_DIR is set to the trace directory. SIGINT, SIGTERM, SIGHUP,\n"
     "SIGQUIT, SIGUSR1 and SIGUSR2 sent to jitstall are passed on to COMMAND.\n"
+    "Options stop at the first word that is not one: COMMAND's own options are\n"
+    "left alone. A trace directory that jitstall created and that stays empty\n"
+    "(COMMAND made no CUDA driver call) is removed.\n"
     "\n"
     "exit status: the status of COMMAND, or 128+N when signal N killed it;\n"
     "127 COMMAND not found; 126 COMMAND cannot be run; 2 usage error, or\n"
@@ -114,6 +121,61 @@ static int mkdir_p(const char *path)
     return 0;
 }
 
+/* Counts the traces (*.jst) in dir, deleting them when del is set.
+ * Returns the count, or -1 (errno set). */
+static long dir_traces(const char *dir, int del)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return -1;
+    long n = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        if (len < 5 || strcmp(e->d_name + len - 4, ".jst") != 0)
+            continue;
+        if (del && unlinkat(dirfd(d), e->d_name, 0) != 0) {
+            int err = errno;
+            closedir(d);
+            errno = err;
+            return -1;
+        }
+        n++;
+    }
+    closedir(d);
+    return n;
+}
+
+/* Makes -o DIR ready: created if needed (*created tells), refused when it
+ * already holds traces, unless force, which deletes them. Mixing two runs
+ * in one directory would make the summary quote the earlier run. */
+static int prepare_outdir(const char *dir, int force, int *created)
+{
+    struct stat st;
+    *created = stat(dir, &st) != 0;
+    if (mkdir_p(dir) != 0) {
+        jst_errorf("run", "%s: %s", dir, strerror(errno));
+        return -1;
+    }
+    long n = dir_traces(dir, 0);
+    if (n < 0) {
+        jst_errorf("run", "%s: %s", dir, strerror(errno));
+        return -1;
+    }
+    if (n > 0 && !force) {
+        jst_errorf("run",
+                   "%s already holds %ld %s of an earlier run: choose another directory, "
+                   "or add --force to delete them first",
+                   dir, n, n == 1 ? "trace" : "traces");
+        return -1;
+    }
+    if (n > 0 && dir_traces(dir, 1) < 0) {
+        jst_errorf("run", "%s: cannot delete the old traces: %s", dir, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
 /* A new directory jitstall-<cmd>-<YYYYmmdd-HHMMSS>[-N] in the current directory. */
 static int make_default_dir(const char *cmd, char *out, size_t n)
 {
@@ -161,8 +223,9 @@ static void shell_quote(FILE *f, const char *s)
     fputc('\'', f);
 }
 
-/* The three-line summary, from every trace in dir. */
-static void summary(const char *dir)
+/* The three-line summary, from every trace in dir. Returns the number of
+ * processes traced. */
+static size_t summary(const char *dir)
 {
     struct jst_run run = {0};
     char err[1024] = "", a[32], b[32], c[32];
@@ -173,7 +236,7 @@ static void summary(const char *dir)
         fprintf(stderr, ": the program made no CUDA driver call, or libjitstall.so could "
                         "not be loaded\n");
         jst_model_free(&run);
-        return;
+        return 0;
     }
     const struct jst_process *worst = NULL;
     uint64_t jit = 0, comp = 0, load = 0;
@@ -204,37 +267,50 @@ static void summary(const char *dir)
     if (partial)
         fprintf(stderr, "  (%zu %s partial)", partial, partial == 1 ? "trace is" : "traces are");
     fputc('\n', stderr);
+    size_t n = run.n_procs;
     jst_model_free(&run);
+    return n;
 }
 
 static int cmd_run(int argc, char **argv)
 {
     const char *outdir = NULL;
-    int i;
-    for (i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--")) {
-            i++;
+    int force = 0;
+    enum { O_FORCE = 256 };
+    static const struct option longopts[] = {
+        {"output", required_argument, NULL, 'o'},
+        {"force", no_argument, NULL, O_FORCE},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    /* '+': stop at COMMAND, whose own options are not ours. */
+    opterr = 0;
+    optind = 1;
+    int c;
+    while ((c = getopt_long(argc, argv, "+:o:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'o':
+            outdir = optarg;
             break;
-        }
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+        case O_FORCE:
+            force = 1;
+            break;
+        case 'h':
             fputs(run_help, stdout);
             return JST_EXIT_OK;
-        }
-        if (!strcmp(a, "-o")) {
-            if (i + 1 >= argc) {
-                jst_errorf("run", "-o needs a directory");
-                return JST_EXIT_USAGE;
-            }
-            outdir = argv[++i];
-            continue;
-        }
-        if (a[0] == '-' && a[1]) {
-            jst_errorf("run", "unknown option '%s' (see 'jitstall run --help')", a);
+        case ':':
+            jst_errorf("run", "%s needs a directory", argv[optind - 1]);
+            return JST_EXIT_USAGE;
+        default:
+            jst_errorf("run", "unknown option '%s' (see 'jitstall run --help')", argv[optind - 1]);
             return JST_EXIT_USAGE;
         }
-        break;
     }
+    if (force && !outdir) {
+        jst_errorf("run", "--force goes with -o DIR");
+        return JST_EXIT_USAGE;
+    }
+    int i = optind;
     if (i >= argc) {
         jst_errorf("run", "no command given (see 'jitstall run --help')");
         return JST_EXIT_USAGE;
@@ -248,11 +324,10 @@ static int cmd_run(int argc, char **argv)
         return JST_EXIT_USAGE;
     }
     char dir[PATH_MAX];
+    int created = 1;
     if (outdir) {
-        if (mkdir_p(outdir) != 0) {
-            jst_errorf("run", "%s: %s", outdir, strerror(errno));
+        if (prepare_outdir(outdir, force, &created) != 0)
             return JST_EXIT_USAGE;
-        }
         snprintf(dir, sizeof(dir), "%s", outdir);
     } else if (make_default_dir(cmd[0], dir, sizeof(dir)) != 0) {
         jst_errorf("run", "cannot create a trace directory here: %s", strerror(errno));
@@ -335,17 +410,23 @@ static int cmd_run(int argc, char **argv)
     if (got == (ssize_t)sizeof(exec_err)) {
         if (exec_err == ENOENT) {
             jst_errorf("run", "%s: command not found", cmd[0]);
-            if (!outdir)
+            if (created)
                 rmdir(absdir); /* the new directory, still empty */
             return 127;
         }
         jst_errorf("run", "%s: %s", cmd[0], strerror(exec_err));
-        if (!outdir)
+        if (created)
             rmdir(absdir);
         return 126;
     }
 
-    summary(dir);
+    /* No trace: the directory made for this run is left empty; remove it
+     * (rmdir refuses when the program put files of its own there). */
+    if (summary(dir) == 0 && created && rmdir(absdir) == 0) {
+        fprintf(stderr, "jitstall: removed the empty trace directory ");
+        shell_quote(stderr, dir);
+        fputc('\n', stderr);
+    }
     if (WIFEXITED(status))
         return WEXITSTATUS(status);
     if (WIFSIGNALED(status))

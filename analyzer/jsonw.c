@@ -238,6 +238,14 @@ void jst_json_kdouble(struct jst_json *j, const char *key, double v)
     jst_json_double(j, v);
 }
 
+void jst_json_kusec(struct jst_json *j, const char *key, int64_t ns)
+{
+    jst_json_key(j, key);
+    before_value(j);
+    uint64_t a = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+    fprintf(j->f, "%s%" PRIu64 ".%03" PRIu64, ns < 0 ? "-" : "", a / 1000, a % 1000);
+}
+
 void jst_json_kbool(struct jst_json *j, const char *key, int v)
 {
     jst_json_key(j, key);

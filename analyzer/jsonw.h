@@ -55,6 +55,9 @@ void jst_json_kstr(struct jst_json *j, const char *key, const char *s);
 void jst_json_ku64(struct jst_json *j, const char *key, uint64_t v);
 void jst_json_ki64(struct jst_json *j, const char *key, int64_t v);
 void jst_json_kdouble(struct jst_json *j, const char *key, double v);
+/* ns written as microseconds with exactly three decimals ("7625.240"),
+ * computed in integers: no binary-fraction digits like 7625.2399999999998. */
+void jst_json_kusec(struct jst_json *j, const char *key, int64_t ns);
 void jst_json_kbool(struct jst_json *j, const char *key, int v);
 void jst_json_knull(struct jst_json *j, const char *key);
 

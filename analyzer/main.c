@@ -33,7 +33,7 @@ static void usage(FILE *f)
                "Find the PTX JIT stalls behind a slow first GPU query.\n\ncommands:\n");
     for (struct jst_command *c = commands; c; c = c->next)
         fprintf(f, "  %-9s %s\n", c->name, c->summary);
-    fprintf(f, "\n'jitstall <command> --help' describes a command; docs/jitstall.1.md has the manual.\n"
+    fprintf(f, "\n'jitstall <command> --help' describes a command; 'man jitstall' has the manual.\n"
                "exit codes: 0 success, 1 check failed, 2 usage error or unreadable input\n");
 }
 

@@ -40,34 +40,43 @@ static void md_code(FILE *f, const char *s)
     fputc('`', f);
 }
 
+/* Two tables rather than one of twelve columns, which scrolls sideways in a
+ * GitHub job summary: the headline figures, then where the time went. */
 static void write_headline(FILE *f, const struct rv_report *r)
 {
     char a[32], b[32], c[32], d[32], e[32], g[32], h[32], k[32], m[32], rt[32];
-    fputs("| pid | program | time to first kernel | JIT | JIT compile | JIT cache load | "
-          "init + context | SASS loads | runtime compile | before the driver | "
-          "everything else | projected after fixes |\n"
-          "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
+    fputs("| pid | program | time to first kernel | JIT | projected after fixes |\n"
+          "| ---: | --- | ---: | ---: | ---: |\n",
           f);
     for (size_t i = 0; i < r->n_procs; i++) {
         const struct jst_process *p = r->procs[i].p;
         int l = p->first_launch_ns != 0;
         fprintf(f, "| %" PRIu64 " | ", p->pid);
         md_code(f, rv_exe_name(p));
-        fprintf(f, " | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-                l ? rv_dur(p->ttfk_ns, a, 32) : "no launch", rv_dur(p->ttfk_jit_ns, b, 32),
+        fprintf(f, " | %s | %s | %s |\n", l ? rv_dur(p->ttfk_ns, a, 32) : "no launch",
+                rv_dur(p->ttfk_jit_ns, b, 32),
+                l ? rv_dur(r->procs[i].projected_ttfk_ns, k, 32) : "-");
+    }
+    if (r->n_procs > 1)
+        fprintf(f, "| **total** | %zu processes | %s (slowest) | %s (whole runs) | %s |\n",
+                r->n_procs, rv_dur(r->ttfk_max_ns, a, 32), rv_dur(r->jit_ns, b, 32),
+                rv_dur(r->projected_ttfk_max_ns, e, 32));
+    fputs("\nWhere the time to first kernel went:\n\n"
+          "| pid | JIT compile | JIT cache load | init + context | SASS loads | "
+          "runtime compile | before the driver | everything else |\n"
+          "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
+          f);
+    for (size_t i = 0; i < r->n_procs; i++) {
+        const struct jst_process *p = r->procs[i].p;
+        fprintf(f, "| %" PRIu64 " | %s | %s | %s | %s | %s | %s | %s |\n", p->pid,
                 rv_dur(p->ttfk_jit_compile_ns, c, 32), rv_dur(p->ttfk_jit_cache_load_ns, d, 32),
                 rv_dur(p->init_ns + p->ctx_ns, e, 32), rv_dur(p->sass_load_ns, g, 32),
                 rv_dur(p->rtc_ns, rt, 32), rv_dur(p->pre_driver_ns, m, 32),
-                rv_dur(p->other_ns, h, 32), l ? rv_dur(r->procs[i].projected_ttfk_ns, k, 32) : "-");
+                rv_dur(p->other_ns, h, 32));
     }
     if (r->n_procs > 1)
-        fprintf(
-            f,
-            "| **total** | %zu processes | %s (slowest) | %s (whole runs) | %s | %s | | | | | | %s "
-            "|\n",
-            r->n_procs, rv_dur(r->ttfk_max_ns, a, 32), rv_dur(r->jit_ns, b, 32),
-            rv_dur(r->jit_compile_ns, c, 32), rv_dur(r->jit_cache_load_ns, d, 32),
-            rv_dur(r->projected_ttfk_max_ns, e, 32));
+        fprintf(f, "| **total** | %s | %s | | | | | |\n", rv_dur(r->jit_compile_ns, c, 32),
+                rv_dur(r->jit_cache_load_ns, d, 32));
     fputs("\nJIT, compile and cache load count the time before the first kernel launch.\n", f);
     for (size_t i = 0; i < r->n_procs; i++) {
         const struct rv_proc *rp = &r->procs[i];

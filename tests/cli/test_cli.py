@@ -408,8 +408,13 @@ def test_baseline_unreadable(env):
          "baseline version 99 is newer than this jitstall reads (1)"),
         ('{"format": "jitstall-baseline", "version": 1, "processes": [{"exe": "prog"}]}',
          "processes[0]: argv_hash"),
-        ('{"format": "jitstall-baseline", "version": 1, "processes": [' + '[' * 200 + ']' * 200
-         + ']}', "nested too deeply"),
+        # Deep nesting is refused by the JSON library, not by a crash.
+        ('{"format": "jitstall-baseline", "version": 1, "processes": [' + '[' * 100000
+         + ']' * 100000 + ']}', "not valid JSON (line 1: maximum parsing depth reached"),
+        ('{"format": "jitstall-baseline", "format": "jitstall-baseline", "version": 1, '
+         '"processes": []}', "not valid JSON (line 1: duplicate object key"),
+        ('{"format": "jitstall-baseline", "version": 1, "processes": [{"exe": "a\\u0000b"}]}',
+         "not valid JSON (line 1: \\u0000 is not allowed"),
     ]:
         open(bad, "w").write(content)
         _, err = env.expect_rc(2, "check", "--baseline", bad, t)
@@ -437,6 +442,30 @@ def test_check_usage(env):
     expect("unknown option" in err and "--bogus" in err, err)
     _, err = env.expect_rc(2, "check", "--max-jit-ms", "5", env.path("nope.jst"))
     expect(env.path("nope.jst") in err, err)
+
+
+@case
+def test_options_after_operands(env):
+    # Every command takes its options before or after the traces, as getopt
+    # does; `--` ends the options (a trace named like an option).
+    t = env.trace("jit", run_spec())
+    d = os.path.dirname(t)
+    for cmd, opt in (("report", "--json"), ("dump", "--json"), ("export", "--format=chrome"),
+                     ("scan", "--arch=sm_90")):
+        target = env.path("no-cuda-here") if cmd == "scan" else t
+        if cmd == "scan":
+            open(target, "w").write("plain text\n")
+        a, _ = env.expect_rc(0, cmd, opt, target)
+        b, _ = env.expect_rc(0, cmd, target, opt)
+        expect(a == b, f"{cmd}: '{opt} TRACE' and 'TRACE {opt}' differ")
+    out, _ = env.expect_rc(0, "report", d, "--markdown")
+    expect(out.startswith("## jitstall report"), out[:200])
+    out, _ = env.expect_rc(0, "report", "--", d)
+    expect(out.startswith("jitstall report: 1 process"), out[:200])
+    _, err = env.expect_rc(2, "report", "--", "--json")
+    expect("--json: no such file or directory" in err, err)
+    _, err = env.expect_rc(2, "dump", t, "--bogus")
+    expect("unknown option '--bogus'" in err, err)
 
 
 @case
@@ -526,14 +555,17 @@ def validate_junit(env, path):
     expect(int(root.get("tests")) == len(cases) and int(root.get("failures")) == nfail,
            "testsuites totals")
     for c in cases:
-        expect(re.fullmatch(r"jitstall\.[^.]+\.\d+", c.get("classname") or ""),
-               f"classname jitstall.<exe>.<pid>: {c.get('classname')}")
+        # Stable from run to run: no pid in the name, or CI history breaks.
+        expect(re.fullmatch(r"jitstall\.[^.]+", c.get("classname") or ""),
+               f"classname jitstall.<exe>: {c.get('classname')}")
         expect(c.get("name"), "testcase name")
+        expect(re.fullmatch(r"\d+\.\d{3}", c.get("time") or ""), f"testcase time: {c.get('time')}")
         f = c.find("failure")
         if f is not None:
             expect(f.get("message") and f.get("type") in ("budget", "regression"), "failure attrs")
             expect((f.text or "").startswith(f.get("message").split(" (and ")[0][:40]),
                    "details start with the message")
+    expect(re.fullmatch(r"\d+\.\d{3}", s.get("time") or ""), "testsuite time")
     return root
 
 
@@ -550,16 +582,36 @@ def test_junit(env):
     cases = root.findall("testsuite/testcase")
     expect(len(cases) == 2 * 4, f"one testcase per budget per process: {len(cases)}")
     by = {(c.get("classname"), c.get("name")): c for c in cases}
-    expect(("jitstall.prog.100", "max-jit-ms") in by, sorted(by))
-    expect(("jitstall.prog_v2.101", "forbid-verdict=no_compatible") in by,
+    expect(("jitstall.prog", "max-jit-ms") in by, sorted(by))
+    expect(("jitstall.prog_v2", "forbid-verdict=no_compatible") in by,
            "dots in the exe name do not make packages")
-    f = by[("jitstall.prog.100", "max-jit-ms")].find("failure")
+    f = by[("jitstall.prog", "max-jit-ms")].find("failure")
     line = [l for l in fail_lines(out) if "max-jit-ms" in l][0][len("FAIL "):]
     expect(f is not None and f.get("message") == line, "the failure message is the line")
-    expect(by[("jitstall.prog.100", "max-ttfk-ms")].find("failure") is None, "ttfk passed")
-    expect(all(c.find("failure") is None for k, c in by.items() if k[0].endswith(".101")),
+    expect(by[("jitstall.prog", "max-ttfk-ms")].find("failure") is None, "ttfk passed")
+    expect(all(c.find("failure") is None for k, c in by.items() if k[0] == "jitstall.prog_v2"),
            "the fixed process passes everything")
+    # Time is what the check measured: JIT 11000 ms, ttfk 1300+11000+100-1000 ms.
+    expect(by[("jitstall.prog", "max-jit-ms")].get("time") == "11.000",
+           by[("jitstall.prog", "max-jit-ms")].get("time"))
+    expect(by[("jitstall.prog", "max-ttfk-ms")].get("time") == "11.400",
+           by[("jitstall.prog", "max-ttfk-ms")].get("time"))
     expect(root.find("testsuite").get("failures") == "2", "2 failing testcases")
+    # The same program twice (ranks): names by start order, not by pid, so a
+    # rerun with other pids gives the same names.
+    names = []
+    for pids in ((300, 200), (7, 9)):
+        d2 = f"ranks{pids[0]}"
+        env.trace("r0", run_spec(pid=pids[0], off=0), subdir=d2)
+        env.trace("r1", run_spec(pid=pids[1], off=50), subdir=d2)
+        env.expect_rc(1, "check", "--max-jit-ms", "500", "--junit", j, env.path(d2))
+        root = validate_junit(env, j)
+        names.append(sorted((c.get("classname"), c.get("name"), c.find("failure").get("message")
+                             .split("]")[0]) for c in root.findall("testsuite/testcase")))
+    expect([n[:2] for n in names[0]] == [("jitstall.prog", "max-jit-ms"),
+                                         ("jitstall.prog_2", "max-jit-ms")], names[0])
+    expect([n[:2] for n in names[0]] == [n[:2] for n in names[1]], names)
+    expect(names[0][0][2] == "prog[300" and names[1][0][2] == "prog[7", "first started is .prog")
     # Passing run: a valid document with no failures, exit 0.
     env.expect_rc(0, "check", "--max-jit-ms", "50000", "--junit", j, env.path(d))
     root = validate_junit(env, j)
@@ -584,7 +636,7 @@ def test_junit_escaping(env):
     expect(f is not None and "/opt/a&b/<lib>\"q'" in f.get("message"), f.get("message"))
     expect("\ufffd" in f.get("message"), "invalid bytes become U+FFFD")
     c = root.find(".//testcase")
-    expect(c.get("classname") == "jitstall.p\"r'og.100", c.get("classname"))
+    expect(c.get("classname") == "jitstall.p\"r'og", c.get("classname"))
 
 
 @case
@@ -598,6 +650,42 @@ def test_github(env):
     expect("/opt/100%25/lib%0Akern.so" in e, f"% and newline escaped: {e}")
     expect(not fail_lines(out), "annotations replace the plain lines")
     expect("jitstall check: FAILED: 1 regression" in out, out)
+
+
+@case
+def test_github_file_line(env):
+    # A call site with DWARF (a stack inside gen_trace, built with -g): the
+    # annotation carries file= and line=, relative to GITHUB_WORKSPACE when
+    # the file lies inside it, so it lands on the source line.
+    nm = subprocess.run(["nm", env.gen], capture_output=True, text=True)
+    if nm.returncode != 0:
+        raise Skip("nm not available")
+    addr = [int(p[0], 16) for p in (l.split() for l in nm.stdout.splitlines())
+            if len(p) == 3 and p[2] == "main" and p[1] in "Tt"]
+    expect(addr, "main in gen_trace's symbol table")
+    bias = 0x555555554000
+    size = os.path.getsize(env.gen)
+    spec = run_spec().replace("call call=cuLibraryLoadData", "call call=cuLibraryLoadData stack_id=1")
+    mod = (f"modmap mod_event=initial mod_path={q(env.gen)} bias={hex(bias)} "
+           f"mod_start={hex(bias)} mod_end={hex(bias + size + 0x100000)}\n"
+           f"stack stack_id=1 ips={hex(bias + addr[0] + 8)}\n")
+    t = env.trace("stack", spec.replace("call call=cuInit", mod + "call call=cuInit", 1))
+    out, _ = env.expect_rc(1, "check", "--github", "--forbid-verdict", "ptx_jit", t)
+    e = [l for l in out.splitlines() if l.startswith("::error")]
+    expect(len(e) == 1, out)
+    m = re.match(r"::error file=([^,]+),line=(\d+),title=jitstall::prog\[100\] ", e[0])
+    expect(m and m.group(1).endswith("gen_trace.c") and int(m.group(2)) > 0, e[0])
+    full = m.group(1)
+    if full.startswith("/"):
+        ws = os.path.dirname(os.path.dirname(full))
+        out, _ = env.expect_rc(1, "check", "--github", "--forbid-verdict", "ptx_jit", t,
+                               env={"GITHUB_WORKSPACE": ws + "/"})
+        want = os.path.relpath(full, ws)
+        expect(f"::error file={want},line={m.group(2)}," in out, f"relative to the workspace: {out}")
+    # No call site known: no file= (as in test_github).
+    out, _ = env.expect_rc(1, "check", "--github", "--forbid-verdict", "ptx_jit",
+                           env.trace("nostack", run_spec()))
+    expect("::error title=jitstall::" in out, out)
 
 
 # ---- diff ----
@@ -683,6 +771,12 @@ def test_export_chrome(env):
     o = env.path("out.json")
     _, err = env.expect_rc(0, "export", "--format", "chrome", "-o", o, t, t2)
     expect("wrote" in err and "ui.perfetto.dev" in err, err)
+    # Times are microseconds with exactly three decimals, never binary
+    # fraction noise such as 7625.2399999999998.
+    raw = open(o).read()
+    nums = re.findall(r'"(?:ts|dur)":(-?[0-9.eE+-]+)', raw)
+    bad = [n for n in nums if not re.fullmatch(r"-?\d+\.\d{3}", n)]
+    expect(nums and not bad, f"ts/dur not printed with 3 decimals: {bad[:5]}")
     doc = json.load(open(o))
     expect(doc.get("displayTimeUnit") == "ms", "displayTimeUnit ms")
     ev = doc["traceEvents"]
@@ -792,7 +886,14 @@ def test_check_long_exe_name(env):
 @case
 def test_help_matches_man(env):
     docs = os.environ.get("JST_DOCS", os.path.join(HERE, "..", "..", "docs"))
-    for cmd in ("diff", "export", "check", "baseline", "dump", "scan"):
+    readme = open(os.path.join(docs, "..", "README.md")).read()
+    usage_block = readme[readme.index("## Usage"):]
+    for cmd in re.findall(r"^  (\w+) ", env.run("--help")[1], re.M):
+        # README's Usage lists every command with its exact usage line(s).
+        out, _ = env.expect_rc(0, cmd, "--help")
+        usage = " ".join(out.split("\n\n")[0].split()).replace("usage: ", "", 1)
+        expect(usage in usage_block, f"README.md's Usage lacks the usage of {cmd}: {usage!r}")
+    for cmd in ("diff", "export", "check", "baseline", "dump", "scan", "run", "report"):
         out, _ = env.expect_rc(0, cmd, "--help")
         page = os.path.join(docs, f"jitstall-{cmd}.1.md")
         expect(os.path.exists(page), f"{page} exists")
@@ -875,11 +976,29 @@ def test_pytest_plugin(env):
     need = ("JST_PRELOAD", "JST_SIMDIR", "JST_PROG_DIRECT", "JST_FIXTURES")
     if not all(os.environ.get(v) and os.path.exists(os.environ[v]) for v in need):
         raise Skip("libjitstall.so, the simulated driver or prog_direct is not built")
-    if subprocess.run([sys.executable, "-c", "import pytest"], capture_output=True).returncode:
-        raise Skip("pytest is not installed")
-    suite = env.path("suite")
+    # The interpreter CMake found with pytest in it (tests/cli/CMakeLists.txt);
+    # none is a failure, not a skip: tests/run.sh installs python3-pytest.
+    py = os.environ.get("JST_PYTEST_PYTHON")
+    expect(py, "no python3 with pytest and venv was found at configure time "
+               "(apt-get install python3-pytest python3-venv)")
+    # The plugin is installed as a package into a fresh venv, as a user would,
+    # and the suite lives in a subdirectory, so its options come from the
+    # pytest11 entry point, not from a conftest.py.
+    venv = env.path("venv")
+    r = subprocess.run([py, "-m", "venv", "--system-site-packages", venv],
+                       capture_output=True, text=True)
+    expect(r.returncode == 0, f"venv: {r.stderr}")
+    vpy = os.path.join(venv, "bin", "python")
+    # From a copy: setuptools leaves build/ and *.egg-info beside the sources.
+    pkg = env.path("pkg")
+    shutil.copytree(os.path.join(HERE, "..", "..", "examples", "pytest"), pkg)
+    r = subprocess.run([vpy, "-m", "pip", "install", "-q", "--no-deps", "--no-index",
+                        "--no-build-isolation", pkg],
+                       capture_output=True, text=True, env={**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"})
+    expect(r.returncode == 0, f"pip install examples/pytest: {r.stdout}{r.stderr}")
+    root = env.path("suite")
+    suite = os.path.join(root, "gpu")
     os.makedirs(suite)
-    shutil.copy(os.path.join(HERE, "..", "..", "examples", "pytest", "conftest.py"), suite)
     open(os.path.join(suite, "test_gpu.py"), "w").write(
         "import os, subprocess\n"
         "def test_first_query():\n"
@@ -901,8 +1020,9 @@ def test_pytest_plugin(env):
             # A fresh trace directory per session, inside the test's own tmp.
             runs.append(env.path(f"traces{len(runs)}"))
             args = args + ("--jitstall-dir", runs[-1])
-        r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                            *args, suite], capture_output=True, text=True, env=e, timeout=120)
+        r = subprocess.run([vpy, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                            *args, "gpu/"], capture_output=True, text=True, env=e, timeout=120,
+                           cwd=root)
         return r.returncode, r.stdout + r.stderr
 
     rc, out = pytest_run("ptx75.fatbin sm90.fatbin", "--jitstall-max-jit-ms", "1")

@@ -190,6 +190,11 @@ def test_reports():
             if rc != 0:
                 fail(f"{name}: exit {rc}: {err}")
                 continue
+            if ext == "md":
+                # A GitHub job summary scrolls sideways past about nine columns.
+                wide = [l for l in out.splitlines() if l.startswith("|") and l.count(" | ") + 1 > 9]
+                if wide:
+                    fail(f"{name}: a Markdown table wider than 9 columns: {wide[0][:120]}")
             path = os.path.join(EXPECTED, name)
             if update:
                 os.makedirs(EXPECTED, exist_ok=True)
@@ -450,10 +455,16 @@ def test_run_e2e():
         fail(f"run: LD_PRELOAD/JITSTALL_DIR not as documented: {out!r}")
 
     # the default directory: jitstall-<cmd>-<YYYYmmdd-HHMMSS>
-    rc, out, err = run([cli, "run", "true"], cwd=work, env=env)
-    made = [d for d in os.listdir(work) if re.fullmatch(r"jitstall-true-\d{8}-\d{6}(-\d+)?", d)]
+    rc, out, err = run([cli, "run", prog, fix, "0", "module", "sm90.fatbin"], cwd=work, env=env)
+    base = os.path.basename(prog)
+    made = [d for d in os.listdir(work)
+            if re.fullmatch(r"jitstall-" + re.escape(base) + r"-\d{8}-\d{6}(-\d+)?", d)]
     if rc != 0 or len(made) != 1:
         fail(f"run: default directory not created as documented: {os.listdir(work)}")
+    # ... and removed again when the command made no driver call (no trace)
+    rc, out, err = run([cli, "run", "true"], cwd=work, env=env)
+    if rc != 0 or any(d.startswith("jitstall-true-") for d in os.listdir(work)):
+        fail(f"run: the empty default directory of a command without CUDA was kept: {os.listdir(work)}")
 
     # a signal ends the child: 128 + N, like a shell
     rc, out, err = run([cli, "run", "-o", "sig", "sh", "-c", "kill -TERM $$"], cwd=work, env=env)

@@ -1,7 +1,7 @@
 """jitstall for pytest: fail a GPU test session that spends too long in PTX JIT.
 
-Drop this file into the root of a test suite (or import its hooks from your own
-conftest.py) and run:
+Install it (`pip install examples/pytest` from a jitstall checkout; pytest then
+loads it through its `pytest11` entry point) and run:
 
     pytest --jitstall-max-jit-ms 500            # or JITSTALL_MAX_JIT_MS=500 pytest
 

@@ -1,0 +1,74 @@
+# bash completion for jitstall.
+# Subcommands and options are read from `jitstall --help` and
+# `jitstall COMMAND --help` when asked for, so they never drift from the
+# program. Installed as share/bash-completion/completions/jitstall.
+
+# Long and short options of one subcommand, from its --help.
+_jitstall_options()
+{
+    "$1" "$2" --help 2>/dev/null |
+        grep -oE '^ +(-[a-zA-Z], )?--[a-z][a-z-]*' |
+        grep -oE -- '-[a-zA-Z]\b|--[a-z][a-z-]*'
+}
+
+_jitstall()
+{
+    local cur prev words cword
+    if declare -F _init_completion >/dev/null; then
+        _init_completion || return
+    else
+        cur=${COMP_WORDS[COMP_CWORD]}
+        prev=${COMP_WORDS[COMP_CWORD - 1]}
+        words=("${COMP_WORDS[@]}")
+        cword=$COMP_CWORD
+    fi
+    local prog=${words[0]} cmd="" i
+    for ((i = 1; i < cword; i++)); do
+        case ${words[i]} in
+        -*) ;;
+        *) cmd=${words[i]}; break ;;
+        esac
+    done
+    if [ -z "$cmd" ]; then
+        local cmds
+        cmds=$("$prog" --help 2>/dev/null | sed -n 's/^  \([a-z]\+\)  .*/\1/p')
+        COMPREPLY=($(compgen -W "$cmds --help --version" -- "$cur"))
+        return
+    fi
+    # `run` hands everything after its command to that command.
+    if [ "$cmd" = run ]; then
+        for ((i = i + 1; i < cword; i++)); do
+            case ${words[i]} in
+            -o | --output) ((i++)) ;;
+            --) break ;;
+            -*) ;;
+            *) break ;;
+            esac
+        done
+        if [ "$i" -lt "$cword" ]; then
+            COMPREPLY=($(compgen -f -- "$cur"))
+            return
+        fi
+    fi
+    case $prev in
+    -o | --output | --junit | --baseline)
+        COMPREPLY=($(compgen -f -- "$cur"))
+        return ;;
+    -f | --format)
+        local fmts
+        fmts=$("$prog" "$cmd" --help 2>/dev/null | sed -n "s/.*--format.*only '\([a-z]*\)'.*/\1/p; s/.*--format.*one of \(.*\)/\1/p" | tr -d ",'")
+        COMPREPLY=($(compgen -W "${fmts:-chrome}" -- "$cur"))
+        return ;;
+    --arch)
+        COMPREPLY=($(compgen -W "sm_50 sm_52 sm_53 sm_60 sm_61 sm_62 sm_70 sm_72 sm_75 sm_80 sm_86 sm_87 sm_89 sm_90 sm_90a sm_100 sm_100a sm_103 sm_120" -- "$cur"))
+        return ;;
+    esac
+    if [[ $cur == -* ]]; then
+        COMPREPLY=($(compgen -W "$(_jitstall_options "$prog" "$cmd")" -- "$cur"))
+        return
+    fi
+    # Operands: traces (*.jst), directories of them, binaries to scan.
+    COMPREPLY=($(compgen -f -- "$cur"))
+    compopt -o filenames 2>/dev/null
+}
+complete -F _jitstall jitstall
