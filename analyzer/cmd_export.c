@@ -404,4 +404,4 @@ static int cmd_export(int argc, char **argv)
     return werr ? JST_EXIT_USAGE : JST_EXIT_OK;
 }
 
-JST_COMMAND(export, cmd_export, "write a Perfetto / chrome://tracing timeline")
+JST_COMMAND(export, cmd_export, "write a Perfetto timeline, Prometheus metrics or OTLP spans")
