@@ -160,8 +160,8 @@ static void resource(struct jst_json *j, const struct jst_process *p)
 
 /* The attributes of one call's span: what it did and, for a load, the
  * verdict, cache outcome, kernels, call site and fix. */
-static void call_attrs(struct jst_json *j, const struct jst_process *p,
-                       const struct jst_call_ev *c, struct jst_symbolizer *sym)
+static void call_attrs(struct jst_json *j, const struct jst_process *p, const struct jst_call_ev *c,
+                       struct jst_symbolizer *sym)
 {
     char buf[2048];
     attr_str(j, "jitstall.call", c->call_name ? c->call_name : jst_call_name(c->call));
@@ -260,8 +260,9 @@ static void export_process(struct jst_json *j, const struct jst_process *p)
     attr_int(j, "jitstall.rtc_ns", p->rtc_ns);
     if (p->self_ns)
         attr_int(j, "jitstall.self_ns", p->self_ns);
-    attr_str(j, "jitstall.end", p->has_end ? (p->end_reason ? p->end_reason : "exit")
-                                           : "killed, crashed or still running");
+    attr_str(j, "jitstall.end",
+             p->has_end ? (p->end_reason ? p->end_reason : "exit")
+                        : "killed, crashed or still running");
     jst_json_end(j);
     jst_json_end(j);
 

@@ -36,8 +36,7 @@ static const struct {
                 "Process start to its first kernel launch (slowest process of the set)."},
     [M_JIT] = {"jitstall_jit_seconds", "Time in the driver's PTX JIT, compile and cache load."},
     [M_COMPILE] = {"jitstall_jit_compile_seconds", "PTX JIT time that compiled (cache missed)."},
-    [M_CACHE_LOAD] = {"jitstall_jit_cache_load_seconds",
-                      "PTX JIT time served from the JIT cache."},
+    [M_CACHE_LOAD] = {"jitstall_jit_cache_load_seconds", "PTX JIT time served from the JIT cache."},
     [M_RTC] = {"jitstall_runtime_compile_seconds",
                "Time in runtime compilers (NVRTC, nvJitLink) before the first launch."},
     [M_SELF] = {"jitstall_self_seconds", "Time jitstall itself spent in the process."},
@@ -149,8 +148,7 @@ static void fold_process(struct fset *s, const struct jst_process *p)
 
 /* Seconds to the nanosecond, counts exactly; a Unix timestamp keeps its
  * milliseconds (%g would round it to 1.79613795e+09). */
-static void put_sample(FILE *f, const char *name, const char *labels, const char *extra,
-                       double v)
+static void put_sample(FILE *f, const char *name, const char *labels, const char *extra, double v)
 {
     fprintf(f, v >= 1e6 ? "%s{%s%s} %.3f\n" : "%s{%s%s} %.9g\n", name, labels, extra ? extra : "",
             v);
@@ -167,10 +165,18 @@ static void write_family(FILE *f, int m, const struct fset *sets, size_t n)
             if (s->has_ttfk)
                 put_sample(f, fams[m].name, s->labels, NULL, s->ttfk);
             break;
-        case M_JIT: put_sample(f, fams[m].name, s->labels, NULL, s->jit); break;
-        case M_COMPILE: put_sample(f, fams[m].name, s->labels, NULL, s->compile); break;
-        case M_CACHE_LOAD: put_sample(f, fams[m].name, s->labels, NULL, s->cache_load); break;
-        case M_RTC: put_sample(f, fams[m].name, s->labels, NULL, s->rtc); break;
+        case M_JIT:
+            put_sample(f, fams[m].name, s->labels, NULL, s->jit);
+            break;
+        case M_COMPILE:
+            put_sample(f, fams[m].name, s->labels, NULL, s->compile);
+            break;
+        case M_CACHE_LOAD:
+            put_sample(f, fams[m].name, s->labels, NULL, s->cache_load);
+            break;
+        case M_RTC:
+            put_sample(f, fams[m].name, s->labels, NULL, s->rtc);
+            break;
         case M_SELF:
             if (s->has_self)
                 put_sample(f, fams[m].name, s->labels, NULL, s->self);
@@ -187,8 +193,12 @@ static void write_family(FILE *f, int m, const struct fset *sets, size_t n)
                 put_sample(f, fams[m].name, s->labels, extra, (double)s->cache[c]);
             }
             break;
-        case M_PROCS: put_sample(f, fams[m].name, s->labels, NULL, (double)s->procs); break;
-        case M_START: put_sample(f, fams[m].name, s->labels, NULL, s->start); break;
+        case M_PROCS:
+            put_sample(f, fams[m].name, s->labels, NULL, (double)s->procs);
+            break;
+        case M_START:
+            put_sample(f, fams[m].name, s->labels, NULL, s->start);
+            break;
         }
     }
 }

@@ -7,7 +7,7 @@
 
 static int name_ok(const char *s, size_t n)
 {
-    static const char *const reserved[] = {"program", "host",    "gpu_arch",
+    static const char *const reserved[] = {"program",        "host",    "gpu_arch",
                                            "driver_version", "verdict", "outcome"};
     if (n == 0 || n >= JST_LABEL_NAME_MAX || (s[0] >= '0' && s[0] <= '9'))
         return 0;
