@@ -1,9 +1,10 @@
 /*
- * `jitstall export --format chrome -o FILE.json TRACE|DIR...`: writes the
- * traces as Chrome Trace Event JSON for ui.perfetto.dev and chrome://tracing.
- * One track per thread; each hooked call is a complete ("X") event with the
- * JIT and cache detail in args; first kernel launches are instant markers;
- * CUPTI JIT records get a track of their own.
+ * `jitstall export [--format chrome|prometheus|otlp] -o FILE TRACE|DIR...`.
+ * chrome (here): the traces as Chrome Trace Event JSON for ui.perfetto.dev
+ * and chrome://tracing. One track per thread; each hooked call is a complete
+ * ("X") event with the JIT and cache detail in args; first kernel launches
+ * are instant markers; CUPTI JIT records get a track of their own.
+ * prometheus and otlp, for fleets: analyzer/export_prom.c, export_otlp.c.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -13,6 +14,7 @@
 #include <unistd.h>
 #include "check_util.h"
 #include "cli.h"
+#include "export_fleet.h"
 #include "outfile.h"
 #include "fixes.h"
 #include "image.h"
@@ -20,14 +22,19 @@
 #include "trace.h"
 
 static const char usage_text[] =
-    "usage: jitstall export [--format chrome] [-o FILE.json] TRACE|DIR...\n"
+    "usage: jitstall export [--format chrome|prometheus|otlp] [-o FILE] TRACE|DIR...\n"
     "\n"
-    "Write the traces as a timeline for ui.perfetto.dev or chrome://tracing\n"
-    "(Chrome Trace Event JSON): a track per thread, one event per hooked driver\n"
-    "call with its verdict, JIT source, kernels and cache outcome, and a marker\n"
-    "at each function's first launch.\n"
+    "Write the traces in another tool's format:\n"
+    "  chrome      a timeline for ui.perfetto.dev or chrome://tracing (Chrome\n"
+    "              Trace Event JSON): a track per thread, one event per hooked\n"
+    "              driver call with its verdict, JIT source, kernels and cache\n"
+    "              outcome, and a marker at each function's first launch\n"
+    "  prometheus  cold-start JIT metrics as Prometheus text, for node_exporter's\n"
+    "              textfile collector: one series set per program and labels\n"
+    "  otlp        OpenTelemetry traces (OTLP/JSON): a trace per process, a span\n"
+    "              per driver call that matters\n"
     "\n"
-    "  -f, --format FORMAT  output format; only 'chrome' (the default)\n"
+    "  -f, --format FORMAT  output format: chrome (the default), prometheus, otlp\n"
     "  -o, --output FILE    write to FILE (default: standard output)\n"
     "  -h, --help           show this help\n"
     "\n"
@@ -362,8 +369,15 @@ static int cmd_export(int argc, char **argv)
             return JST_EXIT_USAGE;
         }
     }
-    if (strcmp(format, "chrome")) {
-        jst_errorf("export", "unknown format '%s' (supported: chrome)", format);
+    int (*writer)(FILE *, const struct jst_run *) = NULL;
+    if (!strcmp(format, "chrome"))
+        writer = write_chrome;
+    else if (!strcmp(format, "prometheus"))
+        writer = jst_export_prometheus;
+    else if (!strcmp(format, "otlp"))
+        writer = jst_export_otlp;
+    else {
+        jst_errorf("export", "unknown format '%s' (supported: chrome, prometheus, otlp)", format);
         return JST_EXIT_USAGE;
     }
     if (optind >= argc) {
@@ -381,14 +395,13 @@ static int cmd_export(int argc, char **argv)
         jst_model_free(&run);
         return JST_EXIT_USAGE;
     }
-    int werr = jst_outfile_commit(&o, "export", write_chrome(o.f, &run));
+    int werr = jst_outfile_commit(&o, "export", writer(o.f, &run));
     if (!werr && o.path)
-        fprintf(stderr,
-                "jitstall export: wrote %s (%zu process%s); open it in ui.perfetto.dev or "
-                "chrome://tracing\n",
-                o.path, run.n_procs, run.n_procs == 1 ? "" : "es");
+        fprintf(stderr, "jitstall export: wrote %s (%zu process%s)%s\n", o.path, run.n_procs,
+                run.n_procs == 1 ? "" : "es",
+                writer == write_chrome ? "; open it in ui.perfetto.dev or chrome://tracing" : "");
     jst_model_free(&run);
     return werr ? JST_EXIT_USAGE : JST_EXIT_OK;
 }
 
-JST_COMMAND(export, cmd_export, "write a Perfetto / chrome://tracing timeline")
+JST_COMMAND(export, cmd_export, "write a Perfetto timeline, Prometheus metrics or OTLP spans")

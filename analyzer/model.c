@@ -510,6 +510,8 @@ static void read_end(struct jst_process *p, struct jst_field_iter *it)
             p->end_ns = f.u64;
         else if (f.key == JST_F_END_REASON)
             set_str(&p->end_reason, &f);
+        else if (f.key == JST_F_SELF_NS)
+            p->self_ns = f.u64;
     }
 }
 

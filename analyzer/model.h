@@ -98,6 +98,7 @@ struct jst_process {
     int has_end;
     int64_t exit_status;
     char *end_reason;               /* "exit", "atexit", "destructor"; NULL */
+    uint64_t self_ns;               /* jitstall's own time (END self_ns); 0 if absent */
     size_t n_unknown;               /* records of unknown type skipped */
 
     struct jst_device *devices; size_t n_devices;

@@ -23,6 +23,7 @@
 
 #include "backtrace.h"
 #include "ext.h"
+#include "metrics.h"
 #include "jitcache.h"
 #include "state.h"
 
@@ -161,6 +162,7 @@ static void cfg_read(void)
     jst_debug_on = d && *d && strcmp(d, "0") != 0;
     const char *off = getenv("JITSTALL_DISABLE");
     cfg_disabled = off && *off && strcmp(off, "0") != 0;
+    jst_metrics_init();
     const char *dir = getenv("JITSTALL_DIR");
     if (dir && *dir && strlen(dir) < sizeof cfg_dir)
         strcpy(cfg_dir, dir);
@@ -275,7 +277,8 @@ static void emit_process(struct jst_writer *w, uint64_t rt, uint64_t mono, const
     for (char **e = environ; e && *e; e++)
         if (strncmp(*e, "CUDA_", 5) == 0 || strncmp(*e, "JITSTALL_", 9) == 0)
             add_str_room(&r, JST_F_ENV, *e, strlen(*e));
-    jst_writer_emit(w, &r, 1);
+    if (jst_writer_emit(w, &r, 1) == 0)
+        jst_metrics_observe(&r);
     free(buf);
 }
 
@@ -354,6 +357,7 @@ static void write_end(const char *reason, int status, int have_status, const cha
     if (exec_path)
         jst_rec_strn(&r, JST_F_EXEC_PATH, exec_path, strnlen(exec_path, PATH_MAX - 1));
     jst_emit(&r, 1);
+    jst_metrics_write(0);
     /* Nothing may write after END: stop first, then end the zstd frame. */
     int expected = JST_ST_ON;
     if (atomic_compare_exchange_strong(&jst_state, &expected, JST_ST_OFF)) {
@@ -413,6 +417,7 @@ void jst_exec_failed(const char *path, int err)
  * it, and let the next event open a new one. */
 static void atfork_child(void)
 {
+    jst_metrics_atfork_child();
     struct jst_writer *w = atomic_exchange(&g_writer, NULL);
     if (w)
         jst_writer_abandon(w);
@@ -556,6 +561,8 @@ int jst_emit(const struct jst_rec *r, int flush)
         return -1;
     int saved = errno;
     int rc = jst_writer_emit(w, r, flush);
+    if (rc == 0)
+        jst_metrics_observe(r);
     if (rc != 0) {
         char why[160];
         snprintf(why, sizeof why, "cannot write the trace: %s", strerror(errno));

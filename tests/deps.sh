@@ -3,7 +3,7 @@
 # the build needs are there (installs them as root, else prints the apt-get line).
 jst_need_pkgs=(build-essential cmake pkg-config libzstd-dev libunwind-dev liblz4-dev
                libelf-dev libdw-dev libjansson-dev libcmocka-dev python3 python3-pytest libxml2-utils go-md2man man-db
-               python3-venv python3-setuptools)
+               python3-venv python3-setuptools prometheus prometheus-node-exporter)
 jst_deps() {
   local missing=() p
   for p in "${jst_need_pkgs[@]}"; do
@@ -26,5 +26,23 @@ jst_deps() {
     echo "jitstall: the CUDA toolkit's headers (cuda.h) are needed: install the CUDA toolkit" >&2
     return 2
   fi
+  jst_pyvenv || return $?
   return 0
+}
+
+# The OTLP test parses exports with the OpenTelemetry protobuf definitions,
+# from PyPI (opentelemetry-proto): a venv at .pyvenv, made once.
+jst_pyvenv() {
+  local top v
+  top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+  v="$top/.pyvenv"
+  if [ -x "$v/bin/python" ] && "$v/bin/python" -c 'import opentelemetry.proto' 2>/dev/null; then
+    return 0
+  fi
+  echo "jitstall: making $v with opentelemetry-proto (for the OTLP export test)"
+  /usr/bin/python3 -m venv "$v" && "$v/bin/python" -m pip install -q --disable-pip-version-check \
+    opentelemetry-proto || {
+    echo "jitstall: could not install opentelemetry-proto from PyPI into $v" >&2
+    return 2
+  }
 }

@@ -56,7 +56,8 @@ _jitstall()
         return ;;
     -f | --format)
         local fmts
-        fmts=$("$prog" "$cmd" --help 2>/dev/null | sed -n "s/.*--format.*only '\([a-z]*\)'.*/\1/p; s/.*--format.*one of \(.*\)/\1/p" | tr -d ",'")
+        # From the usage line: [--format chrome|prometheus|otlp]
+        fmts=$("$prog" "$cmd" --help 2>/dev/null | head -1 | grep -oE -- '--format [a-z|]+' | cut -d' ' -f2 | tr '|' ' ')
         COMPREPLY=($(compgen -W "${fmts:-chrome}" -- "$cur"))
         return ;;
     --arch)

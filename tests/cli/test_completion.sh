@@ -42,7 +42,7 @@ for cmd in $("$J" --help | sed -n 's/^  \([a-z]\+\)  .*/\1/p'); do
     expect_has "$cmd options" "$out" $want
 done
 out=$(complete_words export --format "")
-expect_has "export --format" "$out" chrome
+expect_has "export --format" "$out" chrome prometheus otlp
 out=$(complete_words scan --arch sm_9)
 expect_has "scan --arch" "$out" sm_90 sm_90a
 tmp=$(mktemp -d)

@@ -1,0 +1,319 @@
+/*
+ * `jitstall export --format otlp`: the traces as OpenTelemetry traces in the
+ * OTLP/JSON encoding (an ExportTraceServiceRequest), which an OpenTelemetry
+ * Collector's file receiver or any OTLP/HTTP client can ship to Jaeger, Tempo
+ * or another backend. One trace per process: a root span for the process's
+ * traced life, and a child span per driver call that matters (init, context,
+ * loads, link steps, runtime compiles, first launches). Resource attributes
+ * follow OpenTelemetry's semantic conventions (service.*, process.*, host.*);
+ * jitstall's own are under "jitstall.". docs/fleet.md lists them.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "check_util.h"
+#include "export_fleet.h"
+#include "fixes.h"
+#include "image.h"
+#include "jsonw.h"
+#include "symbolize.h"
+#include "trace.h"
+
+#define SPAN_KIND_INTERNAL 1
+#define STATUS_ERROR 2
+
+/* Monotonic ns to Unix ns, through the trace's anchor pair. */
+static uint64_t unix_ns(const struct jst_process *p, uint64_t mono)
+{
+    if (!p->realtime_ns || !p->mono_ns)
+        return mono;
+    return mono >= p->mono_ns ? p->realtime_ns + (mono - p->mono_ns)
+                              : p->realtime_ns - (p->mono_ns - mono);
+}
+
+/* OTLP/JSON carries 64-bit integers as decimal strings. */
+static void kns(struct jst_json *j, const char *key, uint64_t v)
+{
+    char b[32];
+    snprintf(b, sizeof b, "%" PRIu64, v);
+    jst_json_kstr(j, key, b);
+}
+
+static void hex_id(char *out, const uint64_t *w, size_t words)
+{
+    for (size_t i = 0; i < words; i++)
+        sprintf(out + 16 * i, "%016" PRIx64, w[i]);
+}
+
+/* Attributes: {"key": K, "value": {"stringValue": V}} and friends. */
+static void attr_str(struct jst_json *j, const char *k, const char *v)
+{
+    if (!v)
+        return;
+    jst_json_obj(j);
+    jst_json_kstr(j, "key", k);
+    jst_json_key(j, "value");
+    jst_json_obj(j);
+    jst_json_kstr(j, "stringValue", v);
+    jst_json_end(j);
+    jst_json_end(j);
+}
+
+static void attr_int(struct jst_json *j, const char *k, uint64_t v)
+{
+    jst_json_obj(j);
+    jst_json_kstr(j, "key", k);
+    jst_json_key(j, "value");
+    jst_json_obj(j);
+    kns(j, "intValue", v);
+    jst_json_end(j);
+    jst_json_end(j);
+}
+
+static void attr_strs(struct jst_json *j, const char *k, char *const *v, size_t n, int demangle)
+{
+    if (!n)
+        return;
+    jst_json_obj(j);
+    jst_json_kstr(j, "key", k);
+    jst_json_key(j, "value");
+    jst_json_obj(j);
+    jst_json_key(j, "arrayValue");
+    jst_json_obj(j);
+    jst_json_key(j, "values");
+    jst_json_arr(j);
+    for (size_t i = 0; i < n; i++) {
+        char buf[1024];
+        jst_json_obj(j);
+        jst_json_kstr(j, "stringValue", demangle ? jst_demangle(v[i], buf, sizeof buf) : v[i]);
+        jst_json_end(j);
+    }
+    jst_json_end(j);
+    jst_json_end(j);
+    jst_json_end(j);
+    jst_json_end(j);
+}
+
+static int span_worthy(unsigned call)
+{
+    switch (call) {
+    case JST_CALL_cuModuleGetFunction:
+    case JST_CALL_cuLibraryGetKernel:
+    case JST_CALL_cuKernelGetFunction:
+    case JST_CALL_cuModuleUnload:
+    case JST_CALL_cuLibraryUnload:
+        return 0; /* lookups and unloads cost nothing worth a span */
+    default:
+        return call > 0 && call < JST_CALL_MAX_;
+    }
+}
+
+static void resource(struct jst_json *j, const struct jst_process *p)
+{
+    const char *user = NULL;
+    for (size_t i = 0; i < p->n_env; i++)
+        if (!strncmp(p->env[i], "JITSTALL_LABELS=", 16))
+            user = p->env[i] + 16;
+    struct jst_label lab[JST_MAX_LABELS];
+    size_t nl = jst_parse_labels(user, lab, JST_MAX_LABELS);
+    const char *service = jst_exe_base(p), *version = NULL;
+    for (size_t i = 0; i < nl; i++) {
+        if (!strcmp(lab[i].name, "service"))
+            service = lab[i].value;
+        else if (!strcmp(lab[i].name, "version"))
+            version = lab[i].value;
+    }
+    jst_json_key(j, "resource");
+    jst_json_obj(j);
+    jst_json_key(j, "attributes");
+    jst_json_arr(j);
+    attr_str(j, "service.name", service);
+    attr_str(j, "service.version", version);
+    attr_str(j, "host.name", p->host);
+    attr_int(j, "process.pid", p->pid);
+    if (p->ppid)
+        attr_int(j, "process.parent_pid", p->ppid);
+    attr_str(j, "process.executable.name", jst_exe_base(p));
+    attr_str(j, "process.executable.path", p->exe);
+    attr_strs(j, "process.command_args", p->argv, p->argc, 0);
+    attr_str(j, "telemetry.sdk.name", "jitstall");
+    attr_str(j, "telemetry.sdk.version", JITSTALL_VERSION);
+    if (p->n_devices) {
+        char b[64];
+        snprintf(b, sizeof b, "sm_%u%u", p->devices[0].cc_major, p->devices[0].cc_minor);
+        attr_str(j, "jitstall.gpu_arch", b);
+        attr_str(j, "jitstall.gpu_name", p->devices[0].name);
+        snprintf(b, sizeof b, "%" PRIu64 ".%" PRIu64, p->devices[0].driver_version / 1000,
+                 p->devices[0].driver_version % 1000 / 10);
+        attr_str(j, "jitstall.driver_version", b);
+    }
+    for (size_t i = 0; i < nl; i++)
+        if (strcmp(lab[i].name, "service") && strcmp(lab[i].name, "version")) {
+            char key[JST_LABEL_NAME_MAX + 16];
+            snprintf(key, sizeof key, "jitstall.label.%.63s", lab[i].name);
+            attr_str(j, key, lab[i].value);
+        }
+    jst_json_end(j);
+    jst_json_end(j);
+}
+
+/* The attributes of one call's span: what it did and, for a load, the
+ * verdict, cache outcome, kernels, call site and fix. */
+static void call_attrs(struct jst_json *j, const struct jst_process *p, const struct jst_call_ev *c,
+                       struct jst_symbolizer *sym)
+{
+    char buf[2048];
+    attr_str(j, "jitstall.call", c->call_name ? c->call_name : jst_call_name(c->call));
+    attr_str(j, "jitstall.route", jst_route_name(c->route));
+    attr_int(j, "thread.id", c->tid);
+    attr_int(j, "jitstall.result", (uint64_t)c->result);
+    if (c->verdict) {
+        attr_str(j, "jitstall.verdict", jst_verdict_name(c->verdict));
+        attr_str(j, "jitstall.jit_from", c->jit_from);
+        attr_str(j, "jitstall.sass_arch", c->sass_arch);
+        attr_str(j, "jitstall.reason", c->reason);
+        attr_str(j, "jitstall.source", c->source ? c->source : c->path);
+        snprintf(buf, sizeof buf, "0x%016" PRIx64, c->image_hash);
+        attr_str(j, "jitstall.image_hash", buf);
+        attr_strs(j, "jitstall.kernels", c->kernels, c->n_kernels, 1);
+        if (jst_is_jit_event(p, c)) {
+            attr_str(j, "jitstall.cache", jst_cache_name(c->cache));
+            if (c->cache_reason)
+                attr_str(j, "jitstall.cache_reason", jst_cache_reason_name(c->cache_reason));
+        }
+        if (jst_fix_for_load(p, c, NULL, buf, sizeof buf) && buf[0])
+            attr_str(j, "jitstall.fix", buf);
+    } else if (c->name) {
+        attr_str(j, "jitstall.kernel", c->name);
+    }
+    struct jst_frame fr;
+    if (jst_call_site_frame(sym, c, &fr) == 0) {
+        attr_str(j, "code.function.name", fr.func[0] ? fr.func : NULL);
+        attr_str(j, "code.file.path", fr.file[0] ? fr.file : NULL);
+        if (fr.line)
+            attr_int(j, "code.line.number", fr.line);
+        attr_str(j, "jitstall.call_site", jst_frame_str(&fr, buf, sizeof buf));
+    }
+}
+
+static void span_head(struct jst_json *j, const char *trace, uint64_t id, uint64_t parent,
+                      const char *name, uint64_t start, uint64_t end)
+{
+    char sid[17], pid[17];
+    hex_id(sid, &id, 1);
+    jst_json_obj(j);
+    jst_json_kstr(j, "traceId", trace);
+    jst_json_kstr(j, "spanId", sid);
+    if (parent) {
+        hex_id(pid, &parent, 1);
+        jst_json_kstr(j, "parentSpanId", pid);
+    }
+    jst_json_kstr(j, "name", name);
+    jst_json_ku64(j, "kind", SPAN_KIND_INTERNAL);
+    kns(j, "startTimeUnixNano", start);
+    kns(j, "endTimeUnixNano", end > start ? end : start);
+}
+
+static void export_process(struct jst_json *j, const struct jst_process *p)
+{
+    /* Ids: a hash of who and when, so the same trace always gives the same
+     * ids, and two processes never share one. */
+    char who[512];
+    snprintf(who, sizeof who, "%s|%" PRIu64 "|%" PRIu64 "|%s", p->host ? p->host : "", p->pid,
+             p->realtime_ns, p->exe ? p->exe : "");
+    uint64_t tid[2];
+    tid[0] = jst_hash64(who, strlen(who));
+    strncat(who, "|trace", sizeof who - strlen(who) - 1);
+    tid[1] = jst_hash64(who, strlen(who));
+    char trace[33];
+    hex_id(trace, tid, 2);
+    uint64_t root = tid[0] ^ 0x9e3779b97f4a7c15ull;
+    if (!root)
+        root = 1;
+    uint64_t start = p->proc_start_ns ? p->proc_start_ns : p->mono_ns;
+    uint64_t end = p->end_ns > start ? p->end_ns : start;
+
+    jst_json_obj(j);
+    resource(j, p);
+    jst_json_key(j, "scopeSpans");
+    jst_json_arr(j);
+    jst_json_obj(j);
+    jst_json_key(j, "scope");
+    jst_json_obj(j);
+    jst_json_kstr(j, "name", "jitstall");
+    jst_json_kstr(j, "version", JITSTALL_VERSION);
+    jst_json_end(j);
+    jst_json_key(j, "spans");
+    jst_json_arr(j);
+
+    char name[300];
+    snprintf(name, sizeof name, "%s cold start", jst_exe_base(p));
+    span_head(j, trace, root, 0, name, unix_ns(p, start), unix_ns(p, end));
+    jst_json_key(j, "attributes");
+    jst_json_arr(j);
+    if (p->first_launch_ns)
+        attr_int(j, "jitstall.ttfk_ns", p->ttfk_ns);
+    attr_int(j, "jitstall.jit_ns", p->jit_ns);
+    attr_int(j, "jitstall.jit_compile_ns", p->jit_compile_ns);
+    attr_int(j, "jitstall.jit_cache_load_ns", p->jit_cache_load_ns);
+    attr_int(j, "jitstall.rtc_ns", p->rtc_ns);
+    if (p->self_ns)
+        attr_int(j, "jitstall.self_ns", p->self_ns);
+    attr_str(j, "jitstall.end",
+             p->has_end ? (p->end_reason ? p->end_reason : "exit")
+                        : "killed, crashed or still running");
+    jst_json_end(j);
+    jst_json_end(j);
+
+    struct jst_symbolizer *sym = jst_symbolizer_new(p);
+    for (size_t k = 0; k < p->n_calls; k++) {
+        const struct jst_call_ev *c = &p->calls[k];
+        if (!span_worthy(c->call))
+            continue;
+        const char *cn = c->call_name ? c->call_name : jst_call_name(c->call);
+        if (c->call == JST_CALL_cuLaunchKernel || c->call == JST_CALL_cuLaunchKernelEx)
+            snprintf(name, sizeof name, "first launch %s", c->name ? c->name : "?");
+        else
+            snprintf(name, sizeof name, "%s", cn ? cn : "?");
+        uint64_t sid = jst_hash64(&c->seq, sizeof c->seq) ^ root;
+        span_head(j, trace, sid ? sid : 2, root, name, unix_ns(p, c->start_ns),
+                  unix_ns(p, c->start_ns + c->dur_ns));
+        jst_json_key(j, "attributes");
+        jst_json_arr(j);
+        call_attrs(j, p, c, sym);
+        jst_json_end(j);
+        if (c->result) {
+            char msg[96];
+            snprintf(msg, sizeof msg, "%s returned %" PRId64, cn ? cn : "call", c->result);
+            jst_json_key(j, "status");
+            jst_json_obj(j);
+            jst_json_ku64(j, "code", STATUS_ERROR);
+            jst_json_kstr(j, "message", msg);
+            jst_json_end(j);
+        }
+        jst_json_end(j);
+    }
+    if (sym)
+        jst_symbolizer_free(sym);
+    jst_json_end(j); /* spans */
+    jst_json_end(j); /* scopeSpans[0] */
+    jst_json_end(j); /* scopeSpans */
+    jst_json_end(j); /* resourceSpans[i] */
+}
+
+int jst_export_otlp(FILE *f, const struct jst_run *run)
+{
+    struct jst_json j;
+    jst_json_init(&j, f, 0);
+    jst_json_obj(&j);
+    jst_json_key(&j, "resourceSpans");
+    jst_json_arr(&j);
+    for (size_t i = 0; i < run->n_procs; i++) {
+        export_process(&j, &run->procs[i]);
+        fputc('\n', f);
+    }
+    jst_json_end(&j);
+    jst_json_end(&j);
+    return jst_json_finish(&j);
+}

@@ -1,0 +1,226 @@
+/*
+ * `jitstall export --format prometheus`: cold-start JIT figures as
+ * Prometheus text (exposition format 0.0.4), the format node_exporter's
+ * textfile collector reads. One sample set per program and label set, so the
+ * series a fleet produces stay bounded: no pid, no paths beyond the program
+ * name. docs/fleet.md lists the metrics and shows queries and an alert.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "check_util.h"
+#include "export_fleet.h"
+#include "fixes.h"
+#include "trace.h"
+
+/* The metric families, in output order. */
+enum {
+    M_TTFK,
+    M_JIT,
+    M_COMPILE,
+    M_CACHE_LOAD,
+    M_RTC,
+    M_SELF,
+    M_LOADS,
+    M_CACHE,
+    M_PROCS,
+    M_START,
+    M_N_
+};
+
+static const struct {
+    const char *name, *help;
+} fams[M_N_] = {
+    [M_TTFK] = {"jitstall_time_to_first_kernel_seconds",
+                "Process start to its first kernel launch (slowest process of the set)."},
+    [M_JIT] = {"jitstall_jit_seconds", "Time in the driver's PTX JIT, compile and cache load."},
+    [M_COMPILE] = {"jitstall_jit_compile_seconds", "PTX JIT time that compiled (cache missed)."},
+    [M_CACHE_LOAD] = {"jitstall_jit_cache_load_seconds", "PTX JIT time served from the JIT cache."},
+    [M_RTC] = {"jitstall_runtime_compile_seconds",
+               "Time in runtime compilers (NVRTC, nvJitLink) before the first launch."},
+    [M_SELF] = {"jitstall_self_seconds", "Time jitstall itself spent in the process."},
+    [M_LOADS] = {"jitstall_loads", "Module loads and link steps, by verdict."},
+    [M_CACHE] = {"jitstall_jit_cache_outcomes", "JIT loads by JIT cache outcome."},
+    [M_PROCS] = {"jitstall_processes", "Processes traced in the set."},
+    [M_START] = {"jitstall_last_start_timestamp_seconds",
+                 "Unix time of the latest process start in the set."},
+};
+
+/* One program and label set: the figures summed (times of JIT) or maxed
+ * (time to first kernel) over its processes. */
+struct fset {
+    char labels[1024]; /* program="...",host="...",... without braces */
+    int has_ttfk;
+    double ttfk, jit, compile, cache_load, rtc, self, start;
+    int has_self;
+    uint64_t loads[JST_V_DAMAGED + 1];
+    uint64_t cache[JST_C_UNKNOWN + 1];
+    uint64_t procs;
+};
+
+/* Escapes a label value: backslash, double quote and newline. */
+static size_t put_value(char *out, size_t n, const char *v)
+{
+    size_t k = 0;
+    for (; v && *v && k + 3 < n; v++) {
+        if (*v == '\\' || *v == '"') {
+            out[k++] = '\\';
+            out[k++] = *v;
+        } else if (*v == '\n') {
+            out[k++] = '\\';
+            out[k++] = 'n';
+        } else {
+            out[k++] = *v;
+        }
+    }
+    out[k] = '\0';
+    return k;
+}
+
+static void add_label(char *buf, size_t n, const char *name, const char *value)
+{
+    size_t len = strlen(buf);
+    if (len + strlen(name) + 6 >= n)
+        return;
+    len += (size_t)snprintf(buf + len, n - len, "%s%s=\"", len ? "," : "", name);
+    len += put_value(buf + len, n - len - 1, value);
+    snprintf(buf + len, n - len, "\"");
+}
+
+/* The labels of a process: program, host, GPU arch, driver version, then
+ * the user's JITSTALL_LABELS as recorded in the trace's environment. */
+static void proc_labels(const struct jst_process *p, char *buf, size_t n)
+{
+    char v[64];
+    buf[0] = '\0';
+    add_label(buf, n, "program", jst_exe_base(p));
+    add_label(buf, n, "host", p->host ? p->host : "");
+    const struct jst_device *d = p->n_devices ? &p->devices[0] : NULL;
+    snprintf(v, sizeof v, "sm_%u%u", d ? d->cc_major : 0, d ? d->cc_minor : 0);
+    add_label(buf, n, "gpu_arch", d ? v : "");
+    if (d && d->driver_version)
+        snprintf(v, sizeof v, "%" PRIu64 ".%" PRIu64, d->driver_version / 1000,
+                 d->driver_version % 1000 / 10);
+    else
+        v[0] = '\0';
+    add_label(buf, n, "driver_version", v);
+    const char *user = NULL;
+    for (size_t i = 0; i < p->n_env; i++)
+        if (!strncmp(p->env[i], "JITSTALL_LABELS=", 16))
+            user = p->env[i] + 16;
+    struct jst_label lab[JST_MAX_LABELS];
+    size_t nl = jst_parse_labels(user, lab, JST_MAX_LABELS);
+    for (size_t i = 0; i < nl; i++)
+        add_label(buf, n, lab[i].name, lab[i].value);
+}
+
+static void fold_process(struct fset *s, const struct jst_process *p)
+{
+    s->procs++;
+    if (p->first_launch_ns) {
+        double t = (double)p->ttfk_ns / 1e9;
+        if (!s->has_ttfk || t > s->ttfk)
+            s->ttfk = t;
+        s->has_ttfk = 1;
+    }
+    s->jit += (double)p->jit_ns / 1e9;
+    s->compile += (double)p->jit_compile_ns / 1e9;
+    s->cache_load += (double)p->jit_cache_load_ns / 1e9;
+    s->rtc += (double)p->rtc_ns / 1e9;
+    if (p->self_ns) {
+        s->self += (double)p->self_ns / 1e9;
+        s->has_self = 1;
+    }
+    double start = p->realtime_ns && p->mono_ns && p->proc_start_ns
+                       ? (double)(p->realtime_ns - (p->mono_ns - p->proc_start_ns)) / 1e9
+                       : (double)p->realtime_ns / 1e9;
+    if (start > s->start)
+        s->start = start;
+    for (size_t k = 0; k < p->n_calls; k++) {
+        const struct jst_call_ev *c = &p->calls[k];
+        if (c->verdict && c->verdict <= JST_V_DAMAGED)
+            s->loads[c->verdict]++;
+        if (jst_is_jit_event(p, c) && c->cache <= JST_C_UNKNOWN)
+            s->cache[c->cache]++;
+    }
+}
+
+/* Seconds to the nanosecond, counts exactly; a Unix timestamp keeps its
+ * milliseconds (%g would round it to 1.79613795e+09). */
+static void put_sample(FILE *f, const char *name, const char *labels, const char *extra, double v)
+{
+    fprintf(f, v >= 1e6 ? "%s{%s%s} %.3f\n" : "%s{%s%s} %.9g\n", name, labels, extra ? extra : "",
+            v);
+}
+
+static void write_family(FILE *f, int m, const struct fset *sets, size_t n)
+{
+    fprintf(f, "# HELP %s %s\n# TYPE %s gauge\n", fams[m].name, fams[m].help, fams[m].name);
+    for (size_t i = 0; i < n; i++) {
+        const struct fset *s = &sets[i];
+        char extra[64];
+        switch (m) {
+        case M_TTFK:
+            if (s->has_ttfk)
+                put_sample(f, fams[m].name, s->labels, NULL, s->ttfk);
+            break;
+        case M_JIT:
+            put_sample(f, fams[m].name, s->labels, NULL, s->jit);
+            break;
+        case M_COMPILE:
+            put_sample(f, fams[m].name, s->labels, NULL, s->compile);
+            break;
+        case M_CACHE_LOAD:
+            put_sample(f, fams[m].name, s->labels, NULL, s->cache_load);
+            break;
+        case M_RTC:
+            put_sample(f, fams[m].name, s->labels, NULL, s->rtc);
+            break;
+        case M_SELF:
+            if (s->has_self)
+                put_sample(f, fams[m].name, s->labels, NULL, s->self);
+            break;
+        case M_LOADS:
+            for (unsigned v = JST_V_SASS; v <= JST_V_DAMAGED; v++) {
+                snprintf(extra, sizeof extra, ",verdict=\"%s\"", jst_verdict_name(v));
+                put_sample(f, fams[m].name, s->labels, extra, (double)s->loads[v]);
+            }
+            break;
+        case M_CACHE:
+            for (unsigned c = JST_C_HIT; c <= JST_C_UNKNOWN; c++) {
+                snprintf(extra, sizeof extra, ",outcome=\"%s\"", jst_cache_name(c));
+                put_sample(f, fams[m].name, s->labels, extra, (double)s->cache[c]);
+            }
+            break;
+        case M_PROCS:
+            put_sample(f, fams[m].name, s->labels, NULL, (double)s->procs);
+            break;
+        case M_START:
+            put_sample(f, fams[m].name, s->labels, NULL, s->start);
+            break;
+        }
+    }
+}
+
+int jst_export_prometheus(FILE *f, const struct jst_run *run)
+{
+    struct fset *sets = calloc(run->n_procs + 1, sizeof(*sets));
+    if (!sets)
+        return -1;
+    size_t n = 0;
+    for (size_t i = 0; i < run->n_procs; i++) {
+        char labels[sizeof sets[0].labels];
+        proc_labels(&run->procs[i], labels, sizeof labels);
+        size_t k = 0;
+        while (k < n && strcmp(sets[k].labels, labels))
+            k++;
+        if (k == n)
+            snprintf(sets[n++].labels, sizeof labels, "%s", labels);
+        fold_process(&sets[k], &run->procs[i]);
+    }
+    for (int m = 0; m < M_N_; m++)
+        write_family(f, m, sets, n);
+    free(sets);
+    return ferror(f) ? -1 : 0;
+}

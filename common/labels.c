@@ -1,0 +1,51 @@
+/*
+ * Parsing of JITSTALL_LABELS (see labels.h). No allocation: the preload
+ * calls it at exit.
+ */
+#include <string.h>
+#include "labels.h"
+
+static int name_ok(const char *s, size_t n)
+{
+    static const char *const reserved[] = {"program",        "host",    "gpu_arch",
+                                           "driver_version", "verdict", "outcome"};
+    if (n == 0 || n >= JST_LABEL_NAME_MAX || (s[0] >= '0' && s[0] <= '9'))
+        return 0;
+    if (n >= 2 && s[0] == '_' && s[1] == '_')
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_'))
+            return 0;
+    }
+    for (size_t i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++)
+        if (strlen(reserved[i]) == n && !memcmp(reserved[i], s, n))
+            return 0;
+    return 1;
+}
+
+size_t jst_parse_labels(const char *s, struct jst_label *out, size_t max)
+{
+    size_t n = 0;
+    while (s && *s && n < max) {
+        const char *end = strchr(s, ',');
+        size_t len = end ? (size_t)(end - s) : strlen(s);
+        const char *eq = memchr(s, '=', len);
+        if (eq) {
+            size_t nl = (size_t)(eq - s), vl = len - nl - 1;
+            int dup = 0;
+            for (size_t i = 0; i < n; i++)
+                dup |= strlen(out[i].name) == nl && !memcmp(out[i].name, s, nl);
+            if (name_ok(s, nl) && vl < JST_LABEL_VALUE_MAX && !dup) {
+                memcpy(out[n].name, s, nl);
+                out[n].name[nl] = '\0';
+                memcpy(out[n].value, eq + 1, vl);
+                out[n].value[vl] = '\0';
+                n++;
+            }
+        }
+        s = end ? end + 1 : NULL;
+    }
+    return n;
+}
