@@ -51,14 +51,20 @@ static void write_headline(FILE *f, const struct rv_report *r)
     for (size_t i = 0; i < r->n_procs; i++) {
         const struct jst_process *p = r->procs[i].p;
         int l = p->first_launch_ns != 0;
+        char ttfk_open[48];
+        snprintf(ttfk_open, sizeof(ttfk_open), "more than %s (in flight)",
+                 rv_dur(p->ttfk_ns, a, 32));
         fprintf(f, "| %" PRIu64 " | ", p->pid);
         md_code(f, rv_exe_name(p));
         fprintf(f, " | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-                l ? rv_dur(p->ttfk_ns, a, 32) : "no launch", rv_dur(p->ttfk_jit_ns, b, 32),
-                rv_dur(p->ttfk_jit_compile_ns, c, 32), rv_dur(p->ttfk_jit_cache_load_ns, d, 32),
-                rv_dur(p->init_ns + p->ctx_ns, e, 32), rv_dur(p->sass_load_ns, g, 32),
-                rv_dur(p->rtc_ns, rt, 32), rv_dur(p->pre_driver_ns, m, 32),
-                rv_dur(p->other_ns, h, 32), l ? rv_dur(r->procs[i].projected_ttfk_ns, k, 32) : "-");
+                l                   ? rv_dur(p->ttfk_ns, a, 32)
+                : p->ttfk_in_flight ? ttfk_open
+                                    : "no launch",
+                rv_dur(p->ttfk_jit_ns, b, 32), rv_dur(p->ttfk_jit_compile_ns, c, 32),
+                rv_dur(p->ttfk_jit_cache_load_ns, d, 32), rv_dur(p->init_ns + p->ctx_ns, e, 32),
+                rv_dur(p->sass_load_ns, g, 32), rv_dur(p->rtc_ns, rt, 32),
+                rv_dur(p->pre_driver_ns, m, 32), rv_dur(p->other_ns, h, 32),
+                l ? rv_dur(r->procs[i].projected_ttfk_ns, k, 32) : "-");
     }
     if (r->n_procs > 1)
         fprintf(
@@ -106,6 +112,11 @@ static void write_culprits(FILE *f, const struct rv_report *r)
             fprintf(f, "pid %" PRIu64 " | ", m->p->pid);
         md_code(f, rv_origin(m, buf, sizeof(buf)));
         fputs(" | ", f);
+        if (m->c->in_flight) {
+            fputs("**", f);
+            md_text(f, rv_in_flight_str(m->c, buf, sizeof(buf)));
+            fputs("**; ", f);
+        }
         md_text(f, rv_verdict_str(m, buf, sizeof(buf)));
         fputs(" | ", f);
         if (m->c->n_kernels) {
