@@ -563,6 +563,9 @@ static CUresult link_add_finish(struct jst_event *ev, struct jst_load *ld, CUres
     return r;
 }
 
+/* PTX added to a link is compiled in the call and cached like a load's
+ * (docs/DRIVER.md, "Link steps use the JIT cache"): the same cache snapshots
+ * around it give the same outcome. */
 typedef CUresult (*ladd_fn)(CUlinkState, CUjitInputType, void *, size_t, const char *, unsigned int,
                             CUjit_option *, void **);
 static CUresult h_ladd(struct jst_hook *h, int route, CUlinkState st, CUjitInputType t, void *data,

@@ -22,7 +22,9 @@
  *    on that lock only inside a jitstall hook, never in its own code;
  *  - is created again after fork, in the child, when the child needs it.
  * JITSTALL_PROGRESS_MS=0 turns it off (an in-flight call then ends at the
- * last record the process wrote for another reason).
+ * last record the process wrote for another reason). The driver facts behind
+ * this: docs/DRIVER.md, "A long call leaves nothing behind when the process
+ * is killed"; the records: docs/FORMAT.md, `begin` and `progress`.
  */
 #include <errno.h>
 #include <pthread.h>
