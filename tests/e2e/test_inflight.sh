@@ -30,9 +30,15 @@ kill_during() {
         sleep 0.05
     done
     [ "$seen" = 1 ] || fail "$name: no BEGIN record on disk"
-    local t0
+    local t0 task
     t0=$(date +%s.%N)
     sleep "$hold"
+    # The progress thread, by name, and its blocked signals (hex mask).
+    for task in /proc/"$pid"/task/*; do
+        if [ "$(cat "$task/comm" 2>/dev/null)" = jitstall-prog ]; then
+            sed -n 's/^SigBlk:[[:space:]]*//p' "$task/status" >"$WORK/$name.sigblk"
+        fi
+    done
     kill -9 "$pid"
     python3 -c "import sys; print(float(sys.argv[2]) - float(sys.argv[1]))" "$t0" \
         "$(date +%s.%N)" >"$WORK/$name.elapsed"
@@ -100,6 +106,14 @@ expect(len(pr) >= 4 and all(p["in_flight"] == 1 for p in pr), "progress records 
 expect(pr[-1]["start_ns"] > b["start_ns"], "progress after the begin")
 PY
 in_flight_report load cuModuleLoadData compiling
+# The progress thread blocks every signal the program could be sent (SIGINT,
+# SIGUSR1, SIGTERM, SIGALRM, SIGCHLD here), so they reach the program's threads.
+[ -s "$WORK/load.sigblk" ] || fail "no thread named jitstall-prog while the load ran"
+python3 -c '
+import sys
+m = int(sys.argv[1], 16)
+assert all(m >> (s - 1) & 1 for s in (2, 10, 14, 15, 17)), hex(m)' "$(cat "$WORK/load.sigblk")" ||
+    fail "the progress thread does not block the program's signals: SigBlk $(cat "$WORK/load.sigblk")"
 
 # 2. The same load with the progress thread off: nothing on disk says how
 # long it ran, so the call lasts until its own BEGIN record.
