@@ -142,7 +142,35 @@ kill_during link 1 JITSTALL_PROGRESS_MS=200 JITSTALL_SIM_JIT_US_PER_KB=20000000 
     "$BIN/prog_link" "$FIX" 0 k75.ptx
 in_flight_report link cuLinkAddData compiling
 
-# 5. Calls that return: each BEGIN meets its call record, nothing is in flight.
+# 5. Across fork: the parent's load starts the progress thread, the forked
+# child (which has no thread) JIT-loads slowly and is killed. The child's own
+# trace must show progress: the thread is started again in the child.
+mkdir -p "$WORK/fork.traces"
+env LD_PRELOAD="$JST_PRELOAD" JITSTALL_DIR="$WORK/fork.traces" JITSTALL_PROGRESS_MS=200 \
+    JITSTALL_SIM_JIT_US_PER_KB=20000000 "$BIN/prog_forkload" "$FIX" sm90.fatbin ptx75.fatbin \
+    >"$WORK/fork.out" 2>&1 &
+ppid=$!
+child=""
+for _ in $(seq 1 200); do
+    child=$(pgrep -P "$ppid" | head -1 || true)
+    [ -n "$child" ] && break
+    sleep 0.05
+done
+[ -n "$child" ] || fail "prog_forkload forked no child: $(cat "$WORK/fork.out")"
+sleep 1.5
+kill -9 "$child"
+wait "$ppid" || fail "prog_forkload exited $?: $(cat "$WORK/fork.out")"
+grep -q '^child killed by signal 9$' "$WORK/fork.out" || fail "fork: $(cat "$WORK/fork.out")"
+ctrace=$(traces_of fork | grep -- "-$child-")
+[ -n "$ctrace" ] || fail "no trace of the child $child: $(traces_of fork)"
+dump_json "$ctrace" "$WORK/fork-child.json"
+check_json "$WORK/fork-child.json" <<'PY'
+b = of_type("begin")
+expect(len(b) == 1 and b[0]["verdict"] == "ptx_jit", "the child's JIT load began")
+expect(len(of_type("progress")) >= 3, "the child wrote progress records of its own")
+PY
+
+# 6. Calls that return: each BEGIN meets its call record, nothing is in flight.
 run_plain done.plain "$BIN/prog_rtc_direct" "$FIX" 0 module ptx75.fatbin
 run_traced done "$BIN/prog_rtc_direct" "$FIX" 0 module ptx75.fatbin
 same_behaviour done.plain done
