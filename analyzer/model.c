@@ -588,7 +588,7 @@ static void resolve_begins(struct jst_process *p, struct jst_call_ev *begins, si
     size_t n_seqs = seqs ? p->n_calls : 0;
     for (size_t i = 0; i < n_begins; i++) {
         struct jst_call_ev *b = &begins[i];
-        int done = b->seq && bsearch(&b->seq, seqs, n_seqs, sizeof(*seqs), cmp_u64);
+        int done = b->seq && n_seqs && bsearch(&b->seq, seqs, n_seqs, sizeof(*seqs), cmp_u64);
         struct jst_call_ev *c = done ? NULL : push(&p->calls, &p->n_calls, sizeof(*c));
         if (!c) {
             free_call(b);

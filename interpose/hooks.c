@@ -216,8 +216,6 @@ struct begin_extra {
     int has_input;
     CUjitInputType input;
     const char *name;
-    int has_nopt;
-    int nopt;
 };
 
 /* Writes ev's BEGIN record: what is known before the real call (the load's
@@ -236,8 +234,6 @@ static void begin_with(struct jst_event *ev, struct jst_load *ld, const struct b
         jst_rec_u64(&rec, JST_F_JIT_INPUT, (uint64_t)x->input);
     if (x && x->name)
         jst_rec_strn(&rec, JST_F_NAME, x->name, strnlen(x->name, 1024));
-    if (x && x->has_nopt)
-        jst_rec_u64(&rec, JST_F_NUM_OPTIONS, (uint64_t)(x->nopt > 0 ? x->nopt : 0));
     if (ld && ld->active)
         jst_load_describe(ld, &rec);
     jst_inflight_emit(ev, &rec);
