@@ -121,7 +121,7 @@ const char *rv_cache_str(const struct jst_call_ev *c, char *buf, size_t n)
 {
     const char *name = c->cache ? jst_cache_name(c->cache) : NULL;
     buf[0] = '\0';
-    if (!name && c->in_flight) {
+    if (!name && c->in_flight && (c->verdict == JST_V_PTX_JIT || c->verdict == JST_V_FORCED_JIT)) {
         cat(buf, n, "not known: the call had not returned");
         return buf;
     }
