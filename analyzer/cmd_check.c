@@ -16,6 +16,7 @@
 #include "check_util.h"
 #include "cli.h"
 #include "fixes.h"
+#include "report_view.h"
 #include "symbolize.h"
 #include "trace.h"
 
@@ -48,6 +49,10 @@ static const char usage_text[] =
     "  -q, --quiet             print only regressions and the summary\n"
     "  -h, --help              show this help\n"
     "\n"
+    "A load, link step or runtime compile still in flight when a trace ends (the\n"
+    "process was killed during it, or is still running) fails the check, budgets\n"
+    "or not.\n"
+    "\n"
     "exit codes: 0 within budget, 1 a regression, 2 usage error or unreadable input\n";
 
 #define MAX_FORBID 16
@@ -61,6 +66,7 @@ struct opts {
     const char *baseline, *junit;
     double tolerance, min_delta_ms;
     int github, quiet;
+    int no_budget; /* no budget and no baseline given */
 };
 
 /* Where a failure line's module was loaded from, when DWARF says. */
@@ -415,6 +421,34 @@ static void check_budgets(struct ctx *x, struct cproc *cp)
             fail_line(x, cp, c, "cache %s, required %s, JIT %s%s", jst_cache_name(m->cache), want,
                       jst_fmt_ms(m->jit_ns, a, 64), mod_detail(cp, m, det, sizeof det));
         }
+    }
+}
+
+/* ---- calls in flight ---- */
+
+/* A trace that ends during a load, link step or runtime compile fails with no
+ * budget given: the stall it shows has no end yet, so no budget can pass it
+ * (a killed first query leaves exactly this). One line per call. */
+static void check_in_flight(struct ctx *x, struct cproc *cp)
+{
+    const struct jst_process *p = cp->s.p;
+    struct ccase *c = NULL;
+    for (size_t i = 0; p && i < p->n_calls; i++) {
+        const struct jst_call_ev *ev = &p->calls[i];
+        if (!ev->in_flight)
+            continue;
+        char what[128], site[1024], fix[1024] = "", origin[1024] = "";
+        const char *api = ev->call_name ? ev->call_name : jst_call_name(ev->call);
+        const char *o = jst_load_origin(ev);
+        if (o)
+            snprintf(origin, sizeof origin, "; module %s", o);
+        jst_call_site_str(symbolizer(cp), ev, site, sizeof site);
+        jst_fix_for_load(p, ev, NULL, fix, sizeof fix);
+        if (!c)
+            c = add_case(cp, "in-flight", "in_flight");
+        fail_line(x, cp, c, "%s %s%s; call site %s%s%s", api ? api : "?",
+                  rv_in_flight_str(ev, what, sizeof what), origin, site, fix[0] ? "; fix: " : "",
+                  fix);
     }
 }
 
@@ -790,12 +824,10 @@ static int parse_opts(int argc, char **argv, struct opts *o)
         jst_errorf("check", "no trace or directory given (see --help)");
         return -1;
     }
-    if (o->max_jit_ms < 0 && o->max_ttfk_ms < 0 && o->max_jit_modules < 0 && !o->n_forbid &&
-        o->require_cache < 0 && !o->baseline) {
-        jst_errorf("check", "nothing to check: give a budget (--max-jit-ms, --max-ttfk-ms, "
-                            "--max-jit-modules, --forbid-verdict, --require-cache) or --baseline");
-        return -1;
-    }
+    /* With nothing to check, only calls in flight can fail: decided once the
+     * traces are read. */
+    o->no_budget = o->max_jit_ms < 0 && o->max_ttfk_ms < 0 && o->max_jit_modules < 0 &&
+                   !o->n_forbid && o->require_cache < 0 && !o->baseline;
     return 0;
 }
 
@@ -889,6 +921,15 @@ static int cmd_check(int argc, char **argv)
         jst_baseline_free(&base);
         return rc;
     }
+    size_t n_in_flight = 0;
+    for (size_t i = 0; i < run.n_procs; i++)
+        n_in_flight += run.procs[i].n_in_flight;
+    if (x.o.no_budget && !n_in_flight) {
+        jst_errorf("check", "nothing to check: give a budget (--max-jit-ms, --max-ttfk-ms, "
+                            "--max-jit-modules, --forbid-verdict, --require-cache) or --baseline");
+        jst_model_free(&run);
+        return JST_EXIT_USAGE;
+    }
     for (size_t i = 0; i < run.n_procs; i++) {
         const char *why = jst_partial_why(&run.procs[i]);
         if (why)
@@ -932,6 +973,7 @@ static int cmd_check(int argc, char **argv)
         struct cproc *cp = &x.procs[i];
         size_t before = x.n_fail_lines;
         check_budgets(&x, cp);
+        check_in_flight(&x, cp);
         if (x.o.baseline)
             check_baseline(&x, cp);
         failed_procs += x.n_fail_lines > before;

@@ -527,6 +527,82 @@ static char *xasprintf(const char *fmt, ...)
     return s;
 }
 
+static void free_strv(char **v, size_t n);
+
+static void free_call(struct jst_call_ev *c)
+{
+    free(c->call_name);
+    free(c->name);
+    free(c->path);
+    free(c->source);
+    free(c->sass_arch);
+    free(c->jit_from);
+    free(c->reason);
+    free_strv(c->kernels, c->n_kernels);
+    free_strv(c->entries, c->n_entries);
+}
+
+/* The latest time a record carries (its start, plus its duration): a trace
+ * cut short ends there. PROGRESS records exist to keep it current. */
+static void note_record_time(struct jst_process *p, const struct jst_record *rec)
+{
+    uint64_t t = 0, d = 0;
+    if (rec->type == JST_REC_CUPTI_JIT)
+        jst_rec_get_u64(rec, JST_F_CUPTI_END_NS, &t);
+    else if (jst_rec_get_u64(rec, JST_F_START_NS, &t) && rec->type == JST_REC_CALL)
+        jst_rec_get_u64(rec, JST_F_DUR_NS, &d);
+    t = sat_add(t, d);
+    if (t > p->last_record_ns)
+        p->last_record_ns = t;
+}
+
+/* Reads a BEGIN record into *begins (not into the calls). */
+static void read_begin(struct jst_process *p, struct jst_field_iter *it,
+                       struct jst_call_ev **begins, size_t *n_begins)
+{
+    size_t n = p->n_calls;
+    read_call(p, it);
+    if (p->n_calls == n)
+        return;
+    struct jst_call_ev c = p->calls[--p->n_calls];
+    struct jst_call_ev *b = push(begins, n_begins, sizeof(*b));
+    if (b)
+        *b = c;
+    else
+        free_call(&c);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* A BEGIN whose call record is in the trace said nothing new; one without is
+ * a call in flight when the trace ends: it joins the calls, flagged. */
+static void resolve_begins(struct jst_process *p, struct jst_call_ev *begins, size_t n_begins)
+{
+    uint64_t *seqs = p->n_calls ? malloc(p->n_calls * sizeof(*seqs)) : NULL;
+    for (size_t i = 0; seqs && i < p->n_calls; i++)
+        seqs[i] = p->calls[i].seq;
+    if (seqs)
+        qsort(seqs, p->n_calls, sizeof(*seqs), cmp_u64);
+    size_t n_seqs = seqs ? p->n_calls : 0;
+    for (size_t i = 0; i < n_begins; i++) {
+        struct jst_call_ev *b = &begins[i];
+        int done = b->seq && n_seqs && bsearch(&b->seq, seqs, n_seqs, sizeof(*seqs), cmp_u64);
+        struct jst_call_ev *c = done ? NULL : push(&p->calls, &p->n_calls, sizeof(*c));
+        if (!c) {
+            free_call(b);
+            continue;
+        }
+        *c = *b;
+        c->in_flight = 1;
+    }
+    free(seqs);
+    free(begins);
+}
+
 /* Reads one file. Returns 0 complete, 1 partial, -1 unreadable. */
 static int add_file(struct jst_run *run, const char *path, char *err, size_t errlen)
 {
@@ -549,13 +625,20 @@ static int add_file(struct jst_run *run, const char *path, char *err, size_t err
     p->exit_status = -1;
 
     struct jst_record rec;
-    size_t n_rec = 0;
+    size_t n_rec = 0, n_begins = 0;
+    struct jst_call_ev *begins = NULL;
     int r;
     while ((r = jst_reader_next(rd, &rec)) == 1) {
         struct jst_field_iter it;
         n_rec++;
+        note_record_time(p, &rec);
         jst_fields_begin(&it, &rec);
         switch (rec.type) {
+        case JST_REC_BEGIN:
+            read_begin(p, &it, &begins, &n_begins);
+            break;
+        case JST_REC_PROGRESS:
+            break;
         case JST_REC_PROCESS:
             read_process(p, &rec, &it);
             break;
@@ -600,6 +683,7 @@ static int add_file(struct jst_run *run, const char *path, char *err, size_t err
     }
     p->truncated = jst_reader_truncated(rd) || !p->has_end;
     jst_reader_close(rd);
+    resolve_begins(p, begins, n_begins);
     jst_model_derive(p);
     return (p->truncated || p->damage) ? 1 : 0;
 }
@@ -736,10 +820,15 @@ static struct jst_call_ev *cupti_owner(struct jst_process *p, const struct jst_c
 
 void jst_model_derive(struct jst_process *p)
 {
-    uint64_t last_end = 0, first_start = 0;
+    uint64_t last_end = p->last_record_ns, first_start = 0;
     p->first_launch_ns = 0;
+    p->n_in_flight = 0;
     for (size_t i = 0; i < p->n_calls; i++) {
         struct jst_call_ev *c = &p->calls[i];
+        if (c->in_flight) { /* it had run at least until the last record */
+            c->dur_ns = p->last_record_ns > c->start_ns ? p->last_record_ns - c->start_ns : 0;
+            p->n_in_flight++;
+        }
         c->cupti_compile_ns = c->cupti_cache_load_ns = c->cupti_cache_store_ns = 0;
         if (c->start_ns && (!first_start || c->start_ns < first_start))
             first_start = c->start_ns;
@@ -771,6 +860,11 @@ void jst_model_derive(struct jst_process *p)
     p->ttfk_ns = 0;
     if (p->first_launch_ns)
         p->ttfk_ns = p->first_launch_ns > anchor ? p->first_launch_ns - anchor : 0;
+    /* No kernel yet and a call still running: the wait so far is a lower
+     * bound of the time to first kernel, and it must not read as zero. */
+    p->ttfk_in_flight = !p->first_launch_ns && p->n_in_flight && p->end_ns > anchor;
+    if (p->ttfk_in_flight)
+        p->ttfk_ns = p->end_ns - anchor;
 
     p->jit_ns = p->jit_compile_ns = p->jit_cache_load_ns = 0;
     p->ttfk_jit_ns = p->ttfk_jit_compile_ns = p->ttfk_jit_cache_load_ns = 0;
@@ -851,18 +945,8 @@ static void free_process(struct jst_process *p)
     for (size_t i = 0; i < p->n_devices; i++)
         free(p->devices[i].name);
     free(p->devices);
-    for (size_t i = 0; i < p->n_calls; i++) {
-        struct jst_call_ev *c = &p->calls[i];
-        free(c->call_name);
-        free(c->name);
-        free(c->path);
-        free(c->source);
-        free(c->sass_arch);
-        free(c->jit_from);
-        free(c->reason);
-        free_strv(c->kernels, c->n_kernels);
-        free_strv(c->entries, c->n_entries);
-    }
+    for (size_t i = 0; i < p->n_calls; i++)
+        free_call(&p->calls[i]);
     free(p->calls);
     free(p->cache_start.path);
     free(p->cache_end.path);

@@ -47,6 +47,10 @@ struct jst_call_ev {
     uint64_t cubin_size;     /* cuLinkComplete output size */
     int has_load_device;
     unsigned load_device;    /* JST_F_LOAD_DEVICE */
+
+    /* added: a BEGIN record with no call record of its seq: the call had not
+     * returned when the trace ends; dur_ns runs to the trace's last record */
+    int in_flight;
 };
 
 struct jst_device {
@@ -122,6 +126,11 @@ struct jst_process {
     /* added: runtime compilers (nvrtcCompileProgram, nvJitLinkComplete)
      * before the first launch; not part of other_ns */
     uint64_t rtc_ns;
+    /* added: calls in flight when the trace ends (jst_call_ev.in_flight) */
+    uint64_t last_record_ns;        /* latest time any record carries */
+    size_t n_in_flight;
+    int ttfk_in_flight;             /* no launch, a call in flight: ttfk_ns is how long
+                                       the process had waited for its first kernel so far */
 };
 
 /* A runtime compiler call (NVRTC, nvJitLink), not a driver call. */

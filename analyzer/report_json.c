@@ -45,7 +45,9 @@ static void json_module(struct jst_json *j, const struct rv_module *m)
     json_str_or_null(j, "sass_arch", c->sass_arch);
     /* A cache outcome this jitstall has no name for (a newer preload's) is
      * still a cache outcome: "unknown", never null (the key is a string). */
-    const char *cache = c->cache ? jst_cache_name(c->cache) : "none";
+    const char *cache = c->cache                                    ? jst_cache_name(c->cache)
+                        : c->in_flight && jst_is_jit_event(m->p, c) ? "unknown"
+                                                                    : "none";
     jst_json_kstr(j, "cache", cache ? cache : "unknown");
     jst_json_ku64(j, "dur_ns", c->dur_ns);
     jst_json_key(j, "kernels");
@@ -56,6 +58,7 @@ static void json_module(struct jst_json *j, const struct rv_module *m)
     json_str_or_null(j, "source", jst_load_origin(c));
     jst_json_kstr(j, "call_site", m->call_site);
     jst_json_kstr(j, "fix", m->fix);
+    jst_json_kbool(j, "in_flight", c->in_flight);
     /* additional keys */
     jst_json_ku64(j, "pid", m->p->pid);
     jst_json_ku64(j, "seq", c->seq);
@@ -115,10 +118,11 @@ static void json_process(struct jst_json *j, const struct rv_report *r, const st
     jst_json_ku64(j, "pid", p->pid);
     jst_json_kstr(j, "exe", p->exe);
     jst_json_key(j, "ttfk_ns");
-    if (p->first_launch_ns)
+    if (p->first_launch_ns || p->ttfk_in_flight)
         jst_json_u64(j, p->ttfk_ns);
     else
         jst_json_null(j);
+    jst_json_kbool(j, "ttfk_in_flight", p->ttfk_in_flight);
     jst_json_ku64(j, "jit_ns", p->jit_ns);
     jst_json_ku64(j, "jit_compile_ns", p->jit_compile_ns);
     jst_json_ku64(j, "jit_cache_load_ns", p->jit_cache_load_ns);

@@ -51,9 +51,15 @@ static void write_headline(FILE *f, const struct rv_report *r)
     for (size_t i = 0; i < r->n_procs; i++) {
         const struct jst_process *p = r->procs[i].p;
         int l = p->first_launch_ns != 0;
+        char ttfk_open[48];
+        snprintf(ttfk_open, sizeof(ttfk_open), "more than %s (in flight)",
+                 rv_dur(p->ttfk_ns, a, 32));
         fprintf(f, "| %" PRIu64 " | ", p->pid);
         md_code(f, rv_exe_name(p));
-        fprintf(f, " | %s | %s | %s |\n", l ? rv_dur(p->ttfk_ns, a, 32) : "no launch",
+        fprintf(f, " | %s | %s | %s |\n",
+                l                   ? rv_dur(p->ttfk_ns, a, 32)
+                : p->ttfk_in_flight ? ttfk_open
+                                    : "no launch",
                 rv_dur(p->ttfk_jit_ns, b, 32),
                 l ? rv_dur(r->procs[i].projected_ttfk_ns, k, 32) : "-");
     }
@@ -115,6 +121,11 @@ static void write_culprits(FILE *f, const struct rv_report *r)
             fprintf(f, "pid %" PRIu64 " | ", m->p->pid);
         md_code(f, rv_origin(m, buf, sizeof(buf)));
         fputs(" | ", f);
+        if (m->c->in_flight) {
+            fputs("**", f);
+            md_text(f, rv_in_flight_str(m->c, buf, sizeof(buf)));
+            fputs("**; ", f);
+        }
         md_text(f, rv_verdict_str(m, buf, sizeof(buf)));
         fputs(" | ", f);
         if (m->c->n_kernels) {

@@ -93,9 +93,10 @@ static void write_process(const struct tw *t, const struct rv_report *r, const s
                     d->driver_version % 1000 / 10);
         fputc('\n', t->f);
     }
-    if (p->first_launch_ns) {
-        fprintf(t->f, "  %sTime to first kernel  %s%s\n", C(t, BOLD),
-                rv_dur(p->ttfk_ns, a, sizeof(a)), C(t, RESET));
+    if (p->first_launch_ns || p->ttfk_in_flight) {
+        fprintf(t->f, "  %sTime to first kernel  %s%s%s%s\n", C(t, BOLD),
+                p->ttfk_in_flight ? "more than " : "", rv_dur(p->ttfk_ns, a, sizeof(a)),
+                C(t, RESET), p->ttfk_in_flight ? " (no kernel yet: a call still in flight)" : "");
         snprintf(line, sizeof(line), "compile %s, cache load %s",
                  rv_dur(p->ttfk_jit_compile_ns, a, sizeof(a)),
                  rv_dur(p->ttfk_jit_cache_load_ns, b, sizeof(b)));
@@ -160,6 +161,9 @@ static void write_culprits(const struct tw *t, const struct rv_report *r)
         else if (r->n_procs > 1)
             fprintf(t->f, "  [pid %" PRIu64 "]", m->p->pid);
         fputc('\n', t->f);
+        if (m->c->in_flight)
+            fprintf(t->f, "     %sin flight%s  %s\n", C(t, RED), C(t, RESET),
+                    rv_in_flight_str(m->c, buf, sizeof(buf)));
         const char *api = m->c->call_name ? m->c->call_name : jst_call_name(m->c->call);
         const char *kind = m->c->image_kind ? jst_image_kind_name(m->c->image_kind) : NULL;
         int rtc = jst_is_rtc_call(m->c->call); /* no image, verdict or driver cache */

@@ -102,10 +102,29 @@ const char *rv_kernels_short(const struct rv_module *m, size_t max, char *buf, s
     return buf;
 }
 
+const char *rv_in_flight_str(const struct jst_call_ev *c, char *buf, size_t n)
+{
+    char d[32];
+    const char *what = "compiling";
+    if (c->call == JST_CALL_nvJitLinkComplete || c->call == JST_CALL_cuLinkComplete)
+        what = "linking";
+    else if (c->verdict == JST_V_SASS)
+        what = "loading";
+    buf[0] = '\0';
+    if (c->in_flight)
+        snprintf(buf, n, "still %s when the trace ends, after %s", what,
+                 rv_dur(c->dur_ns, d, sizeof(d)));
+    return buf;
+}
+
 const char *rv_cache_str(const struct jst_call_ev *c, char *buf, size_t n)
 {
     const char *name = c->cache ? jst_cache_name(c->cache) : NULL;
     buf[0] = '\0';
+    if (!name && c->in_flight && (c->verdict == JST_V_PTX_JIT || c->verdict == JST_V_FORCED_JIT)) {
+        cat(buf, n, "not known: the call had not returned");
+        return buf;
+    }
     if (!name) {
         cat(buf, n, "-");
         return buf;
@@ -186,12 +205,13 @@ const char *rv_cache_state_str(const struct jst_cache_state *s, char *buf, size_
 
 static int is_module(const struct jst_process *p, const struct jst_call_ev *c)
 {
-    return c->verdict != JST_V_NONE || jst_is_jit_event(p, c) || jst_is_rtc_call(c->call);
+    return c->verdict != JST_V_NONE || jst_is_jit_event(p, c) || jst_is_rtc_call(c->call) ||
+           c->in_flight;
 }
 
 static int is_culprit(const struct jst_process *p, const struct jst_call_ev *c)
 {
-    return jst_is_jit_event(p, c) || jst_is_rtc_call(c->call) ||
+    return jst_is_jit_event(p, c) || jst_is_rtc_call(c->call) || c->in_flight ||
            c->verdict == JST_V_NO_COMPATIBLE || c->verdict == JST_V_JIT_DISABLED ||
            c->verdict == JST_V_DAMAGED;
 }
@@ -260,7 +280,10 @@ static void find_missing(struct rv_proc *rp)
     else if (!p->proc_start_ns)
         add_missing(rp, "process start time not recorded: time to first kernel counts from "
                         "when tracing started");
-    if (!p->first_launch_ns)
+    if (p->ttfk_in_flight)
+        add_missing(rp, "no kernel launch recorded yet: a call was still in flight when the "
+                        "trace ends, so time to first kernel is at least the time shown");
+    else if (!p->first_launch_ns)
         add_missing(rp, "no kernel launch recorded: there is no time to first kernel");
     if (!p->n_devices && p->n_calls)
         add_missing(rp, "no device record: the GPU architecture is unknown");
@@ -307,8 +330,8 @@ static int same_group(const struct rv_module *a, const struct rv_module *b)
            x->call == y->call && x->verdict == y->verdict && str_eq(x->reason, y->reason) &&
            str_eq(x->jit_from, y->jit_from) && x->cache == y->cache &&
            x->cache_reason == y->cache_reason && x->result == y->result &&
-           x->n_kernels == y->n_kernels && str_eq(a->call_site, b->call_site) &&
-           str_eq(a->fix, b->fix);
+           x->n_kernels == y->n_kernels && x->in_flight == y->in_flight &&
+           str_eq(a->call_site, b->call_site) && str_eq(a->fix, b->fix);
 }
 
 static int cmp_group(const void *a, const void *b)
@@ -464,7 +487,8 @@ int rv_build(struct rv_report *r, const struct jst_run *run, char **errors, size
             m->p = p;
             m->c = c;
             m->culprit = is_culprit(p, c);
-            m->lost_ns = jst_is_jit_event(p, c) || jst_is_rtc_call(c->call) ? c->dur_ns : 0;
+            m->lost_ns =
+                jst_is_jit_event(p, c) || jst_is_rtc_call(c->call) || c->in_flight ? c->dur_ns : 0;
             m->saves_ns = jst_fix_load_saves(p, c);
             rp->n_jit_loads += jst_is_jit_event(p, c);
             jst_fix_for_load(p, c, NULL, fix, sizeof(fix));

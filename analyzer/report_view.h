@@ -92,6 +92,9 @@ const char *rv_gpu_arch(const struct jst_process *p, char *buf, size_t n);
 const char *rv_kernels_short(const struct rv_module *m, size_t max, char *buf, size_t n);
 /* "miss_not_stored (read_only)", "hit", "-" for none. */
 const char *rv_cache_str(const struct jst_call_ev *c, char *buf, size_t n);
+/* "still compiling when the trace ends, after 11.40 s" for a call in flight
+ * (jst_call_ev.in_flight); "" otherwise. */
+const char *rv_in_flight_str(const struct jst_call_ev *c, char *buf, size_t n);
 /* "ptx_jit: PTX compute_75 only; GPU is sm_90" */
 const char *rv_verdict_str(const struct rv_module *m, char *buf, size_t n);
 /* The library or file a module came from, or "(image in memory, via API)". */

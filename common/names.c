@@ -19,6 +19,7 @@ static const char *const rec_type_names[] = {
     [JST_REC_CACHE_STATE] = "cache_state", [JST_REC_STACK] = "stack",   [JST_REC_MODMAP] = "modmap",
     [JST_REC_CUPTI_JIT] = "cupti_jit",     [JST_REC_NOTE] = "note",     [JST_REC_END] = "end",
     [JST_REC_BEGIN] = "begin",             [JST_REC_RANGE] = "range",
+    [JST_REC_PROGRESS] = "progress",
 };
 
 /* The snake_case spelling of each enum jst_key name without JST_F_. */
@@ -110,6 +111,7 @@ static const char *const key_names[] = {
     [JST_F_RANGE_ID] = "range_id",
     [JST_F_DOMAIN] = "domain",
     [JST_F_DEPTH] = "depth",
+    [JST_F_IN_FLIGHT] = "in_flight",
     [JST_F_MESSAGE] = "message",
     [JST_F_LEVEL] = "level",
 };

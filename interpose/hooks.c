@@ -102,6 +102,8 @@ int jst_event_begin(struct jst_event *ev, const struct jst_hook *h, int route)
     ev->start_ns = ev->dur_ns = 0;
     ev->stack_id = 0;
     ev->tid = jst_tid();
+    ev->seq = 0;
+    ev->in_flight = 0;
     return 1;
 }
 
@@ -115,7 +117,7 @@ void jst_event_record(const struct jst_event *ev, struct jst_rec *r, void *buf, 
                       int result)
 {
     jst_rec_begin(r, buf, cap, JST_REC_CALL);
-    jst_rec_u64(r, JST_F_SEQ, jst_next_seq());
+    jst_rec_u64(r, JST_F_SEQ, ev->seq ? ev->seq : jst_next_seq());
     jst_rec_u64(r, JST_F_CALL_ID, ev->hook->call_id);
     jst_rec_str(r, JST_F_CALL, ev->hook->name);
     jst_rec_u64(r, JST_F_ROUTE, (uint64_t)ev->route);
@@ -208,6 +210,36 @@ JST_WRAP(cuDevicePrimaryCtxRetain, (CUcontext * pctx, CUdevice dev), (pctx, dev)
 
 /* ---- loads ---- */
 
+/* Fields of a BEGIN record beyond the call's and the load's. */
+struct begin_extra {
+    uint64_t handle;
+    int has_input;
+    CUjitInputType input;
+    const char *name;
+};
+
+/* Writes ev's BEGIN record: what is known before the real call (the load's
+ * description when ld is active, extra fields when x is given). */
+static void begin_with(struct jst_event *ev, struct jst_load *ld, const struct begin_extra *x)
+{
+    size_t cap = ld && ld->active ? 256 * 1024 : 2048;
+    uint8_t *buf = malloc(cap);
+    if (!buf)
+        return;
+    struct jst_rec rec;
+    jst_inflight_open(ev, &rec, buf, cap);
+    if (x && x->handle)
+        jst_rec_u64(&rec, JST_F_HANDLE, x->handle);
+    if (x && x->has_input)
+        jst_rec_u64(&rec, JST_F_JIT_INPUT, (uint64_t)x->input);
+    if (x && x->name)
+        jst_rec_strn(&rec, JST_F_NAME, x->name, strnlen(x->name, 1024));
+    if (ld && ld->active)
+        jst_load_describe(ld, &rec);
+    jst_inflight_emit(ev, &rec);
+    free(buf);
+}
+
 /* Starts a load event: stack, inspection and verdict before the real call. */
 static int load_begin(struct jst_event *ev, struct jst_load *ld, const struct jst_hook *h,
                       int route, const void *image, const char *path, int cache)
@@ -219,6 +251,7 @@ static int load_begin(struct jst_event *ev, struct jst_load *ld, const struct js
         jst_load_pre_file(ld, path, cache);
     else
         jst_load_pre_mem(ld, image, 0, cache);
+    begin_with(ev, ld, NULL);
     return 1;
 }
 
@@ -237,6 +270,7 @@ static CUresult load_finish(struct jst_event *ev, struct jst_load *ld, CUresult 
         jst_emit(&rec, 1);
         free(buf);
     }
+    jst_inflight_close(ev);
     jst_load_free(ld);
     jst_event_end(ev);
     return r;
@@ -519,11 +553,15 @@ static CUresult link_add_finish(struct jst_event *ev, struct jst_load *ld, CUres
         jst_emit(&rec, 1);
         free(buf);
     }
+    jst_inflight_close(ev);
     jst_load_free(ld);
     jst_event_end(ev);
     return r;
 }
 
+/* PTX added to a link is compiled in the call and cached like a load's
+ * (docs/DRIVER.md, "Link steps use the JIT cache"): the same cache snapshots
+ * around it give the same outcome. */
 typedef CUresult (*ladd_fn)(CUlinkState, CUjitInputType, void *, size_t, const char *, unsigned int,
                             CUjit_option *, void **);
 static CUresult h_ladd(struct jst_hook *h, int route, CUlinkState st, CUjitInputType t, void *data,
@@ -539,7 +577,10 @@ static CUresult h_ladd(struct jst_hook *h, int route, CUlinkState st, CUjitInput
         return real(st, t, data, size, name, n, o, v);
     ev.stack_id = jst_bt_capture();
     if (data && size && link_input_known(t))
-        jst_load_pre_mem(&ld, data, size, 0);
+        jst_load_pre_mem(&ld, data, size, 1);
+    struct begin_extra x = {
+        .handle = (uint64_t)(uintptr_t)st, .has_input = 1, .input = t, .name = name};
+    begin_with(&ev, &ld, &x);
     CUresult r;
     JST_TIMED(ev, r, real(st, t, data, size, name, n, o, v));
     return link_add_finish(&ev, &ld, r, st, t, name);
@@ -568,7 +609,9 @@ static CUresult h_laddfile(struct jst_hook *h, int route, CUlinkState st, CUjitI
         return real(st, t, path, n, o, v);
     ev.stack_id = jst_bt_capture();
     if (path && link_input_known(t))
-        jst_load_pre_file(&ld, path, 0);
+        jst_load_pre_file(&ld, path, 1);
+    struct begin_extra x = {.handle = (uint64_t)(uintptr_t)st, .has_input = 1, .input = t};
+    begin_with(&ev, &ld, &x);
     CUresult r;
     JST_TIMED(ev, r, real(st, t, path, n, o, v));
     return link_add_finish(&ev, &ld, r, st, t, NULL);
@@ -593,8 +636,11 @@ static CUresult h_lcomplete(struct jst_hook *h, int route, CUlinkState st, void 
     if (!jst_event_begin(&ev, h, route))
         return real(st, cubin, size);
     ev.stack_id = jst_bt_capture();
+    struct begin_extra x = {.handle = (uint64_t)(uintptr_t)st};
+    begin_with(&ev, NULL, &x);
     CUresult r;
     JST_TIMED(ev, r, real(st, cubin, size));
+    jst_inflight_close(&ev);
     uint8_t buf[512];
     struct jst_rec rec;
     jst_event_record(&ev, &rec, buf, sizeof buf, r);

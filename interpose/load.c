@@ -124,7 +124,15 @@ static const char *compress_name(unsigned c)
     return c == JST_Z_ZSTD ? "zstd" : c == JST_Z_LZ4 ? "lz4" : "none";
 }
 
-void jst_load_post(struct jst_load *ld, struct jst_rec *r, uint64_t dur_ns, int result)
+/* The PTX entry the verdict compiles, or NULL. */
+static const struct jst_entry *load_ptx(const struct load_priv *p)
+{
+    if (p->dec.ptx_index >= 0 && (size_t)p->dec.ptx_index < p->img.n_entries)
+        return &p->img.entries[p->dec.ptx_index];
+    return NULL;
+}
+
+void jst_load_describe(struct jst_load *ld, struct jst_rec *r)
 {
     struct load_priv *p = ld->priv;
     jst_rec_u64(r, JST_F_IMAGE_KIND, ld->image_kind);
@@ -163,16 +171,21 @@ void jst_load_post(struct jst_load *ld, struct jst_rec *r, uint64_t dur_ns, int 
     jst_rec_str(r, JST_F_REASON, p->dec.reason);
     if (!ld->jit)
         return;
-    const struct jst_entry *ptx = NULL;
-    if (p->dec.ptx_index >= 0 && (size_t)p->dec.ptx_index < p->img.n_entries)
-        ptx = &p->img.entries[p->dec.ptx_index];
-    uint64_t ptx_size = ptx ? ptx->raw_size : 0;
+    const struct jst_entry *ptx = load_ptx(p);
     if (ptx) {
-        jst_rec_u64(r, JST_F_PTX_SIZE, ptx_size);
+        jst_rec_u64(r, JST_F_PTX_SIZE, ptx->raw_size);
         jst_entry_kernels(ptx, kernel_cb, r);
     }
-    if (result != CUDA_SUCCESS)
+}
+
+void jst_load_post(struct jst_load *ld, struct jst_rec *r, uint64_t dur_ns, int result)
+{
+    struct load_priv *p = ld->priv;
+    jst_load_describe(ld, r);
+    if (!p || !p->decided || !ld->jit || result != CUDA_SUCCESS)
         return;
+    const struct jst_entry *ptx = load_ptx(p);
+    uint64_t ptx_size = ptx ? ptx->raw_size : 0;
     if (p->have_before) {
         struct jst_cache_snap *after = malloc(sizeof *after);
         if (after) {

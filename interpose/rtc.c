@@ -157,10 +157,17 @@ static nvrtcResult h_nvrtc(struct jst_hook *h, int route, nvrtcProgram prog, int
         strncpy(arch_buf, arch, sizeof arch_buf - 1);
         arch_buf[sizeof arch_buf - 1] = '\0';
     }
-    nvrtcResult r;
-    JST_TIMED(ev, r, real(prog, n, opts));
     uint8_t buf[512];
     struct jst_rec rec;
+    jst_inflight_open(&ev, &rec, buf, sizeof buf);
+    jst_rec_u64(&rec, JST_F_HANDLE, (uint64_t)(uintptr_t)prog);
+    jst_rec_u64(&rec, JST_F_NUM_OPTIONS, (uint64_t)(n > 0 ? n : 0));
+    if (arch)
+        jst_rec_str(&rec, JST_F_NAME, arch_buf);
+    jst_inflight_emit(&ev, &rec);
+    nvrtcResult r;
+    JST_TIMED(ev, r, real(prog, n, opts));
+    jst_inflight_close(&ev);
     jst_event_record(&ev, &rec, buf, sizeof buf, (int)r);
     jst_rec_u64(&rec, JST_F_HANDLE, (uint64_t)(uintptr_t)prog);
     jst_rec_u64(&rec, JST_F_NUM_OPTIONS, (uint64_t)(n > 0 ? n : 0));
@@ -181,10 +188,14 @@ static nvJitLinkResult h_link(struct jst_hook *h, int route, nvJitLinkHandle han
     if (!jst_event_begin(&ev, h, route))
         return real(handle);
     ev.stack_id = jst_bt_capture();
-    nvJitLinkResult r;
-    JST_TIMED(ev, r, real(handle));
     uint8_t buf[512];
     struct jst_rec rec;
+    jst_inflight_open(&ev, &rec, buf, sizeof buf);
+    jst_rec_u64(&rec, JST_F_HANDLE, (uint64_t)(uintptr_t)handle);
+    jst_inflight_emit(&ev, &rec);
+    nvJitLinkResult r;
+    JST_TIMED(ev, r, real(handle));
+    jst_inflight_close(&ev);
     jst_event_record(&ev, &rec, buf, sizeof buf, (int)r);
     jst_rec_u64(&rec, JST_F_HANDLE, (uint64_t)(uintptr_t)handle);
     jst_emit(&rec, 1);

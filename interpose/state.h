@@ -172,6 +172,8 @@ struct jst_event {
     uint64_t start_ns, dur_ns;
     uint64_t stack_id;
     uint32_t tid;
+    uint64_t seq;  /* taken at BEGIN (inflight.c); 0: taken when the call record is made */
+    int in_flight; /* a BEGIN was written and the call has not returned */
 };
 
 /* Starts an event: 1 if this call is to be recorded (guard taken), 0 if the
@@ -212,9 +214,23 @@ struct jst_load {
 /* Before the real call. known_size: 0 to derive it from headers. */
 void jst_load_pre_mem(struct jst_load *ld, const void *image, size_t known_size, int cache);
 void jst_load_pre_file(struct jst_load *ld, const char *path, int cache);
+/* What is known before the real call (image, source, verdict, kernels); the
+ * BEGIN record and jst_load_post share it. */
+void jst_load_describe(struct jst_load *ld, struct jst_rec *r);
 /* After the real call: cache outcome, kernels, budget; appends the fields. */
 void jst_load_post(struct jst_load *ld, struct jst_rec *r, uint64_t dur_ns, int result);
 void jst_load_free(struct jst_load *ld);
+
+/* ---- inflight.c: calls begun and not yet returned ---- */
+
+/* Starts ev's BEGIN record in buf (type, a seq taken now and kept for the
+ * call record, the common call fields); the caller adds what it knows. */
+void jst_inflight_open(struct jst_event *ev, struct jst_rec *r, void *buf, size_t cap);
+/* Writes the BEGIN record, flushed, and counts ev as in flight (the
+ * progress thread writes while any call is). */
+void jst_inflight_emit(struct jst_event *ev, const struct jst_rec *r);
+/* ev returned: no longer in flight. */
+void jst_inflight_close(struct jst_event *ev);
 
 /* ---- launch.c: first launch of each function ---- */
 #define JST_SEEN_BITS 18

@@ -69,6 +69,8 @@ enum jst_rec_type {
                                 real function: what is known before it, same seq as
                                 the call record that follows when it returns */
     JST_REC_RANGE = 11,      /* an NVTX range event (push/pop, domain start/end) */
+    JST_REC_PROGRESS = 12,   /* still running: written about once a second while a
+                                BEGIN has no call record yet (docs/FORMAT.md) */
     JST_REC_TYPE_MAX_
 };
 
@@ -185,6 +187,9 @@ enum jst_key {
     JST_F_RANGE_ID = 191,    /* nvtxRangeId_t of a start/end pair */
     JST_F_DOMAIN = 192,      /* domain name; absent for the default domain */
     JST_F_DEPTH = 193,       /* push depth on the thread, after a push */
+
+    /* progress (JST_REC_PROGRESS), 210-219; time in JST_F_START_NS */
+    JST_F_IN_FLIGHT = 210,   /* calls begun and not yet returned */
 
     /* note */
     JST_F_MESSAGE = 180,
