@@ -14,7 +14,7 @@
 #include "report_view.h"
 
 static const char report_help[] =
-    "usage: jitstall report [--json | --markdown] TRACE|DIR...\n"
+    "usage: jitstall report [--json | --markdown] [--stack-depth N] TRACE|DIR...\n"
     "\n"
     "Explains a slow first GPU query: for each process, the time to its first\n"
     "kernel launch and how much of it the driver's PTX JIT took; the modules\n"
@@ -24,6 +24,9 @@ static const char report_help[] =
     "options:\n"
     "  --json       write one JSON object (schema: docs/report-json.md)\n"
     "  --markdown   write GitHub Markdown, for a CI job summary or a PR comment\n"
+    "  --stack-depth N\n"
+    "               show at most N frames of each culprit's call chain (default\n"
+    "               16); 0 or 'all' shows the whole chain, down to main\n"
     "  -h, --help   show this help\n"
     "\n"
     "TRACE is a .jst file written by libjitstall.so. DIR is a directory of them\n"
@@ -44,9 +47,22 @@ static int use_colour(void)
     return isatty(STDOUT_FILENO);
 }
 
+/* N of --stack-depth: a count, or "all" (0, no limit). -1 when invalid. */
+static long parse_depth(const char *s)
+{
+    if (!strcmp(s, "all"))
+        return 0;
+    char *end;
+    if (!*s || *s == '-' || *s == '+')
+        return -1;
+    unsigned long v = strtoul(s, &end, 10);
+    return *end || v > 100000 ? -1 : (long)v;
+}
+
 static int cmd_report(int argc, char **argv)
 {
     int fmt = OUT_TEXT, i;
+    long depth = RV_STACK_DEPTH_DEFAULT;
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--")) {
@@ -64,6 +80,16 @@ static int cmd_report(int argc, char **argv)
                 return JST_EXIT_USAGE;
             }
             fmt = want;
+            continue;
+        }
+        if (!strcmp(a, "--stack-depth") || !strncmp(a, "--stack-depth=", 14)) {
+            const char *v = a[13] == '=' ? a + 14 : (i + 1 < argc ? argv[++i] : NULL);
+            depth = v ? parse_depth(v) : -1;
+            if (depth < 0) {
+                jst_errorf("report", "--stack-depth needs a number of frames or 'all', not '%s'",
+                           v ? v : "");
+                return JST_EXIT_USAGE;
+            }
             continue;
         }
         if (a[0] == '-' && a[1]) {
@@ -109,7 +135,7 @@ static int cmd_report(int argc, char **argv)
     }
 
     struct rv_report r;
-    if (rv_build(&r, &run, errs, n_errs) < 0) {
+    if (rv_build_depth(&r, &run, errs, n_errs, (size_t)depth) < 0) {
         jst_errorf("report", "out of memory");
         rc = JST_EXIT_USAGE;
         goto out;

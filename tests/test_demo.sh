@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The README's second Quick start command must keep working: runs
 # examples/demo.sh against this build and checks that it shows the stall,
-# names the module's kernels and the -gencode fix, and that the warm run is a
-# cache hit. usage: tests/test_demo.sh BUILD_DIR
+# names the module's kernels and the fix for its PTX file (ptxas, or nvcc
+# -fatbin), and that the warm run is a cache hit. usage: tests/test_demo.sh BUILD_DIR
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 out=$(JITSTALL_BUILD="$1" NO_COLOR=1 "$top/examples/demo.sh" 2>&1)
@@ -16,7 +16,7 @@ need '^== (Real NVIDIA driver|No NVIDIA GPU here: using the SIMULATED driver)'
 need 'verdict +ptx_jit: PTX compute_75 only'
 need 'kernels +3: scan_rows, hash_join, void db::aggregate<float>\(float\*, int\)'
 need 'call site +load_engine \(.*query\.c:[0-9]+\)'
-need 'with -gencode arch=compute_[0-9]+,code=sm_[0-9]+'
+need 'load the result .*: ptxas -arch=sm_[0-9]+, or nvcc -fatbin -gencode arch=compute_[0-9]+,code=\[sm_[0-9]+,compute_[0-9]+\]'
 need 'cache miss_stored -> hit'
 if [ $fails -ne 0 ]; then
   echo "$out"
