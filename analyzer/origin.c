@@ -234,7 +234,10 @@ void jst_origin_package(const char *path, char *out, size_t n)
     }
 }
 
-/* A successful nvrtcCompileProgram before c in the same process. */
+/* A successful nvrtcCompileProgram before c in the same process: NVRTC's
+ * PTX reaches the driver as text in heap memory, like PTX read from a file,
+ * and only this call tells them apart (docs/DRIVER.md, "PTX made at run time
+ * reaches the driver as PTX text"). */
 static int nvrtc_before(const struct jst_process *p, const struct jst_call_ev *c)
 {
     for (size_t i = 0; i < p->n_calls; i++) {

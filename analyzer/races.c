@@ -1,9 +1,9 @@
 /*
  * Processes racing on one cold cache (races.h). Several ranks started
- * together with an empty JIT cache each compile the same module in full: on
- * an H200, four processes compiled one 32-kernel module for 49 s in all, and
- * the cache ended with one entry. Found by grouping the compiles of a run by
- * image hash and sweeping each group for spans that overlap in time.
+ * together with an empty JIT cache each compile the same module in full and
+ * the cache keeps one entry (docs/DRIVER.md, "Processes sharing one cold
+ * cache compile the same image each"). Found by grouping the compiles of a
+ * run by image hash and sweeping each group for spans that overlap in time.
  */
 #include <stdarg.h>
 #include <stdio.h>
