@@ -132,6 +132,11 @@ assert len(r) == 1 and r[0]["compiles"] == 4 and r[0]["processes"] == 4, r
 assert len(r[0]["pids"]) == 4 and r[0]["jit_ns"] > 4 * 300 * 10**6, r
 assert [f["kind"] for f in rep["fixes"]].count("race") == 1, rep["fixes"]
 PY
+report race --markdown
+grep -q '^### Compiled at once in several processes (one cold cache)' "$WORK/race.rep" ||
+    fail "Markdown: no race section"
+grep -q '^1\. \*\*.*\*\*: .*compiled 4 times at once in 4 processes' "$WORK/race.rep" ||
+    { cat "$WORK/race.rep" >&2; fail "Markdown: no race line"; }
 # The same four, one after the other on a cold cache each: no race.
 mkdir -p "$WORK/seq.traces"
 for i in 1 2 3 4; do
