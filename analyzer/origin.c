@@ -173,6 +173,79 @@ static int wheel_of(const char *path, char *out, size_t n)
     return found;
 }
 
+/* Does the file (a conda-meta record, JSON) hold needle? Read whole, up to
+ * 256 MiB; a larger or unreadable file does not match. */
+static int file_holds(const char *file, const char *needle)
+{
+    FILE *f = fopen(file, "rb");
+    if (!f)
+        return 0;
+    char *buf = NULL;
+    long len = -1;
+    if (fseek(f, 0, SEEK_END) == 0 && (len = ftell(f)) >= 0 && len <= (256L << 20) &&
+        fseek(f, 0, SEEK_SET) == 0)
+        buf = malloc((size_t)len + 1);
+    int found = 0;
+    if (buf && fread(buf, 1, (size_t)len, f) == (size_t)len)
+        found = memmem(buf, (size_t)len, needle, strlen(needle)) != NULL;
+    free(buf);
+    fclose(f);
+    return found;
+}
+
+/* "cudnn 9.1.0.70 (conda)" from the record's name "cudnn-9.1.0.70-h123_0.json". */
+static void conda_name(const char *rec, char *out, size_t n)
+{
+    size_t len = strlen(rec) - 5;
+    const char *build = NULL, *ver = NULL;
+    for (const char *s = rec; s < rec + len; s++)
+        if (*s == '-') {
+            ver = build;
+            build = s;
+        }
+    if (ver)
+        ofmt(out, n, "%.*s %.*s (conda)", (int)(ver - rec), rec, (int)(build - ver - 1), ver + 1);
+    else
+        ofmt(out, n, "%.*s (conda)", (int)len, rec);
+}
+
+/* The conda package whose record (conda-meta/NAME-VERSION-BUILD.json) lists
+ * path: the nearest directory above path that has a conda-meta directory is
+ * the environment, and its records list files relative to it. */
+static int conda_of(const char *path, char *out, size_t n)
+{
+    char dir[4096], meta[4200];
+    ofmt(dir, sizeof dir, "%s", path);
+    for (int depth = 0; depth < 16; depth++) {
+        char *slash = strrchr(dir, '/');
+        if (!slash || slash == dir)
+            return 0;
+        *slash = '\0';
+        ofmt(meta, sizeof meta, "%s/conda-meta", dir);
+        DIR *d = opendir(meta);
+        if (!d)
+            continue;
+        char needle[4200];
+        ofmt(needle, sizeof needle, "\"%s\"", path + strlen(dir) + 1);
+        int found = 0;
+        struct dirent *e;
+        while (!found && (e = readdir(d))) {
+            size_t l = strlen(e->d_name);
+            char rec[4500];
+            if (l <= 5 || strcmp(e->d_name + l - 5, ".json") != 0)
+                continue;
+            ofmt(rec, sizeof rec, "%s/%s", meta, e->d_name);
+            if (file_holds(rec, needle)) {
+                conda_name(e->d_name, out, n);
+                found = 1;
+            }
+        }
+        closedir(d);
+        return found;
+    }
+    return 0;
+}
+
 /* The Debian package whose /var/lib/dpkg/info/PKG.list names path (or the
  * same path across the merged /usr: /lib/x and /usr/lib/x). */
 static int dpkg_of(const char *path, char *out, size_t n)
@@ -225,7 +298,7 @@ void jst_origin_package(const char *path, char *out, size_t n)
             return;
         }
     char pkg[160] = "";
-    if (!wheel_of(path, pkg, sizeof pkg))
+    if (!wheel_of(path, pkg, sizeof pkg) && !conda_of(path, pkg, sizeof pkg))
         dpkg_of(path, pkg, sizeof pkg);
     ofmt(out, n, "%s", pkg);
     if (n_memo < sizeof memo / sizeof memo[0] && (memo[n_memo].path = strdup(path))) {

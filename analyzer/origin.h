@@ -37,7 +37,8 @@ void jst_origin_of(const struct jst_process *p, const struct jst_call_ev *c, str
 const char *jst_origin_third_party(const char *path);
 
 /* The package that installed path: a wheel whose *.dist-info/RECORD lists it,
- * else a Debian package whose dpkg list names it (the dpkg info directory is
+ * else a conda package whose conda-meta record lists it, else a Debian
+ * package whose dpkg list names it (the dpkg info directory is
  * $JITSTALL_DPKG_DIR, default /var/lib/dpkg/info). Writes "" when none. */
 void jst_origin_package(const char *path, char *out, size_t n);
 

@@ -178,6 +178,18 @@ for name, src, where in [("conda", "/opt/conda/envs/ml/lib/libkern.so", "a conda
     fx = fix_of(name, src, env={"JITSTALL_DPKG_DIR": os.path.join(WORK, "nodpkg")})
     expect(fx and fx[0]["kind"] == "third_party" and f"is third-party ({where})" in fx[0]["text"],
            f"{name}: {fx}")
+# A conda env: the package whose conda-meta record lists the file.
+env = os.path.join(WORK, "miniconda3", "envs", "ml")
+os.makedirs(os.path.join(env, "conda-meta"), exist_ok=True)
+with open(os.path.join(env, "conda-meta", "other-1.0-h0_0.json"), "w") as f:
+    json.dump({"name": "other", "files": ["lib/libother.so"]}, f)
+with open(os.path.join(env, "conda-meta", "kern-pkg-2.1.0-h1a2b_3.json"), "w") as f:
+    json.dump({"name": "kern-pkg", "files": ["include/k.h", "lib/libkern.so.2"]}, f)
+fx = fix_of("conda_pkg", os.path.join(env, "lib", "libkern.so.2"),
+            env={"JITSTALL_DPKG_DIR": os.path.join(WORK, "nodpkg")})
+expect(fx and fx[0]["kind"] == "third_party" and
+       "is third-party (kern-pkg 2.1.0 (conda), a conda environment)" in fx[0]["text"],
+       f"conda package: {fx}")
 # The user's own build: the -gencode fix, not third-party.
 fx = fix_of("own", "/home/u/build/libmine.so")
 expect(fx and fx[0]["kind"] == "gencode" and fx[0]["text"].startswith(
