@@ -307,18 +307,27 @@ void jst_origin_package(const char *path, char *out, size_t n)
     }
 }
 
-/* A successful nvrtcCompileProgram before c in the same process: NVRTC's
- * PTX reaches the driver as text in heap memory, like PTX read from a file,
- * and only this call tells them apart (docs/DRIVER.md, "PTX made at run time
- * reaches the driver as PTX text"). */
-static int nvrtc_before(const struct jst_process *p, const struct jst_call_ev *c)
+/* Was c's PTX made by NVRTC? The preload records the hash of each successful
+ * nvrtcCompileProgram's PTX (interpose/rtc.c); when it did, a load is NVRTC's
+ * only if its image hash is one of them. A compile without a hash (an older
+ * preload, or NVRTC's getters failed) leaves any later PTX in memory to it:
+ * NVRTC's PTX reaches the driver as text in heap memory, like PTX read from
+ * a file (docs/DRIVER.md, "PTX made at run time reaches the driver as PTX
+ * text"). */
+static int nvrtc_made(const struct jst_process *p, const struct jst_call_ev *c)
 {
+    int unhashed = 0;
     for (size_t i = 0; i < p->n_calls; i++) {
         const struct jst_call_ev *a = &p->calls[i];
-        if (a->call == JST_CALL_nvrtcCompileProgram && a->result == 0 && a->seq < c->seq)
+        if (a->call != JST_CALL_nvrtcCompileProgram || a->result != 0 || a->seq >= c->seq)
+            continue;
+        if (!a->rtc_ptx_hash[0])
+            unhashed = 1;
+        else if (c->image_hash &&
+                 (a->rtc_ptx_hash[0] == c->image_hash || a->rtc_ptx_hash[1] == c->image_hash))
             return 1;
     }
-    return 0;
+    return unhashed;
 }
 
 /* The image holds PTX and nothing else: its entries, or its kind. */
@@ -353,7 +362,7 @@ void jst_origin_of(const struct jst_process *p, const struct jst_call_ev *c, str
     } else if (src) {
         o->object = src;
         o->kind = ptx ? JST_ORIGIN_PTX_DATA : JST_ORIGIN_ELF;
-    } else if (ptx && nvrtc_before(p, c)) {
+    } else if (ptx && nvrtc_made(p, c)) {
         o->kind = JST_ORIGIN_NVRTC;
         return;
     } else if (c->image_kind || c->n_entries) {

@@ -31,16 +31,17 @@ struct rv_frame {
 struct rv_module {
     const struct jst_process *p;
     const struct jst_call_ev *c;
-    int culprit;            /* JIT compiled, or failed: worth a line in Culprits */
-    uint64_t lost_ns;       /* JIT events: their duration; others 0 */
-    uint64_t saves_ns;      /* what its own fix saves */
-    char *call_site;        /* symbolized frame, or NULL when no stack */
-    struct rv_frame *stack; /* the chain: call site first, outward to main */
-    size_t n_stack;
-    size_t stack_more; /* frames of the chain beyond the depth limit */
+    int culprit;       /* JIT compiled, or failed: worth a line in Culprits */
+    uint64_t lost_ns;  /* JIT events: their duration; others 0 */
+    uint64_t saves_ns; /* what its own fix saves */
+    char *call_site;   /* symbolized frame, or NULL when no stack */
     char *fix;         /* one-line fix, or NULL */
     char **kernels;    /* demangled, n = c->n_kernels */
     size_t group;      /* culprits: index into rv_report.groups */
+
+    struct rv_frame *stack; /* the chain: call site first, outward to main */
+    size_t n_stack;
+    size_t stack_more; /* frames of the chain beyond the depth limit */
 };
 
 /* Culprits that are the same load in several processes (or repeated in one):
@@ -81,8 +82,8 @@ struct rv_report {
     size_t n_groups;
     struct rv_cache *caches;
     size_t n_caches;
-    struct jst_fixes fixes;  /* the races' fixes included */
-    struct jst_races races;  /* one image compiled at once in several processes */
+    struct jst_fixes fixes;
+    struct jst_races races;  /* images compiled at once by several processes (also in fixes) */
     struct rv_error *errors; /* inputs that could not be read */
     size_t n_errors;
     int partial; /* some trace truncated or damaged */

@@ -185,6 +185,10 @@ enum jst_key {
     JST_F_DOMAIN = 192,      /* domain name; absent for the default domain */
     JST_F_DEPTH = 193,       /* push depth on the thread, after a push */
 
+    /* runtime compiler output (on nvrtcCompileProgram records), 200-209 */
+    JST_F_RTC_PTX_HASH = 200,   /* jst_hash64 of the PTX text after the call, its NUL included */
+    JST_F_RTC_PTX_HASH_T = 201, /* the same without the NUL */
+
     /* note */
     JST_F_MESSAGE = 180,
     JST_F_LEVEL = 181,       /* 0 info, 1 warning, 2 error */

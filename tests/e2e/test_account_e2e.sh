@@ -89,6 +89,28 @@ fix_kind nvrtc nvrtc_ptx "the PTX passed to cuModuleLoadData was made by NVRTC a
 fix_kind nvrtc nvrtc_ptx "nvrtcCompileProgram with -arch=sm_90, then nvrtcGetCUBIN"
 run_traced nvrtclink "$BIN/prog_rtc_direct" "$FIX" 0 link k75.ptx
 fix_kind nvrtclink nvrtc_ptx "the PTX passed to cuLinkAddData"
+# The preload records the hash of the PTX each compile made (fake NVRTC's
+# getters serve $JST_FAKE_RTC_PTX): that PTX loaded is NVRTC's, by either
+# route to NVRTC, loaded or linked...
+for prog in direct dlsym; do
+    run_plain "nvrtch-$prog.plain" JST_FAKE_RTC_PTX="$FIX/k75.ptx" "$BIN/prog_rtc_$prog" "$FIX" 0 module k75.ptx
+    run_traced "nvrtch-$prog" JST_FAKE_RTC_PTX="$FIX/k75.ptx" "$BIN/prog_rtc_$prog" "$FIX" 0 module k75.ptx
+    same_behaviour "nvrtch-$prog.plain" "nvrtch-$prog"
+    fix_kind "nvrtch-$prog" nvrtc_ptx "the PTX passed to cuModuleLoadData was made by NVRTC"
+    dump_json "$(the_trace "nvrtch-$prog")" "$WORK/nvrtch-$prog.json"
+    check_json "$WORK/nvrtch-$prog.json" <<'PY'
+rc, ld = one("nvrtcCompileProgram"), one("cuModuleLoadData")
+expect(rc.get("rtc_ptx_hash") == ld.get("image_hash") and ld.get("image_hash"),
+       f"rtc_ptx_hash {rc.get('rtc_ptx_hash')} is not the load's image_hash {ld.get('image_hash')}")
+expect(rc.get("rtc_ptx_hash_t") not in (None, rc.get("rtc_ptx_hash")), "rtc_ptx_hash_t")
+PY
+done
+run_traced nvrtch-link JST_FAKE_RTC_PTX="$FIX/k75.ptx" "$BIN/prog_rtc_direct" "$FIX" 0 link k75.ptx
+fix_kind nvrtch-link nvrtc_ptx "the PTX passed to cuLinkAddData"
+# ... and other PTX, loaded after NVRTC ran, is not.
+{ cat "$FIX/k75.ptx"; echo "// another kernel file"; } >"$WORK/other.ptx"
+run_traced nvrtc-other JST_FAKE_RTC_PTX="$WORK/other.ptx" "$BIN/prog_rtc_direct" "$FIX" 0 module k75.ptx
+fix_kind nvrtc-other ptx_file "compile the PTX the program passes to cuModuleLoadData ahead of time"
 run_traced ptxdata "$ACC/prog_ptxdata"
 expect_rc ptxdata 0
 fix_kind ptxdata ptx_data "compile the PTX text held in $ACC/prog_ptxdata ahead of time"

@@ -23,7 +23,8 @@ K = dict(tid=1, start_ns=2, dur_ns=3, result=4, call_id=5, call=6, seq=7, pid=20
          realtime_ns=26, mono_ns=27, proc_start_ns=28, device=40, cc_major=41, cc_minor=42,
          image_kind=60, image_size=61, image_hash=62, path=63, source=67, verdict=80,
          jit_from=82, reason=85, cache=86, entry=88, target_cc=89, phase=100, cache_path=101,
-         exists=103, writable=104, max_bytes=107, exit_status=160)
+         exists=103, writable=104, max_bytes=107, exit_status=160, jit_input=69,
+         rtc_ptx_hash=200, rtc_ptx_hash_t=201)
 CALL_LOAD_DATA, CALL_LAUNCH = 5, 17
 PTX_JIT, MISS_STORED, HIT = 2, 2, 1
 failures = []
@@ -53,7 +54,15 @@ def trace(path, pid, loads, cache_dir="/root/.nv/ComputeCache", realtime=1767225
     seq = 0
     for ld in loads:
         seq += 1
-        where = dict(path=ld["path"]) if "path" in ld else dict(source=ld["source"])
+        if "rtc" in ld:  # an nvrtcCompileProgram record with the PTX hashes
+            out.append(rec(CALL, seq=seq, tid=100, call_id=21, call="nvrtcCompileProgram",
+                           start_ns=ld["start"], dur_ns=ld["dur"], result=0,
+                           rtc_ptx_hash=ld["rtc"][0], rtc_ptx_hash_t=ld["rtc"][1]))
+            continue
+        where = dict(path=ld["path"]) if "path" in ld else \
+            dict(source=ld["source"]) if ld.get("source") else {}
+        if "jit_input" in ld:
+            where["jit_input"] = ld["jit_input"]
         out.append(rec(CALL, seq=seq, tid=ld.get("tid", 100), call_id=ld.get("call_id", CALL_LOAD_DATA),
                        call=ld.get("call", "cuModuleLoadData"), start_ns=ld["start"],
                        dur_ns=ld["dur"], result=0, image_kind=ld.get("kind", 2),
@@ -206,6 +215,19 @@ for name, path, kind in [("file_ptx", "/data/kern.ptx", "ptx_file"),
                                                entry="ptx compute_75 none")])
     fx = [f for f in report(d)["fixes"] if f["kind"] == kind]
     expect(len(fx) == 1 and path in fx[0]["text"], f"{name}: {report(d)['fixes']}")
+
+# NVRTC output by hash: PTX text linked without its NUL matches the hash
+# without the NUL; other PTX in memory after NVRTC ran is not NVRTC's.
+for name, h, kind in [("rtc_link_match", 0xB0B, "nvrtc_ptx"), ("rtc_link_other", 0xC0C, "ptx_file")]:
+    d = os.path.join(WORK, name)
+    os.makedirs(d, exist_ok=True)
+    trace(os.path.join(d, "t.jst"), 960, [
+        dict(start=T0, dur=S, rtc=(0xA0A, 0xB0B)),
+        dict(start=T0 + 2 * S, dur=S, hash=h, source=None, kind=3, call_id=14,
+             call="cuLinkAddData_v2", jit_input=1, entry="ptx compute_90 none")])
+    fx = [f for f in report(d)["fixes"] if f["kind"] in ("nvrtc_ptx", "ptx_file")]
+    expect(len(fx) == 1 and fx[0]["kind"] == kind and "cuLinkAddData_v2" in fx[0]["text"],
+           f"{name}: {fx}")
 
 print("synth: %d failure(s)" % len(failures))
 sys.exit(1 if failures else 0)
