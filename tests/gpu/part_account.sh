@@ -55,7 +55,7 @@ acct_part_fixes() {
   local d fx
   # a .ptx file, loaded by path
   nvcc -arch=compute_75 -ptx "$G/account_chain.cu" -o "$P/account_small.ptx" &&
-    gcc -I/usr/local/cuda/include "$G/account_modload.c" -o "$P/account_modload" -lcuda ||
+    nvcc "$G/account_modload.c" -o "$P/account_modload" -lcuda ||
     { fail "account: cannot build account_modload"; return; }
   run_case acct_ptxfile "$(fresh "$C/acct_ptxfile")" -- "$P/account_modload" "$P/account_small.ptx"
   d="$W/t/acct_ptxfile"
@@ -76,8 +76,9 @@ acct_part_fixes() {
     fail "account (b): the suggested ptxas / nvcc -fatbin commands failed"
   fi
   # PTX made by NVRTC for compute_90, then cuModuleLoadData
-  if gcc -I/usr/local/cuda/include "$G/account_nvrtc.c" -o "$P/account_nvrtc" \
-    -L/usr/local/cuda/lib64 -Wl,-rpath,/usr/local/cuda/lib64 -lnvrtc -lcuda; then
+  local lib
+  lib=$(dirname "$(command -v nvcc)")/../lib64
+  if nvcc "$G/account_nvrtc.c" -o "$P/account_nvrtc" -lnvrtc -lcuda -Xlinker -rpath="$lib"; then
     run_case acct_nvrtc "$(fresh "$C/acct_nvrtc")" -- "$P/account_nvrtc"
     d="$W/t/acct_nvrtc"
     "$J" report --json "$d/trace" >"$d/report.json" 2>/dev/null
