@@ -210,6 +210,8 @@ static void source_fix(const struct jst_process *p, const struct jst_call_ev *c,
     struct jst_origin o;
     const char *api = c->call_name ? c->call_name : jst_call_name(c->call);
     char obj[300], aot[200];
+    const char *use =
+        c->call == JST_CALL_cuLinkAddData || c->call == JST_CALL_cuLinkAddFile ? "link" : "load";
     jst_origin_of(p, c, &o);
     if (o.object)
         fmt(obj, sizeof(obj), "%s", o.object);
@@ -229,14 +231,14 @@ static void source_fix(const struct jst_process *p, const struct jst_call_ev *c,
     case JST_ORIGIN_PTX_FILE:
         f->kind = JST_FIX_PTX_FILE;
         fmt(f->text, sizeof(f->text),
-            "compile %s ahead of time for the GPU and load the result %s: %s", obj, why, aot);
+            "compile %s ahead of time for the GPU and %s the result %s: %s", obj, use, why, aot);
         break;
     case JST_ORIGIN_PTX_DATA:
         f->kind = JST_FIX_PTX_DATA;
         fmt(f->text, sizeof(f->text),
-            "compile the PTX text held in %s ahead of time for the GPU and load the result "
+            "compile the PTX text held in %s ahead of time for the GPU and %s the result "
             "instead %s: %s",
-            obj, why, aot);
+            obj, use, why, aot);
         break;
     case JST_ORIGIN_NVRTC:
         f->kind = JST_FIX_NVRTC_PTX;

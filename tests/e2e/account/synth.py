@@ -228,6 +228,8 @@ for name, h, kind in [("rtc_link_match", 0xB0B, "nvrtc_ptx"), ("rtc_link_other",
     fx = [f for f in report(d)["fixes"] if f["kind"] in ("nvrtc_ptx", "ptx_file")]
     expect(len(fx) == 1 and fx[0]["kind"] == kind and "cuLinkAddData_v2" in fx[0]["text"],
            f"{name}: {fx}")
+    expect(kind != "ptx_file" or "for the GPU and link the result" in fx[0]["text"],
+           f"{name}: a link input's result is linked: {fx}")
 
 print("synth: %d failure(s)" % len(failures))
 sys.exit(1 if failures else 0)
