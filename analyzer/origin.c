@@ -46,8 +46,8 @@ static int in_conda(const char *path)
 const char *jst_origin_third_party(const char *path)
 {
     static const char *const sys[] = {"/usr/lib/", "/usr/lib32/", "/usr/lib64/",
-                                      "/lib/",     "/lib32/",     "/lib64/",
-                                      "/usr/bin/", "/bin/",       "/usr/sbin/"};
+                                      "/lib/",     "/lib32/",     "/lib64/"};
+    static const char *const sys_bin[] = {"/usr/bin/", "/bin/", "/usr/sbin/", "/sbin/"};
     if (!path || path[0] != '/')
         return NULL;
     if (strstr(path, "/site-packages/") || strstr(path, "/dist-packages/"))
@@ -60,6 +60,9 @@ const char *jst_origin_third_party(const char *path)
     for (size_t i = 0; i < sizeof sys / sizeof sys[0]; i++)
         if (has_prefix(path, sys[i]))
             return "a system library directory";
+    for (size_t i = 0; i < sizeof sys_bin / sizeof sys_bin[0]; i++)
+        if (has_prefix(path, sys_bin[i]))
+            return "a system program directory";
     return NULL;
 }
 

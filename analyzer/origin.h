@@ -32,8 +32,8 @@ struct jst_origin {
 void jst_origin_of(const struct jst_process *p, const struct jst_call_ev *c, struct jst_origin *o);
 
 /* The kind of directory a path lies in when it is third-party ("a Python
- * package", "a conda environment", "a system library directory", "the CUDA
- * toolkit"), else NULL. */
+ * package", "a conda environment", "a system library directory", "a system
+ * program directory", "the CUDA toolkit"), else NULL. */
 const char *jst_origin_third_party(const char *path);
 
 /* The package that installed path: a wheel whose *.dist-info/RECORD lists it,

@@ -183,7 +183,8 @@ fx = fix_of("dpkg_none", sys_lib, env={"JITSTALL_DPKG_DIR": os.path.join(WORK, "
 expect(fx and "is third-party (a system library directory)" in fx[0]["text"], f"no dpkg: {fx}")
 for name, src, where in [("conda", "/opt/conda/envs/ml/lib/libkern.so", "a conda environment"),
                          ("miniforge", "/home/u/miniforge3/lib/libkern.so", "a conda environment"),
-                         ("toolkit", "/usr/local/cuda-13.0/lib64/libcufft.so.12", "the CUDA toolkit")]:
+                         ("toolkit", "/usr/local/cuda-13.0/lib64/libcufft.so.12", "the CUDA toolkit"),
+                         ("usrbin", "/usr/bin/hashcat", "a system program directory")]:
     fx = fix_of(name, src, env={"JITSTALL_DPKG_DIR": os.path.join(WORK, "nodpkg")})
     expect(fx and fx[0]["kind"] == "third_party" and f"is third-party ({where})" in fx[0]["text"],
            f"{name}: {fx}")
