@@ -94,23 +94,30 @@ static void add_span(struct jst_race *r, const struct jst_run *run, struct race_
     }
 }
 
-/* Distinct processes among v[0..n) (only those racing when racing is set),
- * their first pids into r in run order when r is given. */
-static size_t n_procs(const struct jst_run *run, const struct race_ev *v, size_t n, int racing,
-                      struct jst_race *r)
+/* Do the compiles v[0..n) come from more than one process? */
+static int several_procs(const struct race_ev *v, size_t n)
 {
-    size_t d = 0;
+    for (size_t i = 1; i < n; i++)
+        if (v[i].proc != v[0].proc)
+            return 1;
+    return 0;
+}
+
+/* The distinct processes among the racing compiles of v[0..n), counted into
+ * r with their first pids in run order. */
+static void race_procs(const struct jst_run *run, const struct race_ev *v, size_t n,
+                       struct jst_race *r)
+{
     for (size_t proc = 0; proc < run->n_procs; proc++) {
         size_t i = 0;
-        while (i < n && (v[i].proc != proc || (racing && !v[i].racing)))
+        while (i < n && (v[i].proc != proc || !v[i].racing))
             i++;
         if (i == n)
             continue;
-        if (r && d < sizeof(r->pids) / sizeof(r->pids[0]))
-            r->pids[d] = run->procs[proc].pid;
-        d++;
+        if (r->processes < sizeof(r->pids) / sizeof(r->pids[0]))
+            r->pids[r->processes] = run->procs[proc].pid;
+        r->processes++;
     }
-    return d;
 }
 
 static void race_text(struct jst_race *r)
@@ -162,12 +169,12 @@ int jst_races_find(const struct jst_run *run, struct jst_races *out)
             for (; t < e && v[t].start < end; t++)
                 if (v[t].end > end)
                     end = v[t].end;
-            if (n_procs(run, v + s, t - s, 0, NULL) > 1)
+            if (several_procs(v + s, t - s))
                 add_span(&r, run, v + s, t - s, &longest);
             s = t;
         }
         if (r.compiles)
-            r.processes = n_procs(run, v + g, e - g, 1, &r);
+            race_procs(run, v + g, e - g, &r);
         g = e;
         if (!r.compiles)
             continue;
