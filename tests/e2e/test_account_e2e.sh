@@ -130,11 +130,12 @@ printf 'acctpkg/__init__.py,,\n' >"$SP/acctpkg-1.0.dist-info/RECORD"
 fix_kind wheel third_party "libacct_ptxonly.so is third-party (a Python package)"
 
 # ---- 5. four processes racing on one cold cache ----
-# 200 ms per KiB of PTX: each ~2 KiB compile takes about 0.4 s, so the four overlap.
+# 1 s per KiB of PTX: each ~2 KiB compile takes about 2 s, so the four overlap
+# even on a loaded machine.
 mkdir -p "$WORK/race.traces"
 rm -rf "$WORK/racecache"
 for i in 1 2 3 4; do
-    env LD_PRELOAD="$JST_PRELOAD" JITSTALL_DIR="$WORK/race.traces" JITSTALL_SIM_JIT_US_PER_KB=200000 \
+    env LD_PRELOAD="$JST_PRELOAD" JITSTALL_DIR="$WORK/race.traces" JITSTALL_SIM_JIT_US_PER_KB=1000000 \
         CUDA_CACHE_PATH="$WORK/racecache" "$BIN/prog_direct" "$FIX" 0 module file:k75.ptx \
         >"$WORK/race.$i.out" 2>&1 &
 done
@@ -151,7 +152,7 @@ import json, sys
 rep = json.load(open(sys.argv[1]))
 r = rep["races"]
 assert len(r) == 1 and r[0]["compiles"] == 4 and r[0]["processes"] == 4, r
-assert len(r[0]["pids"]) == 4 and r[0]["jit_ns"] > 4 * 300 * 10**6, r
+assert len(r[0]["pids"]) == 4 and r[0]["jit_ns"] > 4 * 1500 * 10**6, r
 assert [f["kind"] for f in rep["fixes"]].count("race") == 1, rep["fixes"]
 PY
 report race --markdown
