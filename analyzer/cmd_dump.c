@@ -172,6 +172,8 @@ static int is_hex_key(uint16_t key)
     case JST_F_CTX:
     case JST_F_PARENT:
     case JST_F_IMAGE_HASH:
+    case JST_F_RTC_PTX_HASH:
+    case JST_F_RTC_PTX_HASH_T:
     case JST_F_MOD_BIAS:
     case JST_F_MOD_START:
     case JST_F_MOD_END:

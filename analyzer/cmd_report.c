@@ -15,7 +15,7 @@
 #include "report_view.h"
 
 static const char report_help[] =
-    "usage: jitstall report [--json | --markdown] TRACE|DIR...\n"
+    "usage: jitstall report [--json | --markdown] [--stack-depth N] TRACE|DIR...\n"
     "\n"
     "Explains a slow first GPU query: for each process, the time to its first\n"
     "kernel launch and how much of it the driver's PTX JIT took; the modules\n"
@@ -25,6 +25,9 @@ static const char report_help[] =
     "options:\n"
     "  --json       write one JSON object (schema: report-json.md)\n"
     "  --markdown   write GitHub Markdown, for a CI job summary or a PR comment\n"
+    "  --stack-depth N\n"
+    "               show at most N frames of each culprit's call chain (default\n"
+    "               16); 0 or 'all' shows the whole chain, down to main\n"
     "  -h, --help   show this help\n"
     "\n"
     "TRACE is a .jst file written by libjitstall.so. DIR is a directory of them\n"
@@ -45,12 +48,27 @@ static int use_colour(void)
     return isatty(STDOUT_FILENO);
 }
 
+/* N of --stack-depth: a count, or "all" (0, no limit). -1 when invalid. */
+static long parse_depth(const char *s)
+{
+    if (!strcmp(s, "all"))
+        return 0;
+    char *end;
+    if (!*s || *s == '-' || *s == '+')
+        return -1;
+    unsigned long v = strtoul(s, &end, 10);
+    return *end || v > 100000 ? -1 : (long)v;
+}
+
 static int cmd_report(int argc, char **argv)
 {
     int fmt = OUT_TEXT;
+    long depth = RV_STACK_DEPTH_DEFAULT;
+    enum { O_DEPTH = 256 };
     static const struct option longopts[] = {
         {"json", no_argument, NULL, 'j'},
         {"markdown", no_argument, NULL, 'm'},
+        {"stack-depth", required_argument, NULL, O_DEPTH},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -74,8 +92,16 @@ static int cmd_report(int argc, char **argv)
         case 'h':
             fputs(report_help, stdout);
             return JST_EXIT_OK;
+        case O_DEPTH:
+            depth = parse_depth(optarg);
+            if (depth < 0) {
+                jst_errorf("report", "--stack-depth needs a number of frames or 'all', not '%s'",
+                           optarg);
+                return JST_EXIT_USAGE;
+            }
+            break;
         default:
-            jst_errorf("report", "unknown option '%s' (see 'jitstall report --help')",
+            jst_errorf("report", "unknown option or missing value '%s' (see 'jitstall report --help')",
                        argv[optind - 1]);
             return JST_EXIT_USAGE;
         }
@@ -118,7 +144,7 @@ static int cmd_report(int argc, char **argv)
     }
 
     struct rv_report r;
-    if (rv_build(&r, &run, errs, n_errs) < 0) {
+    if (rv_build_depth(&r, &run, errs, n_errs, (size_t)depth) < 0) {
         jst_errorf("report", "out of memory");
         rc = JST_EXIT_USAGE;
         goto out;

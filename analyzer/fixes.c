@@ -10,6 +10,7 @@
 #include <string.h>
 #include "fixes.h"
 #include "jitcache.h"
+#include "origin.h"
 #include "trace.h"
 
 #define MIB (1ull << 20)
@@ -198,6 +199,79 @@ static const char *disable_var(const struct jst_process *p)
     return "CUDA_DISABLE_PTX_JIT";
 }
 
+static void cache_fix(const struct jst_process *p, const struct jst_call_ev *c, struct cand *f);
+
+/* The fix of a JIT load by where its PTX came from (origin.h): f holds the
+ * -gencode fix already, which fits an ELF object the user builds with nvcc
+ * and is kept when the origin is unknown. */
+static void source_fix(const struct jst_process *p, const struct jst_call_ev *c, unsigned cc,
+                       const char *why, struct cand *f)
+{
+    struct jst_origin o;
+    const char *api = c->call_name ? c->call_name : jst_call_name(c->call);
+    char obj[300], aot[200];
+    const char *use =
+        c->call == JST_CALL_cuLinkAddData || c->call == JST_CALL_cuLinkAddFile ? "link" : "load";
+    jst_origin_of(p, c, &o);
+    if (o.object)
+        fmt(obj, sizeof(obj), "%s", o.object);
+    else
+        fmt(obj, sizeof(obj), "the %s the program passes to %s",
+            o.kind == JST_ORIGIN_FATBIN_FILE ? "fatbin" : "PTX", api ? api : "the driver");
+    fmt(aot, sizeof(aot),
+        "ptxas -arch=sm_%u, or nvcc -fatbin -gencode arch=compute_%u,code=[sm_%u,compute_%u] to "
+        "keep PTX for newer GPUs",
+        cc, cc, cc, cc);
+    switch (o.kind) {
+    case JST_ORIGIN_FATBIN_FILE:
+        f->kind = JST_FIX_FATBIN_FILE;
+        fmt(f->text, sizeof(f->text), "rebuild %s%s with -gencode arch=compute_%u,code=sm_%u %s",
+            o.object ? "the fatbin file " : "", obj, cc, cc, why);
+        break;
+    case JST_ORIGIN_PTX_FILE:
+        f->kind = JST_FIX_PTX_FILE;
+        fmt(f->text, sizeof(f->text),
+            "compile %s ahead of time for the GPU and %s the result %s: %s", obj, use, why, aot);
+        break;
+    case JST_ORIGIN_PTX_DATA:
+        f->kind = JST_FIX_PTX_DATA;
+        fmt(f->text, sizeof(f->text),
+            "compile the PTX text held in %s ahead of time for the GPU and %s the result "
+            "instead %s: %s",
+            obj, use, why, aot);
+        break;
+    case JST_ORIGIN_NVRTC:
+        f->kind = JST_FIX_NVRTC_PTX;
+        fmt(f->target, sizeof(f->target), "%s", api ? api : "NVRTC");
+        fmt(f->text, sizeof(f->text),
+            "the PTX passed to %s was made by NVRTC at run time %s: compile it to a cubin for "
+            "the GPU (nvrtcCompileProgram with -arch=sm_%u, then nvrtcGetCUBIN), or keep the "
+            "program's own kernel cache across runs",
+            api ? api : "the driver", why, cc);
+        break;
+    case JST_ORIGIN_THIRD_PARTY: {
+        /* What to do now is the cache fix: the load's own when the cache
+         * failed, else keeping the cache across runs. */
+        struct cand now;
+        char until[520];
+        cache_fix(p, c, &now);
+        if (now.kind && now.kind != JST_FIX_CACHE_VOLUME)
+            fmt(until, sizeof(until), "until then, %s", now.text);
+        else
+            fmt(until, sizeof(until),
+                "until then keep the JIT cache %s across runs, so that only the first run JITs",
+                cache_path(p));
+        f->kind = JST_FIX_THIRD_PARTY;
+        fmt(f->text, sizeof(f->text),
+            "%s is third-party (%s%s%s): upgrade to a build with SASS for sm_%u %s; %s", obj,
+            o.package, o.package[0] ? ", " : "", o.where, cc, why, until);
+        break;
+    }
+    default:
+        break;
+    }
+}
+
 /* The build or environment fix of one load (kind 0 if none). */
 static void build_fix(const struct jst_process *p, const struct jst_call_ev *c, struct cand *f)
 {
@@ -242,6 +316,7 @@ static void build_fix(const struct jst_process *p, const struct jst_call_ev *c, 
         f->saves_ns = c->dur_ns - est_sass(p, c);
         fmt(f->text, sizeof(f->text), "%s with -gencode arch=compute_%u,code=sm_%u %s", what, cc,
             cc, why);
+        source_fix(p, c, cc, why, f);
         return;
     case JST_V_FORCED_JIT:
         f->kind = JST_FIX_UNFORCE_JIT;
@@ -282,6 +357,7 @@ static void build_fix(const struct jst_process *p, const struct jst_call_ev *c, 
             "compile the PTX linked with %s (%s) to a cubin ahead of time with -gencode "
             "arch=compute_%u,code=sm_%u",
             api ? api : "cuLinkAddData", f->target, cc, cc);
+        source_fix(p, c, cc, why, f);
         return;
     default:
         break;
@@ -456,6 +532,12 @@ static int cmp_fix(const void *a, const void *b)
     if (x->kind != y->kind)
         return x->kind < y->kind ? -1 : 1;
     return strcmp(x->text, y->text);
+}
+
+void jst_fixes_sort(struct jst_fixes *f)
+{
+    if (f->n)
+        qsort(f->v, f->n, sizeof(*f->v), cmp_fix);
 }
 
 int jst_fixes_compute(const struct jst_run *run, struct jst_fixes *out)

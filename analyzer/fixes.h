@@ -35,6 +35,12 @@ enum jst_fix_kind {
     JST_FIX_CACHE_DIR = 7,      /* the cache directory could not be created */
     JST_FIX_ALLOW_JIT = 8,      /* a load failed: JIT disabled or no compatible code */
     JST_FIX_RTC_CACHE = 9,      /* compile ahead of time / keep the program's kernel cache */
+    JST_FIX_FATBIN_FILE = 10,   /* rebuild a fatbin file the program reads */
+    JST_FIX_PTX_FILE = 11,      /* compile a .ptx file ahead of time, load the result */
+    JST_FIX_PTX_DATA = 12,      /* the same for PTX text held in an object's data */
+    JST_FIX_NVRTC_PTX = 13,     /* NVRTC-made PTX: compile to a cubin (nvrtcGetCUBIN) */
+    JST_FIX_THIRD_PARTY = 14,   /* a library the user does not build: upgrade, cache now */
+    JST_FIX_RACE = 15,          /* processes compiled one image at once: warm the cache */
 };
 
 struct jst_fix {
@@ -55,6 +61,8 @@ struct jst_fixes {
  * out of memory (out is then empty). */
 int jst_fixes_compute(const struct jst_run *run, struct jst_fixes *out);
 void jst_fixes_free(struct jst_fixes *f);
+/* Ranks f again (saves_ns descending, then kind, then text) after additions. */
+void jst_fixes_sort(struct jst_fixes *f);
 
 /* The one-line fix for one load of process p (kind in *kind when non-NULL),
  * e.g. "rebuild libfoo.so with -gencode arch=compute_90,code=sm_90 (GPU is

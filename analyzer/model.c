@@ -309,6 +309,11 @@ static void read_call(struct jst_process *p, struct jst_field_iter *it)
             if (num)
                 c->cubin_size = f.u64;
             break;
+        case JST_F_RTC_PTX_HASH:
+        case JST_F_RTC_PTX_HASH_T:
+            if (num)
+                c->rtc_ptx_hash[f.key - JST_F_RTC_PTX_HASH] = f.u64;
+            break;
         case JST_F_LOAD_DEVICE:
             if (num) {
                 c->has_load_device = 1;

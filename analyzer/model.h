@@ -45,6 +45,7 @@ struct jst_call_ev {
     int has_jit_input;       /* JST_F_JIT_INPUT was recorded */
     unsigned jit_input;      /* CUjitInputType (CU_JIT_INPUT_PTX = 1) */
     uint64_t cubin_size;     /* cuLinkComplete output size */
+    uint64_t rtc_ptx_hash[2]; /* nvrtcCompileProgram: its PTX's hash with, without the NUL */
     int has_load_device;
     unsigned load_device;    /* JST_F_LOAD_DEVICE */
 

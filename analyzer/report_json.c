@@ -31,6 +31,29 @@ static void json_str_or_null(struct jst_json *j, const char *key, const char *s)
     jst_json_kstr(j, key, s && *s ? s : NULL);
 }
 
+/* The chain, innermost first, with keys that fit a Python frame as well
+ * (object "python"); then how many frames the depth limit left out. */
+static void json_stack(struct jst_json *j, const struct rv_module *m)
+{
+    jst_json_key(j, "stack");
+    jst_json_arr(j);
+    for (size_t i = 0; i < m->n_stack; i++) {
+        const struct rv_frame *f = &m->stack[i];
+        jst_json_obj(j);
+        jst_json_kstr(j, "func", f->func);
+        jst_json_kstr(j, "file", f->file);
+        if (f->line)
+            jst_json_ku64(j, "line", f->line);
+        else
+            jst_json_knull(j, "line");
+        jst_json_kstr(j, "object", f->object);
+        jst_json_ku64(j, "offset", f->offset);
+        jst_json_end(j);
+    }
+    jst_json_end(j);
+    jst_json_ku64(j, "stack_more", m->stack_more);
+}
+
 static void json_module(struct jst_json *j, const struct rv_module *m)
 {
     const struct jst_call_ev *c = m->c;
@@ -57,6 +80,7 @@ static void json_module(struct jst_json *j, const struct rv_module *m)
     jst_json_end(j);
     json_str_or_null(j, "source", jst_load_origin(c));
     jst_json_kstr(j, "call_site", m->call_site);
+    json_stack(j, m);
     jst_json_kstr(j, "fix", m->fix);
     jst_json_kbool(j, "in_flight", c->in_flight);
     /* additional keys */
@@ -230,9 +254,49 @@ static const char *fix_kind_name(unsigned k)
         return "failed_load";
     case JST_FIX_RTC_CACHE:
         return "rtc_cache";
+    case JST_FIX_FATBIN_FILE:
+        return "fatbin_file";
+    case JST_FIX_PTX_FILE:
+        return "ptx_file";
+    case JST_FIX_PTX_DATA:
+        return "ptx_data";
+    case JST_FIX_NVRTC_PTX:
+        return "nvrtc_ptx";
+    case JST_FIX_THIRD_PARTY:
+        return "third_party";
+    case JST_FIX_RACE:
+        return "race";
     default:
         return "other";
     }
+}
+
+/* races[]: one per image compiled at once by several processes. */
+static void json_races(struct jst_json *j, const struct rv_report *r)
+{
+    char hash[24];
+    jst_json_key(j, "races");
+    jst_json_arr(j);
+    for (size_t i = 0; i < r->races.n; i++) {
+        const struct jst_race *x = &r->races.v[i];
+        snprintf(hash, sizeof(hash), "%016" PRIx64, x->image_hash);
+        jst_json_obj(j);
+        jst_json_kstr(j, "image_hash", hash);
+        jst_json_kstr(j, "source", x->origin);
+        jst_json_kstr(j, "cache_path", x->cache_path);
+        jst_json_ku64(j, "compiles", x->compiles);
+        jst_json_ku64(j, "processes", x->processes);
+        jst_json_key(j, "pids");
+        jst_json_arr(j);
+        for (size_t k = 0; k < x->processes && k < 8; k++)
+            jst_json_u64(j, x->pids[k]);
+        jst_json_end(j);
+        jst_json_ku64(j, "jit_ns", x->jit_ns);
+        jst_json_ku64(j, "saves_ns", x->saves_ns);
+        jst_json_kstr(j, "fix", x->text);
+        jst_json_end(j);
+    }
+    jst_json_end(j);
 }
 
 int rv_write_json(const struct rv_report *r, FILE *f)
@@ -260,6 +324,7 @@ int rv_write_json(const struct rv_report *r, FILE *f)
         jst_json_end(&j);
     }
     jst_json_end(&j);
+    json_races(&j, r);
     jst_json_ku64(&j, "schema_version", 1);
     jst_json_kbool(&j, "partial", r->partial);
     jst_json_key(&j, "totals");

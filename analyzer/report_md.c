@@ -139,7 +139,11 @@ static void write_culprits(FILE *f, const struct rv_report *r)
         fputs(" | ", f);
         if (m->call_site)
             md_code(f, m->call_site);
-        else
+        if (m->call_site && (m->n_stack > 1 || m->stack_more)) {
+            fputs("<br>called by ", f);
+            md_code(f, rv_callers_compact(m, buf, sizeof(buf)));
+        }
+        if (!m->call_site)
             fputs("no stack recorded", f);
         fputs(" | ", f);
         if (m->fix)
@@ -147,6 +151,20 @@ static void write_culprits(FILE *f, const struct rv_report *r)
         else
             fputs("-", f);
         fputs(" |\n", f);
+    }
+}
+
+static void write_races(FILE *f, const struct rv_report *r)
+{
+    char d[32];
+    if (!r->races.n)
+        return;
+    fputs("\n### Compiled at once in several processes (one cold cache)\n\n", f);
+    for (size_t i = 0; i < r->races.n; i++) {
+        const struct jst_race *x = &r->races.v[i];
+        fprintf(f, "%zu. **%s**: ", i + 1, rv_dur(x->jit_ns, d, sizeof(d)));
+        md_text(f, x->text);
+        fputc('\n', f);
     }
 }
 
@@ -238,6 +256,7 @@ int rv_write_markdown(const struct rv_report *r, FILE *f)
     }
     write_headline(f, r);
     write_culprits(f, r);
+    write_races(f, r);
     write_fixes(f, r);
     write_cache(f, r);
     fflush(f);

@@ -184,6 +184,10 @@ static void write_culprits(const struct tw *t, const struct rv_report *r)
             fprintf(t->f, "     cache      %s\n", S(rv_cache_str(m->c, buf, sizeof(buf))));
         fprintf(t->f, "     call site  %s\n",
                 m->call_site ? S(m->call_site) : "(no stack recorded)");
+        for (size_t k = 1; k < m->n_stack; k++)
+            fprintf(t->f, "     called by  %s\n", S(m->stack[k].text));
+        if (m->stack_more)
+            fprintf(t->f, "     called by  ... %zu more\n", m->stack_more);
         if (m->fix)
             fprintf(t->f, "     fix        %s%s%s\n", C(t, GREEN), S(m->fix), C(t, RESET));
     }
@@ -195,6 +199,27 @@ static void write_culprits(const struct tw *t, const struct rv_report *r)
     if (sass)
         fprintf(t->f, "  (%zu other %s loaded without JIT)\n", sass,
                 sass == 1 ? "module" : "modules");
+}
+
+/* Only when some image was compiled at once by several processes. */
+static void write_races(const struct tw *t, const struct rv_report *r)
+{
+    char d[32];
+    if (!r->races.n)
+        return;
+    heading(t, "Compiled at once in several processes (one cold cache)");
+    for (size_t i = 0; i < r->races.n; i++) {
+        const struct jst_race *x = &r->races.v[i];
+        fprintf(t->f, "  %zu. %s%s%s  %s\n", i + 1, C(t, RED), rv_dur(x->jit_ns, d, sizeof(d)),
+                C(t, RESET), S(x->origin ? x->origin : "(image in memory)"));
+        fprintf(t->f, "     compiled %zu times at once in %zu processes (pid", x->compiles,
+                x->processes);
+        for (size_t k = 0; k < x->processes && k < 8; k++)
+            fprintf(t->f, "%s %" PRIu64, k ? "," : (x->processes > 1 ? "s" : ""), x->pids[k]);
+        fprintf(t->f, "%s), %s in all\n", x->processes > 8 ? ", ..." : "",
+                rv_dur(x->jit_ns, d, sizeof(d)));
+    }
+    fprintf(t->f, "  (each compiled the whole image; the fix is under Fixes)\n");
 }
 
 static void write_fixes(const struct tw *t, const struct rv_report *r)
@@ -284,6 +309,7 @@ int rv_write_text(const struct rv_report *r, FILE *f, int colour)
     for (size_t i = 0; i < r->n_procs; i++)
         write_process(&t, r, &r->procs[i]);
     write_culprits(&t, r);
+    write_races(&t, r);
     write_fixes(&t, r);
     write_cache(&t, r);
     fflush(f);

@@ -14,7 +14,7 @@
 #include "symbolize.h"
 #include "trace.h"
 
-#define MAX_FRAMES 64
+#define MAX_FRAMES 128 /* 64 recorded IPs, some expanded into inlined frames */
 
 static uint64_t sat_add(uint64_t a, uint64_t b)
 {
@@ -217,9 +217,10 @@ static int is_culprit(const struct jst_process *p, const struct jst_call_ev *c)
 }
 
 static char *call_site(struct jst_symbolizer **sym, const struct jst_process *p,
-                       const struct jst_call_ev *c, struct jst_frame *frames)
+                       const struct jst_call_ev *c, struct jst_frame *frames, size_t *n_frames)
 {
     char buf[1024];
+    *n_frames = 0;
     if (!c->stack_id)
         return NULL;
     if (!jst_model_stack(p, c->stack_id)) {
@@ -231,6 +232,7 @@ static char *call_site(struct jst_symbolizer **sym, const struct jst_process *p,
     if (!*sym)
         return strdup("cannot symbolize (symbolizer unavailable)");
     size_t n = jst_symbolize_stack(*sym, c->stack_id, c->seq, frames, MAX_FRAMES);
+    *n_frames = n;
     if (n == 0)
         return strdup("empty stack");
     int i = jst_call_site(frames, n);
@@ -448,6 +450,12 @@ static int build_caches(struct rv_report *r)
 
 int rv_build(struct rv_report *r, const struct jst_run *run, char **errors, size_t n_errors)
 {
+    return rv_build_depth(r, run, errors, n_errors, RV_STACK_DEPTH_DEFAULT);
+}
+
+int rv_build_depth(struct rv_report *r, const struct jst_run *run, char **errors, size_t n_errors,
+                   size_t depth)
+{
     memset(r, 0, sizeof(*r));
     r->run = run;
     r->procs = calloc(run->n_procs ? run->n_procs : 1, sizeof(*r->procs));
@@ -458,7 +466,8 @@ int rv_build(struct rv_report *r, const struct jst_run *run, char **errors, size
     for (size_t i = 0; i < n_errors; i++)
         if (!(r->errors[r->n_errors++].msg = strdup(errors[i])))
             goto oom;
-    if (jst_fixes_compute(run, &r->fixes) < 0)
+    if (jst_fixes_compute(run, &r->fixes) < 0 || jst_races_find(run, &r->races) < 0 ||
+        jst_races_add_fixes(&r->races, &r->fixes) < 0)
         goto oom;
 
     size_t n_mods = 0;
@@ -494,7 +503,10 @@ int rv_build(struct rv_report *r, const struct jst_run *run, char **errors, size
             jst_fix_for_load(p, c, NULL, fix, sizeof(fix));
             if (fix[0] && !(m->fix = strdup(fix)))
                 goto oom_sym;
-            m->call_site = call_site(&sym, p, c, frames);
+            size_t n_frames;
+            m->call_site = call_site(&sym, p, c, frames, &n_frames);
+            if (rv_stack_build(m, frames, n_frames, depth) < 0)
+                goto oom_sym;
             if (c->n_kernels) {
                 m->kernels = calloc(c->n_kernels, sizeof(char *));
                 if (!m->kernels)
@@ -538,6 +550,7 @@ void rv_free(struct rv_report *r)
 {
     for (size_t i = 0; i < r->n_mods; i++) {
         free(r->mods[i].call_site);
+        rv_stack_free(&r->mods[i]);
         free(r->mods[i].fix);
         if (r->mods[i].kernels)
             for (size_t q = 0; q < r->mods[i].c->n_kernels; q++)
@@ -557,5 +570,6 @@ void rv_free(struct rv_report *r)
     free(r->caches);
     free(r->groups);
     jst_fixes_free(&r->fixes);
+    jst_races_free(&r->races);
     memset(r, 0, sizeof(*r));
 }

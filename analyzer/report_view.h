@@ -11,6 +11,21 @@
 #include <stdio.h>
 #include "fixes.h"
 #include "model.h"
+#include "races.h"
+
+/* Frames shown per chain when the caller does not choose (--stack-depth). */
+#define RV_STACK_DEPTH_DEFAULT 16
+
+/* One frame of a culprit's call chain: a native frame, or (once the preload
+ * records them) a Python frame, with object "python". */
+struct rv_frame {
+    char *func;      /* demangled; NULL when unknown */
+    char *file;      /* source file; NULL without debug info */
+    unsigned line;   /* 0 when unknown */
+    char *object;    /* ELF object path, "python", or NULL (unknown module) */
+    uint64_t offset; /* ip - load bias; 0 for a Python frame */
+    char *text;      /* as the text report shows it: "func (file:line) in object" */
+};
 
 /* One load (or JIT link step) of one process. */
 struct rv_module {
@@ -23,6 +38,10 @@ struct rv_module {
     char *fix;         /* one-line fix, or NULL */
     char **kernels;    /* demangled, n = c->n_kernels */
     size_t group;      /* culprits: index into rv_report.groups */
+
+    struct rv_frame *stack; /* the chain: call site first, outward to main */
+    size_t n_stack;
+    size_t stack_more; /* frames of the chain beyond the depth limit */
 };
 
 /* Culprits that are the same load in several processes (or repeated in one):
@@ -64,6 +83,7 @@ struct rv_report {
     struct rv_cache *caches;
     size_t n_caches;
     struct jst_fixes fixes;
+    struct jst_races races;  /* images compiled at once by several processes (also in fixes) */
     struct rv_error *errors; /* inputs that could not be read */
     size_t n_errors;
     int partial; /* some trace truncated or damaged */
@@ -75,7 +95,17 @@ struct rv_report {
 /* Builds the view (symbolizing call sites). errors: messages of unreadable
  * inputs, copied. Returns 0, or -1 when out of memory. */
 int rv_build(struct rv_report *r, const struct jst_run *run, char **errors, size_t n_errors);
+/* The same, keeping at most depth frames of each chain (0: all of them). */
+int rv_build_depth(struct rv_report *r, const struct jst_run *run, char **errors, size_t n_errors,
+                   size_t depth);
 void rv_free(struct rv_report *r);
+
+/* Fills m's chain from n symbolized frames, innermost first (report_stack.c):
+ * from the call site outward to main, without the frames inside CUDA or
+ * jitstall, at most depth frames (0: all). Returns 0, or -1 when out of memory. */
+struct jst_frame;
+int rv_stack_build(struct rv_module *m, const struct jst_frame *f, size_t n, size_t depth);
+void rv_stack_free(struct rv_module *m);
 
 /* Writers; each returns 0, or -1 on a write error. */
 int rv_write_text(const struct rv_report *r, FILE *f, int colour);
@@ -104,6 +134,10 @@ const char *rv_cache_state_str(const struct jst_cache_state *s, char *buf, size_
 /* "pid 5001" or "pids 5001, 5002, 5003" (the first few, then "and N more")
  * of the members of group g. */
 const char *rv_group_pids(const struct rv_report *r, size_t g, char *buf, size_t n);
+/* The chain after the call site, compact: "load_catalog (catalog.c:9) <- main
+ * (main.c:12)" (file names without directories, no objects), with "<- ... N
+ * more" when cut. "" when the chain is the call site alone. */
+const char *rv_callers_compact(const struct rv_module *m, char *buf, size_t n);
 /* Percentage part/whole, 0 when whole is 0. */
 double rv_pct(uint64_t part, uint64_t whole);
 

@@ -112,6 +112,8 @@ static const char *const key_names[] = {
     [JST_F_DOMAIN] = "domain",
     [JST_F_DEPTH] = "depth",
     [JST_F_IN_FLIGHT] = "in_flight",
+    [JST_F_RTC_PTX_HASH] = "rtc_ptx_hash",
+    [JST_F_RTC_PTX_HASH_T] = "rtc_ptx_hash_t",
     [JST_F_MESSAGE] = "message",
     [JST_F_LEVEL] = "level",
 };

@@ -10,6 +10,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <link.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
 
@@ -18,6 +19,7 @@
 #include <nvrtc.h>
 
 #include "backtrace.h"
+#include "image.h"
 #include "state.h"
 
 /* CUDA 12's versioned name; the CUDA 13 header declares only _13_0. */
@@ -140,6 +142,43 @@ static const char *nvrtc_arch(int n, const char *const *opts)
     return NULL;
 }
 
+typedef nvrtcResult (*nvrtc_ptxsize_fn)(nvrtcProgram, size_t *);
+typedef nvrtcResult (*nvrtc_getptx_fn)(nvrtcProgram, char *);
+
+/* After a successful compile: the hash of the PTX the program will read with
+ * nvrtcGetPTX and may hand to cuModuleLoadData or cuLinkAddData, so that the
+ * analyzer can tell NVRTC's output from other PTX in memory (the load hashes
+ * its image the same way: text and NUL; a link input may come without the
+ * NUL, hence both). The getters are those of the library that compiled, and
+ * only read the program. h[] stays 0 when they are missing or fail. */
+static void nvrtc_ptx_hashes(void *compile, nvrtcProgram prog, uint64_t h[2])
+{
+    Dl_info info;
+    h[0] = h[1] = 0;
+    if (!dladdr(compile, &info) || !info.dli_fname)
+        return;
+    int saved = errno;
+    jst_guard++; /* dlopen may run constructors that call back into hooks */
+    void *lib = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+    nvrtc_ptxsize_fn size_of =
+        lib ? (nvrtc_ptxsize_fn)jst_real_dlsym(lib, "nvrtcGetPTXSize") : NULL;
+    nvrtc_getptx_fn get = lib ? (nvrtc_getptx_fn)jst_real_dlsym(lib, "nvrtcGetPTX") : NULL;
+    size_t n = 0;
+    if (size_of && get && size_of(prog, &n) == NVRTC_SUCCESS && n > 0 && n <= (256u << 20)) {
+        char *ptx = malloc(n);
+        if (ptx && get(prog, ptx) == NVRTC_SUCCESS) {
+            size_t len = strnlen(ptx, n);
+            h[0] = jst_hash64(ptx, len < n ? len + 1 : n);
+            h[1] = jst_hash64(ptx, len);
+        }
+        free(ptx);
+    }
+    if (lib)
+        dlclose(lib);
+    jst_guard--;
+    errno = saved;
+}
+
 typedef nvrtcResult (*nvrtc_compile_fn)(nvrtcProgram, int, const char *const *);
 static nvrtcResult h_nvrtc(struct jst_hook *h, int route, nvrtcProgram prog, int n,
                            const char *const *opts)
@@ -173,6 +212,13 @@ static nvrtcResult h_nvrtc(struct jst_hook *h, int route, nvrtcProgram prog, int
     jst_rec_u64(&rec, JST_F_NUM_OPTIONS, (uint64_t)(n > 0 ? n : 0));
     if (arch)
         jst_rec_str(&rec, JST_F_NAME, arch_buf);
+    uint64_t ptx_hash[2] = {0, 0};
+    if (r == NVRTC_SUCCESS)
+        nvrtc_ptx_hashes((void *)real, prog, ptx_hash);
+    if (ptx_hash[0]) {
+        jst_rec_u64(&rec, JST_F_RTC_PTX_HASH, ptx_hash[0]);
+        jst_rec_u64(&rec, JST_F_RTC_PTX_HASH_T, ptx_hash[1]);
+    }
     jst_emit(&rec, 1);
     jst_event_end(&ev);
     return r;

@@ -1,0 +1,382 @@
+/*
+ * Where the PTX of a JIT load came from (origin.h). Decided from what the
+ * preload recorded: the ELF object holding the image pointer (JST_F_SOURCE),
+ * the path given to the driver (JST_F_PATH), the image's kind and entries,
+ * and the NVRTC calls before the load. Third-party objects are named by the
+ * package that installed them, from a wheel's RECORD or dpkg's file lists.
+ */
+#include <dirent.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "origin.h"
+
+#define ORIGIN_LINE_MAX 8192
+
+/* snprintf that truncates silently: paths and names are bounded on purpose
+ * (a path that does not fit is not found, which is the safe answer). */
+static void ofmt(char *buf, size_t n, const char *f, ...) __attribute__((format(printf, 3, 4)));
+static void ofmt(char *buf, size_t n, const char *f, ...)
+{
+    va_list ap;
+    va_start(ap, f);
+    vsnprintf(buf, n, f, ap);
+    va_end(ap);
+}
+
+static int has_prefix(const char *s, const char *p)
+{
+    return strncmp(s, p, strlen(p)) == 0;
+}
+
+/* A path component that starts with one of the conda installers' names
+ * (/opt/conda, ~/miniconda3, ~/miniforge3, ...). */
+static int in_conda(const char *path)
+{
+    static const char *const names[] = {"conda",     "miniconda",  "anaconda",
+                                        "miniforge", "mambaforge", "micromamba"};
+    for (const char *s = strchr(path, '/'); s; s = strchr(s + 1, '/'))
+        for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+            if (has_prefix(s + 1, names[i]))
+                return 1;
+    return 0;
+}
+
+const char *jst_origin_third_party(const char *path)
+{
+    static const char *const sys[] = {"/usr/lib/", "/usr/lib32/", "/usr/lib64/",
+                                      "/lib/",     "/lib32/",     "/lib64/"};
+    static const char *const sys_bin[] = {"/usr/bin/", "/bin/", "/usr/sbin/", "/sbin/"};
+    if (!path || path[0] != '/')
+        return NULL;
+    if (strstr(path, "/site-packages/") || strstr(path, "/dist-packages/"))
+        return "a Python package";
+    if (in_conda(path))
+        return "a conda environment";
+    if (has_prefix(path, "/usr/local/cuda") || has_prefix(path, "/opt/cuda") ||
+        has_prefix(path, "/opt/nvidia/"))
+        return "the CUDA toolkit";
+    for (size_t i = 0; i < sizeof sys / sizeof sys[0]; i++)
+        if (has_prefix(path, sys[i]))
+            return "a system library directory";
+    for (size_t i = 0; i < sizeof sys_bin / sizeof sys_bin[0]; i++)
+        if (has_prefix(path, sys_bin[i]))
+            return "a system program directory";
+    return NULL;
+}
+
+/* Reads one line into buf (without the newline); 0 at end of file. A line
+ * longer than the buffer is skipped whole, so that it never matches. */
+static int read_line(FILE *f, char *buf, size_t n)
+{
+    for (;;) {
+        if (!fgets(buf, (int)n, f))
+            return 0;
+        size_t len = strlen(buf);
+        if (len && buf[len - 1] == '\n') {
+            buf[len - 1] = '\0';
+            return 1;
+        }
+        if (feof(f))
+            return 1;
+        int ch;
+        while ((ch = fgetc(f)) != EOF && ch != '\n')
+            ;
+    }
+}
+
+/* Does a wheel RECORD line ("path,hash,size", the path quoted when it holds
+ * a comma) name rel? */
+static int record_names(const char *line, const char *rel)
+{
+    size_t rl = strlen(rel);
+    if (line[0] == '"')
+        return strncmp(line + 1, rel, rl) == 0 && line[1 + rl] == '"';
+    return strncmp(line, rel, rl) == 0 && line[rl] == ',';
+}
+
+static int file_lists(const char *list, const char *rel, int record)
+{
+    FILE *f = fopen(list, "r");
+    if (!f)
+        return 0;
+    char *line = malloc(ORIGIN_LINE_MAX);
+    int found = 0;
+    while (line && !found && read_line(f, line, ORIGIN_LINE_MAX))
+        found = record ? record_names(line, rel) : strcmp(line, rel) == 0;
+    free(line);
+    fclose(f);
+    return found;
+}
+
+/* "Name Version" from a dist-info's METADATA, else from its directory name
+ * ("nvidia_cudnn_cu13-9.13.0.dist-info"). */
+static void wheel_name(const char *dir, const char *dname, char *out, size_t n)
+{
+    char path[4096], line[512], name[160] = "", ver[64] = "";
+    ofmt(path, sizeof path, "%s/%s/METADATA", dir, dname);
+    FILE *f = fopen(path, "r");
+    while (f && read_line(f, line, sizeof line) && line[0] && (!name[0] || !ver[0])) {
+        if (has_prefix(line, "Name: "))
+            ofmt(name, sizeof name, "%s", line + 6);
+        else if (has_prefix(line, "Version: "))
+            ofmt(ver, sizeof ver, "%s", line + 9);
+    }
+    if (f)
+        fclose(f);
+    if (name[0]) {
+        ofmt(out, n, "%s%s%s", name, ver[0] ? " " : "", ver);
+        return;
+    }
+    size_t len = strlen(dname) - strlen(".dist-info");
+    const char *dash = memchr(dname, '-', len);
+    if (dash)
+        ofmt(out, n, "%.*s %.*s", (int)(dash - dname), dname,
+             (int)(len - (size_t)(dash - dname) - 1), dash + 1);
+    else
+        ofmt(out, n, "%.*s", (int)len, dname);
+}
+
+/* The wheel under the site-packages (or dist-packages) directory above path
+ * whose RECORD lists it. */
+static int wheel_of(const char *path, char *out, size_t n)
+{
+    const char *m = NULL;
+    for (const char *s = path; (s = strstr(s, "-packages/")); s++)
+        if ((s - path >= 5 && !strncmp(s - 5, "/site", 5)) ||
+            (s - path >= 5 && !strncmp(s - 5, "/dist", 5)))
+            m = s;
+    if (!m)
+        return 0;
+    char dir[4096];
+    size_t dl = (size_t)(m - path) + strlen("-packages");
+    if (dl >= sizeof dir)
+        return 0;
+    memcpy(dir, path, dl);
+    dir[dl] = '\0';
+    const char *rel = path + dl + 1;
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    int found = 0;
+    struct dirent *e;
+    while (!found && (e = readdir(d))) {
+        size_t l = strlen(e->d_name);
+        if (l <= 10 || strcmp(e->d_name + l - 10, ".dist-info") != 0)
+            continue;
+        char rec[4096];
+        ofmt(rec, sizeof rec, "%s/%s/RECORD", dir, e->d_name);
+        if (file_lists(rec, rel, 1)) {
+            wheel_name(dir, e->d_name, out, n);
+            found = 1;
+        }
+    }
+    closedir(d);
+    return found;
+}
+
+/* Does the file (a conda-meta record, JSON) hold needle? Read whole, up to
+ * 256 MiB; a larger or unreadable file does not match. */
+static int file_holds(const char *file, const char *needle)
+{
+    FILE *f = fopen(file, "rb");
+    if (!f)
+        return 0;
+    char *buf = NULL;
+    long len = -1;
+    if (fseek(f, 0, SEEK_END) == 0 && (len = ftell(f)) >= 0 && len <= (256L << 20) &&
+        fseek(f, 0, SEEK_SET) == 0)
+        buf = malloc((size_t)len + 1);
+    int found = 0;
+    if (buf && fread(buf, 1, (size_t)len, f) == (size_t)len)
+        found = memmem(buf, (size_t)len, needle, strlen(needle)) != NULL;
+    free(buf);
+    fclose(f);
+    return found;
+}
+
+/* "cudnn 9.1.0.70 (conda)" from the record's name "cudnn-9.1.0.70-h123_0.json". */
+static void conda_name(const char *rec, char *out, size_t n)
+{
+    size_t len = strlen(rec) - 5;
+    const char *build = NULL, *ver = NULL;
+    for (const char *s = rec; s < rec + len; s++)
+        if (*s == '-') {
+            ver = build;
+            build = s;
+        }
+    if (ver)
+        ofmt(out, n, "%.*s %.*s (conda)", (int)(ver - rec), rec, (int)(build - ver - 1), ver + 1);
+    else
+        ofmt(out, n, "%.*s (conda)", (int)len, rec);
+}
+
+/* The conda package whose record (conda-meta/NAME-VERSION-BUILD.json) lists
+ * path: the nearest directory above path that has a conda-meta directory is
+ * the environment, and its records list files relative to it. */
+static int conda_of(const char *path, char *out, size_t n)
+{
+    char dir[4096], meta[4200];
+    ofmt(dir, sizeof dir, "%s", path);
+    for (int depth = 0; depth < 16; depth++) {
+        char *slash = strrchr(dir, '/');
+        if (!slash || slash == dir)
+            return 0;
+        *slash = '\0';
+        ofmt(meta, sizeof meta, "%s/conda-meta", dir);
+        DIR *d = opendir(meta);
+        if (!d)
+            continue;
+        char needle[4200];
+        ofmt(needle, sizeof needle, "\"%s\"", path + strlen(dir) + 1);
+        int found = 0;
+        struct dirent *e;
+        while (!found && (e = readdir(d))) {
+            size_t l = strlen(e->d_name);
+            char rec[4500];
+            if (l <= 5 || strcmp(e->d_name + l - 5, ".json") != 0)
+                continue;
+            ofmt(rec, sizeof rec, "%s/%s", meta, e->d_name);
+            if (file_holds(rec, needle)) {
+                conda_name(e->d_name, out, n);
+                found = 1;
+            }
+        }
+        closedir(d);
+        return found;
+    }
+    return 0;
+}
+
+/* The Debian package whose /var/lib/dpkg/info/PKG.list names path (or the
+ * same path across the merged /usr: /lib/x and /usr/lib/x). */
+static int dpkg_of(const char *path, char *out, size_t n)
+{
+    const char *dir = getenv("JITSTALL_DPKG_DIR");
+    char alt[4096] = "";
+    if (!dir || !*dir)
+        dir = "/var/lib/dpkg/info";
+    if (has_prefix(path, "/usr/"))
+        ofmt(alt, sizeof alt, "%s", path + 4);
+    else
+        ofmt(alt, sizeof alt, "/usr%s", path);
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    int found = 0;
+    struct dirent *e;
+    while (!found && (e = readdir(d))) {
+        size_t l = strlen(e->d_name);
+        if (l <= 5 || strcmp(e->d_name + l - 5, ".list") != 0)
+            continue;
+        char list[4096];
+        ofmt(list, sizeof list, "%s/%s", dir, e->d_name);
+        if (file_lists(list, path, 0) || file_lists(list, alt, 0)) {
+            ofmt(out, n, "%.*s (Debian package)", (int)(l - 5), e->d_name);
+            found = 1;
+        }
+    }
+    closedir(d);
+    return found;
+}
+
+void jst_origin_package(const char *path, char *out, size_t n)
+{
+    /* A report asks once per load; one answer per path is kept, since a
+     * dpkg lookup reads every file list. */
+    static struct {
+        char *path;
+        char pkg[160];
+    } memo[32];
+    static size_t n_memo;
+    if (!n)
+        return;
+    out[0] = '\0';
+    if (!path || path[0] != '/')
+        return;
+    for (size_t i = 0; i < n_memo; i++)
+        if (!strcmp(memo[i].path, path)) {
+            ofmt(out, n, "%s", memo[i].pkg);
+            return;
+        }
+    char pkg[160] = "";
+    if (!wheel_of(path, pkg, sizeof pkg) && !conda_of(path, pkg, sizeof pkg))
+        dpkg_of(path, pkg, sizeof pkg);
+    ofmt(out, n, "%s", pkg);
+    if (n_memo < sizeof memo / sizeof memo[0] && (memo[n_memo].path = strdup(path))) {
+        ofmt(memo[n_memo].pkg, sizeof memo[n_memo].pkg, "%s", pkg);
+        n_memo++;
+    }
+}
+
+/* Was c's PTX made by NVRTC? The preload records the hash of each successful
+ * nvrtcCompileProgram's PTX (interpose/rtc.c); when it did, a load is NVRTC's
+ * only if its image hash is one of them. A compile without a hash (an older
+ * preload, or NVRTC's getters failed) leaves any later PTX in memory to it:
+ * NVRTC's PTX reaches the driver as text in heap memory, like PTX read from
+ * a file (docs/DRIVER.md, "PTX made at run time reaches the driver as PTX
+ * text"). */
+static int nvrtc_made(const struct jst_process *p, const struct jst_call_ev *c)
+{
+    int unhashed = 0;
+    for (size_t i = 0; i < p->n_calls; i++) {
+        const struct jst_call_ev *a = &p->calls[i];
+        if (a->call != JST_CALL_nvrtcCompileProgram || a->result != 0 || a->seq >= c->seq)
+            continue;
+        if (!a->rtc_ptx_hash[0])
+            unhashed = 1;
+        else if (c->image_hash &&
+                 (a->rtc_ptx_hash[0] == c->image_hash || a->rtc_ptx_hash[1] == c->image_hash))
+            return 1;
+    }
+    return unhashed;
+}
+
+/* The image holds PTX and nothing else: its entries, or its kind. */
+static int ptx_only(const struct jst_call_ev *c)
+{
+    if (c->image_kind == JST_IMG_PTX)
+        return 1;
+    if (!c->n_entries)
+        return c->has_jit_input && c->jit_input == 1; /* CU_JIT_INPUT_PTX */
+    for (size_t i = 0; i < c->n_entries; i++)
+        if (strncmp(c->entries[i], "ptx ", 4) != 0 || !strstr(c->entries[i], " none"))
+            return 0;
+    /* one plain PTX entry: PTX text, unless the file is named as a fatbin */
+    return c->n_entries == 1;
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t a = strlen(s), b = strlen(suffix);
+    return a >= b && !strcmp(s + a - b, suffix);
+}
+
+void jst_origin_of(const struct jst_process *p, const struct jst_call_ev *c, struct jst_origin *o)
+{
+    memset(o, 0, sizeof *o);
+    const char *src = c->source && *c->source ? c->source : NULL;
+    const char *path = c->path && *c->path ? c->path : NULL;
+    int ptx = ptx_only(c);
+    if (path) {
+        o->object = path;
+        o->kind = ptx && !ends_with(path, ".fatbin") ? JST_ORIGIN_PTX_FILE : JST_ORIGIN_FATBIN_FILE;
+    } else if (src) {
+        o->object = src;
+        o->kind = ptx ? JST_ORIGIN_PTX_DATA : JST_ORIGIN_ELF;
+    } else if (ptx && nvrtc_made(p, c)) {
+        o->kind = JST_ORIGIN_NVRTC;
+        return;
+    } else if (c->image_kind || c->n_entries) {
+        o->kind = ptx ? JST_ORIGIN_PTX_FILE : JST_ORIGIN_FATBIN_FILE;
+        return;
+    } else {
+        return;
+    }
+    o->where = jst_origin_third_party(o->object);
+    if (o->where) {
+        o->kind = JST_ORIGIN_THIRD_PARTY;
+        jst_origin_package(o->object, o->package, sizeof o->package);
+    }
+}

@@ -1,0 +1,121 @@
+/*
+ * The call chain of a culprit (report_view.h): which code decided to load,
+ * not only the frame that called the driver. Built from the symbolized stack,
+ * innermost first, down to main; frames inside libcuda, libjitstall and the
+ * CUDA runtime are left out, as the call site leaves them out.
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "report_view.h"
+#include "symbolize.h"
+
+static char *dup_or_null(const char *s)
+{
+    return s && *s ? strdup(s) : NULL;
+}
+
+/* Same function, file and line as the frame before it: the interpreter's
+ * frames repeat, and one of them says all. */
+static int same_frame(const struct rv_frame *a, const struct jst_frame *b)
+{
+    return a->func && !strcmp(a->func, b->func) && a->line == b->line &&
+           !strcmp(a->file ? a->file : "", b->file) &&
+           !strcmp(a->object ? a->object : "", b->module ? b->module : "");
+}
+
+static int frame_set(struct rv_frame *d, const struct jst_frame *f)
+{
+    char buf[1024];
+    memset(d, 0, sizeof *d);
+    d->func = dup_or_null(f->func);
+    d->file = dup_or_null(f->file);
+    d->line = f->file[0] ? f->line : 0;
+    d->object = dup_or_null(f->module);
+    d->offset = f->offset;
+    d->text = strdup(jst_frame_str(f, buf, sizeof buf));
+    if ((f->func[0] && !d->func) || (f->file[0] && !d->file) || (f->module && !d->object) ||
+        !d->text)
+        return -1;
+    return 0;
+}
+
+int rv_stack_build(struct rv_module *m, const struct jst_frame *f, size_t n, size_t depth)
+{
+    int first = jst_call_site(f, n);
+    m->stack = NULL;
+    m->n_stack = m->stack_more = 0;
+    if (first < 0)
+        return 0;
+    m->stack = calloc(n, sizeof(*m->stack));
+    if (!m->stack)
+        return -1;
+    size_t total = 0;
+    for (size_t i = (size_t)first; i < n; i++) {
+        if (f[i].internal || (m->n_stack && same_frame(&m->stack[m->n_stack - 1], &f[i])))
+            continue;
+        total++;
+        if (!depth || m->n_stack < depth) {
+            if (frame_set(&m->stack[m->n_stack++], &f[i]) < 0)
+                return -1;
+        }
+        if (!strcmp(f[i].func, "main"))
+            break;
+    }
+    m->stack_more = total - m->n_stack;
+    return 0;
+}
+
+void rv_stack_free(struct rv_module *m)
+{
+    for (size_t i = 0; i < m->n_stack; i++) {
+        free(m->stack[i].func);
+        free(m->stack[i].file);
+        free(m->stack[i].object);
+        free(m->stack[i].text);
+    }
+    free(m->stack);
+    m->stack = NULL;
+    m->n_stack = m->stack_more = 0;
+}
+
+static void cat(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void cat(char *buf, size_t n, const char *fmt, ...)
+{
+    size_t len = strnlen(buf, n);
+    if (len + 1 >= n)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf + len, n - len, fmt, ap);
+    va_end(ap);
+}
+
+const char *rv_callers_compact(const struct rv_module *m, char *buf, size_t n)
+{
+    if (!n)
+        return buf;
+    buf[0] = '\0';
+    for (size_t i = 1; i < m->n_stack; i++) {
+        const struct rv_frame *fr = &m->stack[i];
+        const char *file = fr->file ? strrchr(fr->file, '/') : NULL;
+        file = file ? file + 1 : fr->file;
+        cat(buf, n, "%s", i > 1 ? " <- " : "");
+        if (fr->func && file)
+            cat(buf, n, "%s (%s:%u)", fr->func, file, fr->line);
+        else if (fr->func)
+            cat(buf, n, "%s", fr->func);
+        else if (fr->object)
+            cat(buf, n, "%s+0x%" PRIx64,
+                strrchr(fr->object, '/') ? strrchr(fr->object, '/') + 1 : fr->object, fr->offset);
+        else
+            cat(buf, n, "?");
+    }
+    if (m->stack_more && m->n_stack > 1)
+        cat(buf, n, " <- ... %zu more", m->stack_more);
+    else if (m->stack_more)
+        cat(buf, n, "... %zu more", m->stack_more);
+    return buf;
+}
