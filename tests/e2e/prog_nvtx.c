@@ -1,0 +1,68 @@
+/*
+ * End-to-end program for NVTX ranges (header-only nvtx3 from the toolkit,
+ * linked with -ldl and -lcuda): a "warmup" range around a SASS load and its
+ * first launch, then "query1" around a PTX-only load (the simulated driver's
+ * slow JIT), then a domain range named by a registered string ("query2") with
+ * a nested push, a start/end range, and "query1" again. Prints one line per
+ * step and the values NVTX returned for push and pop, which must be the same
+ * with and without the preload.
+ *
+ * Usage: prog_nvtx FIXTURES_DIR EXIT_CODE
+ */
+#include <nvtx3/nvToolsExt.h>
+
+#include "e2e_common.h"
+
+static void load_and_launch(const struct e2e_api *a, const char *dir, const char *img,
+                            CUdeviceptr buf)
+{
+    e2e_flow_module(a, dir, img, buf);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) {
+        fprintf(stderr, "usage: %s FIXTURES_DIR EXIT_CODE\n", argv[0]);
+        return 2;
+    }
+    struct e2e_api a;
+#define E2E_DIRECT(name) a.name = name;
+    E2E_FUNCS(E2E_DIRECT)
+#undef E2E_DIRECT
+    const char *dir = argv[1];
+    CUdeviceptr buf = 0;
+
+    int lv = nvtxRangePushA("warmup");
+    printf("push warmup: %d\n", lv);
+    if (e2e_setup(&a, &buf) != CUDA_SUCCESS)
+        return atoi(argv[2]);
+    load_and_launch(&a, dir, "sm90.fatbin", buf);
+    printf("pop: %d\n", nvtxRangePop());
+
+    printf("push query1: %d\n", nvtxRangePushA("query1"));
+    load_and_launch(&a, dir, "ptx75.fatbin", buf);
+    printf("pop: %d\n", nvtxRangePop());
+
+    nvtxDomainHandle_t dom = nvtxDomainCreateA("jitstall-test");
+    nvtxStringHandle_t q2 = nvtxDomainRegisterStringA(dom, "query2");
+    nvtxEventAttributes_t ea;
+    memset(&ea, 0, sizeof ea);
+    ea.version = NVTX_VERSION;
+    ea.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+    ea.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+    ea.message.registered = q2;
+    printf("domain push query2: %d\n", nvtxDomainRangePushEx(dom, &ea));
+    printf("push inner: %d\n", nvtxRangePushA("inner"));
+    load_and_launch(&a, dir, "sm90.fatbin", buf);
+    printf("pop: %d\n", nvtxRangePop());
+    printf("domain pop: %d\n", nvtxDomainRangePop(dom));
+
+    nvtxRangeId_t id = nvtxRangeStartA("background");
+    nvtxRangeEnd(id);
+
+    printf("push query1: %d\n", nvtxRangePushA("query1"));
+    printf("pop: %d\n", nvtxRangePop());
+    printf("pop without push: %d\n", nvtxRangePop());
+    e2e_step(&a, "cuMemFree", a.cuMemFree(buf));
+    return atoi(argv[2]);
+}
