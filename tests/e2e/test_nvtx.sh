@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# NVTX ranges: prog_nvtx marks "warmup", "query1" (a PTX-only load, which the
+# simulated driver JIT-compiles slowly), a domain range "query2" named by a
+# registered string, a start/end range and "query1" again. Under the preload
+# the program's output and exit status must not change (push and pop return
+# what they return without a tool); the trace must hold the range records
+# (the first one made before the trace file existed); the report must show
+# the queries with the JIT inside query1 and name it in the headline; check
+# must gate a named query. A tool the user named in NVTX_INJECTION64_PATH
+# keeps the ranges, and the trace says so; a child exec'd by a traced process
+# does not inherit the variable the preload set.
+. "$(dirname "$0")/lib.sh"
+export JITSTALL_SIM_JIT_US_PER_KB=50000 # the 0.6 KiB PTX fixture: about 30 ms
+
+run_plain plain CUDA_CACHE_PATH="$WORK/cache-plain" "$BIN/prog_nvtx" "$FIX" 4
+run_traced traced CUDA_CACHE_PATH="$WORK/cache-traced" "$BIN/prog_nvtx" "$FIX" 4
+expect_rc plain 4
+same_behaviour plain traced
+grep -q '^push warmup: -2$' "$WORK/plain.out" || fail "push without a tool does not return -2"
+T=$(the_trace traced)
+dump_json "$T" "$WORK/traced.json"
+check_json "$WORK/traced.json" <<'PY'
+r = of_type("range")
+ops = [(x["range_op"], x.get("name"), x.get("domain")) for x in r]
+want = [(1, "warmup", None), (2, None, None), (1, "query1", None), (2, None, None),
+        (1, "query2", "jitstall-test"), (1, "inner", None), (2, None, None),
+        (2, None, "jitstall-test"), (3, "background", None), (4, None, None),
+        (1, "query1", None), (2, None, None)]
+expect(ops == want, f"range records {ops}")
+expect(all(x["tid"] > 0 and x["start_ns"] > 0 for x in r), "every range has a thread and a time")
+expect([x.get("depth") for x in r if x["range_op"] in (1, 2)] == [1, 1, 1, 1, 1, 1, 1, 1, 1, 1],
+       "push depth per thread and domain")
+expect(r[8]["range_id"] == r[9]["range_id"] > 0, "start and end share an id")
+expect(r[0]["start_ns"] < one("cuInit")["start_ns"], "the push before the first driver call is kept")
+PY
+
+"$JST_CLI" report "$T" >"$WORK/report.txt" 2>&1 || fail "report failed"
+grep -q "Queries (top-level NVTX ranges)" "$WORK/report.txt" || { cat "$WORK/report.txt" >&2; fail "no Queries part"; }
+grep -Eq "First query with JIT  'query1' took [0-9.]+ ms, [0-9.]+ ms of it JIT in" "$WORK/report.txt" ||
+    { cat "$WORK/report.txt" >&2; fail "no headline naming query1"; }
+"$JST_CLI" report --json "$T" >"$WORK/report.json" || fail "report --json failed"
+python3 - "$WORK/report.json" <<'PY' || fail "report --json queries"
+import json, sys
+p = json.load(open(sys.argv[1]))["processes"][0]
+q = p["queries"]
+assert [x["name"] for x in q] == ["warmup", "query1", "query2", "background", "query1#2"], q
+by = {x["name"]: x for x in q}
+assert by["query1"]["jit_ns"] >= 25 * 10**6, by["query1"]
+assert by["query1"]["jit_ns"] <= by["query1"]["dur_ns"], by["query1"]
+assert all(by[n]["jit_ns"] == 0 for n in ("warmup", "query2", "background", "query1#2")), q
+assert by["query2"]["domain"] == "jitstall-test" and by["warmup"]["domain"] is None, q
+assert not any(x["open"] for x in q), q
+assert [x["start_ns"] for x in q] == sorted(x["start_ns"] for x in q), q
+assert p["first_jit_query"] == "query1", p["first_jit_query"]
+PY
+
+# check: a budget on query1 fails with the JIT load; a generous one passes;
+# a query no process has fails.
+rc=0
+"$JST_CLI" check --max-query-ms query1=5 "$T" >"$WORK/check1.out" 2>&1 || rc=$?
+[ "$rc" = 1 ] || { cat "$WORK/check1.out" >&2; fail "check over query1's budget exited $rc"; }
+grep -q "FAIL prog_nvtx.* max-query-ms=query1: query 'query1' took .*ptx_jit" "$WORK/check1.out" ||
+    { cat "$WORK/check1.out" >&2; fail "no FAIL line for query1"; }
+"$JST_CLI" check --max-query-ms query1=60000 --max-query-ms 'query1#2=60000' "$T" >"$WORK/check2.out" 2>&1 ||
+    { cat "$WORK/check2.out" >&2; fail "check within query1's budget failed"; }
+rc=0
+"$JST_CLI" check --max-query-ms nosuch=1000 "$T" >"$WORK/check3.out" 2>&1 || rc=$?
+[ "$rc" = 1 ] && grep -q "no process has a query 'nosuch'" "$WORK/check3.out" ||
+    { cat "$WORK/check3.out" >&2; fail "a query no process has passed the check ($rc)"; }
+
+# The user's own NVTX tool stays; the trace says the ranges were not recorded.
+TOOL="$BIN/fakenvtx/libfake_nvtx_tool.so"
+run_plain tool.plain NVTX_INJECTION64_PATH="$TOOL" CUDA_CACHE_PATH="$WORK/cache-plain" "$BIN/prog_nvtx" "$FIX" 0
+run_traced tool NVTX_INJECTION64_PATH="$TOOL" CUDA_CACHE_PATH="$WORK/cache-traced" "$BIN/prog_nvtx" "$FIX" 0
+same_behaviour tool.plain tool
+grep -q '^tool push query1$' "$WORK/tool.err" || { cat "$WORK/tool.err" >&2; fail "the user's tool lost the ranges"; }
+dump_json "$(the_trace tool)" "$WORK/tool.json"
+check_json "$WORK/tool.json" <<'PY'
+expect(not of_type("range"), "no range records when another tool has NVTX")
+notes = [n["message"] for n in of_type("note")]
+expect(sum("NVTX ranges were not recorded" in m and "fake_nvtx_tool" in m for m in notes) == 1,
+       f"one note naming the user's tool: {notes}")
+PY
+"$JST_CLI" report "$(the_trace tool)" >"$WORK/tool.report" 2>&1 || fail "report of the tool run failed"
+grep -q "note .*NVTX ranges were not recorded" "$WORK/tool.report" || fail "the report does not show the note"
+if grep -q "Queries" "$WORK/tool.report"; then fail "Queries shown without ranges"; fi
+
+# A child exec'd by a traced process does not inherit the variable: here an
+# untraced child (JITSTALL_DISABLE=1) sees the environment it would see
+# without jitstall.
+run_plain exec.plain sh -c 'JITSTALL_DISABLE=1 printenv NVTX_INJECTION64_PATH; echo "rc=$?"'
+run_traced exec sh -c 'JITSTALL_DISABLE=1 printenv NVTX_INJECTION64_PATH; echo "rc=$?"'
+same_behaviour exec.plain exec
+echo "ok: NVTX ranges"
