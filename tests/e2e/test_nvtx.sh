@@ -22,13 +22,13 @@ dump_json "$T" "$WORK/traced.json"
 check_json "$WORK/traced.json" <<'PY'
 r = of_type("range")
 ops = [(x["range_op"], x.get("name"), x.get("domain")) for x in r]
-want = [(1, "warmup", None), (2, None, None), (1, "query1", None), (2, None, None),
-        (1, "query2", "jitstall-test"), (1, "inner", None), (2, None, None),
-        (2, None, "jitstall-test"), (3, "background", None), (4, None, None),
-        (1, "query1", None), (2, None, None)]
+want = [("push", "warmup", None), ("pop", None, None), ("push", "query1", None),
+        ("pop", None, None), ("push", "query2", "jitstall-test"), ("push", "inner", None),
+        ("pop", None, None), ("pop", None, "jitstall-test"), ("start", "background", None),
+        ("end", None, None), ("push", "query1", None), ("pop", None, None)]
 expect(ops == want, f"range records {ops}")
 expect(all(x["tid"] > 0 and x["start_ns"] > 0 for x in r), "every range has a thread and a time")
-expect([x.get("depth") for x in r if x["range_op"] in (1, 2)] == [1, 1, 1, 1, 1, 1, 1, 1, 1, 1],
+expect([x.get("depth") for x in r if x["range_op"] in ("push", "pop")] == [1, 1, 1, 1, 1, 1, 1, 1, 1, 1],
        "push depth per thread and domain")
 expect(r[8]["range_id"] == r[9]["range_id"] > 0, "start and end share an id")
 expect(r[0]["start_ns"] < one("cuInit")["start_ns"], "the push before the first driver call is kept")
@@ -39,9 +39,14 @@ grep -q "Queries (top-level NVTX ranges)" "$WORK/report.txt" || { cat "$WORK/rep
 grep -Eq "First query with JIT  'query1' took [0-9.]+ ms, [0-9.]+ ms of it JIT in" "$WORK/report.txt" ||
     { cat "$WORK/report.txt" >&2; fail "no headline naming query1"; }
 "$JST_CLI" report --json "$T" >"$WORK/report.json" || fail "report --json failed"
-python3 - "$WORK/report.json" <<'PY' || fail "report --json queries"
+python3 - "$WORK/report.json" "$JST_E2E_SRC/../golden" <<'PY' || fail "report --json queries"
 import json, sys
-p = json.load(open(sys.argv[1]))["processes"][0]
+sys.path.insert(0, sys.argv[2])
+import golden
+doc = json.load(open(sys.argv[1]))
+errs = golden.schema_errors(doc)
+assert not errs, errs
+p = doc["processes"][0]
 q = p["queries"]
 assert [x["name"] for x in q] == ["warmup", "query1", "query2", "background", "query1#2"], q
 by = {x["name"]: x for x in q}
