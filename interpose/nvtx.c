@@ -109,6 +109,8 @@ struct jst_nvtx_depth {
 };
 static __thread struct jst_nvtx_depth tls_depth[JST_NVTX_DOMAINS]
     __attribute__((tls_model("initial-exec")));
+/* This thread's id, asked of the kernel once (0: not yet). */
+static __thread uint32_t tls_tid __attribute__((tls_model("initial-exec")));
 
 /* A domain or registered string: a handle we gave out, the name after it. */
 struct jst_nvtx_handle {
@@ -270,7 +272,9 @@ static void range_event(unsigned op, const char *name, const void *domain, uint6
     jst_rec_begin(&r, buf, sizeof buf, JST_REC_RANGE);
     jst_rec_u64(&r, JST_F_RANGE_OP, op);
     jst_rec_u64(&r, JST_F_START_NS, jst_now_ns());
-    jst_rec_u64(&r, JST_F_TID, jst_tid());
+    if (!tls_tid)
+        tls_tid = jst_tid();
+    jst_rec_u64(&r, JST_F_TID, tls_tid);
     if (name)
         jst_rec_strn(&r, JST_F_NAME, name, strnlen(name, JST_NVTX_NAME_MAX));
     const char *dn = handle_name(domain, JST_NVTX_DOMAIN_MAGIC);
@@ -526,6 +530,7 @@ static void nvtx_atfork_child(void)
     pend_len = 0;
     pend_dropped = 0;
     pend_drained = 0;
+    tls_tid = 0; /* the forking thread has a new id in the child */
     if (foreign_note[0])
         pend_note();
 }

@@ -7,8 +7,11 @@
  * step and the values NVTX returned for push and pop, which must be the same
  * with and without the preload.
  *
- * Usage: prog_nvtx FIXTURES_DIR EXIT_CODE
+ * Usage: prog_nvtx FIXTURES_DIR EXIT_CODE [fork]
+ * fork: first fork a child that marks "child" around its own cuInit (while
+ * the parent has a range open) and exits; the parent waits for it.
  */
+#include <sys/wait.h>
 #include <nvtx3/nvToolsExt.h>
 
 #include "e2e_common.h"
@@ -33,6 +36,18 @@ int main(int argc, char **argv)
     CUdeviceptr buf = 0;
 
     int lv = nvtxRangePushA("warmup");
+    if (argc > 3 && strcmp(argv[3], "fork") == 0) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            nvtxRangePushA("child");
+            cuInit(0);
+            nvtxRangePop();
+            _exit(0);
+        }
+        int st = 0;
+        waitpid(pid, &st, 0);
+        printf("child exited %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+    }
     printf("push warmup: %d\n", lv);
     if (e2e_setup(&a, &buf) != CUDA_SUCCESS)
         return atoi(argv[2]);

@@ -59,6 +59,23 @@ assert [x["start_ns"] for x in q] == sorted(x["start_ns"] for x in q), q
 assert p["first_jit_query"] == "query1", p["first_jit_query"]
 PY
 
+# A forked child writes its own ranges with its own thread id, and none of the
+# parent's (made before either trace file existed).
+run_plain fork.plain CUDA_CACHE_PATH="$WORK/cache-plain" "$BIN/prog_nvtx" "$FIX" 0 fork
+run_traced fork CUDA_CACHE_PATH="$WORK/cache-traced" "$BIN/prog_nvtx" "$FIX" 0 fork
+same_behaviour fork.plain fork
+for t in $(traces_of fork); do
+    dump_json "$t" "$t.json"
+    check_json "$t.json" <<'PY'
+pid = of_type("process")[0]["pid"]
+names = [x.get("name") for x in of_type("range") if x["range_op"] == "push"]
+child = "child" in names
+expect(names == ["child"] if child else names[:2] == ["warmup", "query1"], f"pushes {names}")
+expect(all(x["tid"] == pid for x in of_type("range")), "ranges carry the process's own thread id")
+PY
+done
+[ "$(traces_of fork | wc -l)" = 2 ] || fail "fork: expected two traces"
+
 # check: a budget on query1 fails with the JIT load; a generous one passes;
 # a query no process has fails.
 rc=0
