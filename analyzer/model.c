@@ -582,7 +582,7 @@ static int add_file(struct jst_run *run, const char *path, char *err, size_t err
             read_end(p, &it);
             break;
         case JST_REC_RANGE:
-            jst_queries_read(p, &rec);
+            jst_queries_read(p, &it);
             break;
         default:
             p->n_unknown++;

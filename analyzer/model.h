@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include "jitstall/format.h"
 
-struct jst_record;
+struct jst_field_iter;
 
 /* One hooked call, as recorded (all JST_REC_CALL records, in order). */
 struct jst_call_ev {
@@ -151,7 +151,7 @@ static inline int jst_is_rtc_call(unsigned call)
 }
 
 /* analyzer/queries.c: NVTX ranges and the queries they mark. */
-void jst_queries_read(struct jst_process *p, const struct jst_record *rec);
+void jst_queries_read(struct jst_process *p, struct jst_field_iter *it);
 void jst_queries_derive(struct jst_process *p);
 void jst_queries_free(struct jst_process *p);
 /* The first query with JIT inside it, or NULL. */

@@ -21,13 +21,11 @@ static char *dup_field(const struct jst_field *f)
     return s;
 }
 
-void jst_queries_read(struct jst_process *p, const struct jst_record *rec)
+void jst_queries_read(struct jst_process *p, struct jst_field_iter *it)
 {
     struct jst_range_ev ev = {0};
-    struct jst_field_iter it;
     struct jst_field f;
-    jst_fields_begin(&it, rec);
-    while (jst_fields_next(&it, &f)) {
+    while (jst_fields_next(it, &f)) {
         int num = f.kind == JST_K_U64 || f.kind == JST_K_I64;
         int str = f.kind == JST_K_STR;
         if (f.key == JST_F_RANGE_OP && num)
@@ -74,19 +72,23 @@ static int same_domain(const char *a, const char *b)
     return (!a && !b) || (a && b && strcmp(a, b) == 0);
 }
 
-/* The latest unclosed span that an event ending a range closes: a pop the
- * last push of its thread and domain, an end the start with its id. */
-static struct span *closes(struct span *s, size_t n, const struct jst_range_ev *e)
+/* The latest open span that an event ending a range closes (a pop: the last
+ * push of its thread and domain; an end: the start with its id), taken off
+ * the list of open spans (indices into s, oldest first); NULL if none. */
+static struct span *closes(struct span *s, size_t *open, size_t *n_open,
+                           const struct jst_range_ev *e)
 {
-    for (size_t i = n; i-- > 0;) {
-        const struct jst_range_ev *o = s[i].open;
-        if (s[i].closed)
+    for (size_t k = *n_open; k-- > 0;) {
+        struct span *c = &s[open[k]];
+        const struct jst_range_ev *o = c->open;
+        int pop = e->op == JST_RANGE_POP && o->op == JST_RANGE_PUSH && o->tid == e->tid &&
+                  same_domain(o->domain, e->domain);
+        int end = e->op == JST_RANGE_END && o->op == JST_RANGE_START && e->id && o->id == e->id;
+        if (!pop && !end)
             continue;
-        if (e->op == JST_RANGE_POP && o->op == JST_RANGE_PUSH && o->tid == e->tid &&
-            same_domain(o->domain, e->domain))
-            return &s[i];
-        if (e->op == JST_RANGE_END && o->op == JST_RANGE_START && e->id && o->id == e->id)
-            return &s[i];
+        memmove(open + k, open + k + 1, (*n_open - k - 1) * sizeof(*open));
+        (*n_open)--;
+        return c;
     }
     return NULL;
 }
@@ -113,18 +115,23 @@ static int cmp_query(const void *a, const void *b)
 static struct span *build_spans(const struct jst_process *p, size_t *n_out)
 {
     struct span *s = calloc(p->n_ranges ? p->n_ranges : 1, sizeof(*s));
-    size_t n = 0;
-    if (!s)
+    size_t *open = calloc(p->n_ranges ? p->n_ranges : 1, sizeof(*open));
+    size_t n = 0, n_open = 0;
+    if (!s || !open) {
+        free(s);
+        free(open);
         return NULL;
+    }
     for (size_t i = 0; i < p->n_ranges; i++) {
         const struct jst_range_ev *e = &p->ranges[i];
         if (e->op == JST_RANGE_PUSH || e->op == JST_RANGE_START) {
             s[n].open = e;
             s[n].order = i;
+            open[n_open++] = n;
             n++;
             continue;
         }
-        struct span *c = closes(s, n, e);
+        struct span *c = closes(s, open, &n_open, e);
         if (c) {
             c->closed = 1;
             c->end_ns = e->t_ns > c->open->t_ns ? e->t_ns : c->open->t_ns;
@@ -133,6 +140,7 @@ static struct span *build_spans(const struct jst_process *p, size_t *n_out)
     for (size_t i = 0; i < n; i++)
         if (!s[i].closed)
             s[i].end_ns = p->end_ns > s[i].open->t_ns ? p->end_ns : s[i].open->t_ns;
+    free(open);
     *n_out = n;
     return s;
 }
