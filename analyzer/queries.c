@@ -81,8 +81,12 @@ static struct span *closes(struct span *s, size_t *open, size_t *n_open,
     for (size_t k = *n_open; k-- > 0;) {
         struct span *c = &s[open[k]];
         const struct jst_range_ev *o = c->open;
+        /* Depths, when both are known, must agree: a pop whose push was not
+         * recorded (the preload's early buffer was full) must not end an
+         * outer range. */
         int pop = e->op == JST_RANGE_POP && o->op == JST_RANGE_PUSH && o->tid == e->tid &&
-                  same_domain(o->domain, e->domain);
+                  same_domain(o->domain, e->domain) &&
+                  (!e->depth || !o->depth || e->depth == o->depth);
         int end = e->op == JST_RANGE_END && o->op == JST_RANGE_START && e->id && o->id == e->id;
         if (!pop && !end)
             continue;

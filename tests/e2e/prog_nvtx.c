@@ -7,9 +7,12 @@
  * step and the values NVTX returned for push and pop, which must be the same
  * with and without the preload.
  *
- * Usage: prog_nvtx FIXTURES_DIR EXIT_CODE [fork]
+ * Usage: prog_nvtx FIXTURES_DIR EXIT_CODE [fork|many]
  * fork: first fork a child that marks "child" around its own cuInit (while
  * the parent has a range open) and exits; the parent waits for it.
+ * many: first push "outer", then 3000 push/pop pairs and a push "lost", all
+ * before the first driver call (more than the preload holds before its
+ * trace file exists); "lost" and "outer" are popped at the end.
  */
 #include <sys/wait.h>
 #include <nvtx3/nvToolsExt.h>
@@ -35,6 +38,14 @@ int main(int argc, char **argv)
     const char *dir = argv[1];
     CUdeviceptr buf = 0;
 
+    if (argc > 3 && strcmp(argv[3], "many") == 0) {
+        nvtxRangePushA("outer");
+        for (int i = 0; i < 3000; i++) {
+            nvtxRangePushA("spin");
+            nvtxRangePop();
+        }
+        nvtxRangePushA("lost");
+    }
     int lv = nvtxRangePushA("warmup");
     if (argc > 3 && strcmp(argv[3], "fork") == 0) {
         pid_t pid = fork();
@@ -77,6 +88,10 @@ int main(int argc, char **argv)
 
     printf("push query1: %d\n", nvtxRangePushA("query1"));
     printf("pop: %d\n", nvtxRangePop());
+    if (argc > 3 && strcmp(argv[3], "many") == 0) {
+        nvtxRangePop(); /* lost */
+        nvtxRangePop(); /* outer */
+    }
     printf("pop without push: %d\n", nvtxRangePop());
     e2e_step(&a, "cuMemFree", a.cuMemFree(buf));
     return atoi(argv[2]);

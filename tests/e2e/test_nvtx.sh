@@ -76,6 +76,26 @@ PY
 done
 [ "$(traces_of fork | wc -l)" = 2 ] || fail "fork: expected two traces"
 
+# More range events before the first driver call than the preload holds: a
+# note counts the ones lost, and a pop whose push was lost does not end the
+# range around it ("outer" spans the whole run).
+run_plain many.plain CUDA_CACHE_PATH="$WORK/cache-plain" "$BIN/prog_nvtx" "$FIX" 0 many
+run_traced many CUDA_CACHE_PATH="$WORK/cache-traced" "$BIN/prog_nvtx" "$FIX" 0 many
+same_behaviour many.plain many
+T2=$(the_trace many)
+dump_json "$T2" "$WORK/many.json"
+check_json "$WORK/many.json" <<'PY'
+notes = [n["message"] for n in of_type("note")]
+expect(any("NVTX range events before the first driver call were not recorded" in m
+           for m in notes), f"a note on the lost range events: {notes}")
+PY
+"$JST_CLI" report --json "$T2" >"$WORK/many.report.json" || fail "report --json (many) failed"
+python3 - "$WORK/many.report.json" <<'PY' || fail "a pop without its push ended the wrong range"
+import json, sys
+q = json.load(open(sys.argv[1]))["processes"][0]["queries"]
+assert [x["name"] for x in q] == ["outer"] and not q[0]["open"], [x["name"] for x in q][:5]
+PY
+
 # check: a budget on query1 fails with the JIT load; a generous one passes;
 # a query no process has fails.
 rc=0
