@@ -426,6 +426,41 @@ static void check_queries_found(struct ctx *x)
 
 /* ---- baseline ---- */
 
+/* Each query of the baseline process against the query of the same name in
+ * this run: its time grown beyond the tolerance is a regression. */
+static void check_baseline_queries(struct ctx *x, struct cproc *cp)
+{
+    const struct jst_psum *bs = cp->base;
+    const struct jst_process *p = cp->s.p;
+    char a[64], b[64], d[64], j[64], det[4096];
+    if (!bs || !bs->n_queries || !p)
+        return;
+    struct ccase *c = add_case(cp, "baseline-query", "regression");
+    for (size_t k = 0; k < bs->n_queries; k++) {
+        const struct jst_pquery *bq = &bs->queries[k];
+        const struct jst_query *q = NULL;
+        for (size_t i = 0; i < p->n_queries && !q; i++)
+            if (p->queries[i].name && !strcmp(p->queries[i].name, bq->name))
+                q = &p->queries[i];
+        if (!q) {
+            warn(x, "%s[%llu]: query '%s' of the baseline is not in this run", cp->s.exe,
+                 (unsigned long long)cp->s.pid, bq->name);
+            continue;
+        }
+        if (grew(&x->o, bq->dur_ns, q->dur_ns)) {
+            const struct jst_pmod *w = pmod_of(&cp->s, q->top_jit);
+            fail_line(x, cp, c, "query '%s' took %s -> %s (+%s, +%.0f%%, tolerance %g%%), JIT %s%s",
+                      q->name, jst_fmt_ms(bq->dur_ns, a, 64), jst_fmt_ms(q->dur_ns, b, 64),
+                      jst_fmt_ms(q->dur_ns - bq->dur_ns, d, 64), pct(bq->dur_ns, q->dur_ns),
+                      x->o.tolerance, jst_fmt_ms(q->jit_ns, j, 64),
+                      w ? mod_detail(cp, w, det, sizeof det) : "");
+        } else if (grew(&x->o, q->dur_ns, bq->dur_ns)) {
+            improved(x, cp, "baseline-query", "query '%s' took %s -> %s", q->name,
+                     jst_fmt_ms(bq->dur_ns, a, 64), jst_fmt_ms(q->dur_ns, b, 64));
+        }
+    }
+}
+
 static void check_baseline(struct ctx *x, struct cproc *cp)
 {
     const struct opts *o = &x->o;
@@ -537,6 +572,7 @@ static void check_baseline(struct ctx *x, struct cproc *cp)
     }
     free(map);
     free(rmap);
+    check_baseline_queries(x, cp);
 }
 
 /* ---- JUnit XML ---- */

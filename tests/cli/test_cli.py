@@ -789,7 +789,7 @@ def test_check_long_exe_name(env):
 
 # ---- NVTX ranges: queries ----
 
-def queries_spec():
+def queries_spec(q_end_ms=12350):
     """run_spec's process (JIT 1300-12300 ms on thread 100) with ranges: thread 2
     "other" 1200-5300 (4000 ms of the JIT inside); thread 1 "q" 1250-12350 with a
     nested push and a start/end inside; thread 2 "q" again; thread 1 "tail" never
@@ -802,7 +802,7 @@ def queries_spec():
          "range range_op=end tid=3 start=1280ms range_id=7\n"
          "range range_op=pop tid=1 start=1290ms depth=2\n"
          "range range_op=pop tid=2 start=5300ms depth=1\n"
-         "range range_op=pop tid=1 start=12350ms depth=1\n"
+         f"range range_op=pop tid=1 start={q_end_ms}ms depth=1\n"
          "range range_op=push tid=1 start=12500ms name=tail depth=1\n"
          "range range_op=push tid=2 start=12600ms name=q domain=d depth=1\n"
          "range range_op=pop tid=2 start=12700ms domain=d depth=1\n"
@@ -851,6 +851,30 @@ def test_check_max_query_ms(env):
     env.expect_rc(0, "check", "--max-query-ms", "q=11100", t)
     out, err = env.expect_rc(2, "check", "--max-query-ms", "q", t)
     expect("'q' is not NAME=MS" in err, err)
+
+
+@case
+def test_baseline_queries(env):
+    base = env.path("base.json")
+    env.expect_rc(0, "baseline", env.trace("queries", queries_spec()), "-o", base)
+    doc = json.load(open(base))
+    got = [(q["name"], q["dur_ns"] // 10**6, q["jit_ns"] // 10**6) for q in doc["processes"][0]["queries"]]
+    expect(got[:2] == [("other", 4100, 4000), ("q", 11100, 11000)] and len(got) == 6, got)
+    # q 3000 ms slower: a regression; the same run: none.
+    slow = env.trace("slow", queries_spec(q_end_ms=12350 + 3000))
+    out, _ = env.expect_rc(1, "check", "--baseline", base, slow)
+    lines = fail_lines(out)
+    expect(len(lines) == 1 and "baseline-query: query 'q' took 11100.0 ms -> 14100.0 ms" in lines[0],
+           out)
+    env.expect_rc(0, "check", "--baseline", base, env.trace("same", queries_spec()))
+    # A baseline without queries (made before NVTX ranges) checks as before.
+    del doc["processes"][0]["queries"]
+    json.dump(doc, open(base, "w"))
+    env.expect_rc(0, "check", "--baseline", base, slow)
+    doc["processes"][0]["queries"] = [{"name": "q"}]
+    json.dump(doc, open(base, "w"))
+    _, err = env.expect_rc(2, "check", "--baseline", base, slow)
+    expect("queries[0]: needs a name" in err, err)
 
 
 # ---- docs match --help ----
