@@ -126,7 +126,7 @@ struct jst_process {
     struct jst_modmap *mods; size_t n_mods;
     struct jst_cupti_ev *cupti; size_t n_cupti;
     char **notes; size_t n_notes;
-    struct jst_range_ev *ranges; size_t n_ranges;
+    struct jst_range_ev *ranges; size_t n_ranges, cap_ranges;
     struct jst_query *queries; size_t n_queries; /* derived, in start order */
 
     /* derived by jst_model_derive() */

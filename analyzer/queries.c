@@ -43,19 +43,23 @@ void jst_queries_read(struct jst_process *p, struct jst_field_iter *it)
         else if (f.key == JST_F_DOMAIN && str && !ev.domain)
             ev.domain = dup_field(&f);
     }
-    if (ev.op < JST_RANGE_PUSH || ev.op > JST_RANGE_END ||
-        (p->n_ranges + 1) > SIZE_MAX / sizeof(*p->ranges)) {
+    if (ev.op < JST_RANGE_PUSH || ev.op > JST_RANGE_END) {
         free(ev.name);
         free(ev.domain);
         return;
     }
-    struct jst_range_ev *v = realloc(p->ranges, (p->n_ranges + 1) * sizeof(*v));
-    if (!v) {
-        free(ev.name);
-        free(ev.domain);
-        return;
+    if (p->n_ranges == p->cap_ranges) { /* doubling: traces may hold millions */
+        size_t cap = p->cap_ranges ? p->cap_ranges * 2 : 64;
+        struct jst_range_ev *v =
+            cap < SIZE_MAX / sizeof(*v) ? realloc(p->ranges, cap * sizeof(*v)) : NULL;
+        if (!v) {
+            free(ev.name);
+            free(ev.domain);
+            return;
+        }
+        p->ranges = v;
+        p->cap_ranges = cap;
     }
-    p->ranges = v;
     p->ranges[p->n_ranges++] = ev;
 }
 
@@ -282,5 +286,5 @@ void jst_queries_free(struct jst_process *p)
     free(p->ranges);
     p->queries = NULL;
     p->ranges = NULL;
-    p->n_queries = p->n_ranges = 0;
+    p->n_queries = p->n_ranges = p->cap_ranges = 0;
 }

@@ -10,6 +10,10 @@
 #include "jsonw.h"
 #include "report_queries.h"
 
+/* Text and Markdown show the first queries only (a program may mark every
+ * step); JSON has them all. */
+#define RV_QUERIES_SHOWN 20
+
 /* Control characters from a trace never reach the terminal or a table. */
 static void put_clean(FILE *f, const char *s, int md)
 {
@@ -58,7 +62,7 @@ void rv_queries_text(FILE *f, const struct rv_report *r, const struct jst_proces
     }
     fprintf(f, "  Queries (top-level NVTX ranges)\n");
     fprintf(f, "    %-24s %10s %10s %16s\n", "query", "duration", "JIT", "runtime compile");
-    for (size_t i = 0; i < p->n_queries; i++) {
+    for (size_t i = 0; i < p->n_queries && i < RV_QUERIES_SHOWN; i++) {
         const struct jst_query *q = &p->queries[i];
         fputs("    ", f);
         put_clean(f, q->name, 0);
@@ -71,6 +75,8 @@ void rv_queries_text(FILE *f, const struct rv_report *r, const struct jst_proces
         }
         fputc('\n', f);
     }
+    if (p->n_queries > RV_QUERIES_SHOWN)
+        fprintf(f, "    ... and %zu more (all in --json)\n", p->n_queries - RV_QUERIES_SHOWN);
 }
 
 void rv_queries_markdown(FILE *f, const struct rv_report *r)
@@ -95,7 +101,7 @@ void rv_queries_markdown(FILE *f, const struct rv_report *r)
           f);
     for (size_t i = 0; i < r->n_procs; i++) {
         const struct jst_process *p = r->procs[i].p;
-        for (size_t k = 0; k < p->n_queries; k++) {
+        for (size_t k = 0; k < p->n_queries && k < RV_QUERIES_SHOWN; k++) {
             const struct jst_query *q = &p->queries[k];
             fprintf(f, "| %" PRIu64 " | ", p->pid);
             put_clean(f, q->name, 1);
@@ -104,6 +110,9 @@ void rv_queries_markdown(FILE *f, const struct rv_report *r)
             fprintf(f, " | %s%s | %s | %s |\n", rv_dur(q->dur_ns, a, 32), q->open ? " (open)" : "",
                     rv_dur(q->jit_ns, b, 32), rv_dur(q->rtc_ns, c, 32));
         }
+        if (p->n_queries > RV_QUERIES_SHOWN)
+            fprintf(f, "| %" PRIu64 " | ... and %zu more (all in `--json`) | | | | |\n", p->pid,
+                    p->n_queries - RV_QUERIES_SHOWN);
     }
 }
 

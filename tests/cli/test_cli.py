@@ -834,6 +834,18 @@ def test_report_queries(env):
     expect(re.search(r"tail .*\(open\)", out), out)
     out, _ = env.expect_rc(0, "report", "--markdown", t)
     expect("| 100 | q\\#2 | d |" in out, out)
+    # Text and Markdown show the first 20 queries; JSON has all.
+    many = "".join(f"range range_op=push tid=1 start={14000 + 10 * i}ms name=step depth=1\n"
+                   f"range range_op=pop tid=1 start={14005 + 10 * i}ms depth=1\n"
+                   for i in range(25))
+    t2 = env.trace("many", run_spec(with_end=False) + many + end())
+    out, _ = env.expect_rc(0, "report", t2)
+    expect("step#20 " in out and "step#21" not in out and "... and 5 more (all in --json)" in out,
+           out)
+    out, _ = env.expect_rc(0, "report", "--markdown", t2)
+    expect("... and 5 more" in out and "step\\#21" not in out, out)
+    out, _ = env.expect_rc(0, "report", "--json", t2)
+    expect(len(json.loads(out)["processes"][0]["queries"]) == 25, out[:200])
     # Without range records the report has no queries at all.
     out, _ = env.expect_rc(0, "report", "--json", env.trace("noranges", run_spec()))
     p = json.loads(out)["processes"][0]
