@@ -159,25 +159,46 @@ static uint64_t overlap(uint64_t a0, uint64_t a1, uint64_t b0, uint64_t b1)
     return hi > lo ? hi - lo : 0;
 }
 
+/* A JIT event or runtime-compiler call: what a query's time is measured
+ * against. Collected once, since a trace may hold many queries and calls. */
+struct timed {
+    const struct jst_call_ev *c;
+    uint64_t start, end;
+    int jit; /* else runtime compile */
+};
+
+static struct timed *collect_timed(const struct jst_process *p, size_t *n_out)
+{
+    struct timed *t = calloc(p->n_calls ? p->n_calls : 1, sizeof(*t));
+    size_t n = 0;
+    for (size_t i = 0; t && i < p->n_calls; i++) {
+        const struct jst_call_ev *c = &p->calls[i];
+        int jit = jst_is_jit_event(p, c);
+        if (!jit && !jst_is_rtc_call(c->call))
+            continue;
+        uint64_t end = c->start_ns + c->dur_ns;
+        t[n++] = (struct timed){c, c->start_ns, end < c->start_ns ? UINT64_MAX : end, jit};
+    }
+    *n_out = n;
+    return t;
+}
+
 /* JIT and runtime-compile time of any thread while the query ran, clipped to it. */
-static void measure(const struct jst_process *p, struct jst_query *q)
+static void measure(const struct timed *t, size_t n, struct jst_query *q)
 {
     uint64_t end = q->start_ns + q->dur_ns, best = 0;
-    for (size_t i = 0; i < p->n_calls; i++) {
-        const struct jst_call_ev *c = &p->calls[i];
-        uint64_t c_end =
-            c->start_ns + c->dur_ns < c->start_ns ? UINT64_MAX : c->start_ns + c->dur_ns;
-        uint64_t o = overlap(q->start_ns, end, c->start_ns, c_end);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t o = overlap(q->start_ns, end, t[i].start, t[i].end);
         if (!o)
             continue;
-        if (jst_is_jit_event(p, c)) {
-            q->jit_ns += o;
-            if (o > best) {
-                best = o;
-                q->top_jit = c;
-            }
-        } else if (jst_is_rtc_call(c->call)) {
+        if (!t[i].jit) {
             q->rtc_ns += o;
+            continue;
+        }
+        q->jit_ns += o;
+        if (o > best) {
+            best = o;
+            q->top_jit = t[i].c;
         }
     }
 }
@@ -260,8 +281,11 @@ void jst_queries_derive(struct jst_process *p)
     free(s);
     qsort(q, nq, sizeof(*q), cmp_query);
     number_names(q, nq);
-    for (size_t i = 0; i < nq; i++)
-        measure(p, &q[i]);
+    size_t nt = 0;
+    struct timed *t = collect_timed(p, &nt);
+    for (size_t i = 0; t && i < nq; i++)
+        measure(t, nt, &q[i]);
+    free(t);
     p->queries = q;
     p->n_queries = nq;
 }
