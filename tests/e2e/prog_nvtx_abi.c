@@ -4,8 +4,13 @@
  * InitializeInjectionNvtx2 itself with export tables shaped like older or
  * damaged NVTX copies, and prints what the injection did: whether it
  * attached, which callback slots it filled, and that slots past the size
- * NVTX reported were left alone.
+ * NVTX reported were left alone. Then it pushes two ranges through the
+ * filled RangePushEx slot, one with an event-attribute structure whose size
+ * field is too small to hold the message (its name must not be read) and
+ * one whole, and calls cuInit so that a trace is written.
  */
+#include <cuda.h>
+#include <string.h>
 #include <dlfcn.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -92,5 +97,23 @@ int main(void)
     typedef uint64_t (*start_t)(const char *);
     uint64_t a = ((start_t)core_fn[5])("a"), b = ((start_t)core_fn[5])("b");
     printf("start ids differ: %d\n", rc && a && b && a != b);
+
+    /* nvtxEventAttributes_t v2: u16 version, u16 size, ..., i32 messageType at
+     * 32, the message at 40; 48 bytes in all. */
+    unsigned char attr[48];
+    const char *msg = "whole";
+    memset(attr, 0, sizeof attr);
+    attr[0] = 2;
+    attr[2] = 16; /* too small: the message is past it */
+    attr[32] = 1; /* ASCII */
+    memcpy(attr + 40, &msg, sizeof msg);
+    typedef int (*push_ex_t)(const void *);
+    typedef int (*pop_t)(void);
+    ((push_ex_t)core_fn[8])(attr);
+    ((pop_t)core_fn[11])();
+    attr[2] = 48;
+    ((push_ex_t)core_fn[8])(attr);
+    ((pop_t)core_fn[11])();
+    printf("cuInit: %d\n", (int)cuInit(0));
     return 0;
 }

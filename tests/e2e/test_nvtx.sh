@@ -140,6 +140,11 @@ run_traced abi "$BIN/prog_nvtx_abi"
 expect_rc abi 0
 printf '%s\n' "current: init 1, filled 4 5 6 8 9 10 11" "older: init 1, filled 4 5" \
     "short-table: init 0, filled" "no-callbacks: init 0, filled" "start ids differ: 1" \
-    >"$WORK/abi.want"
+    "cuInit: 0" >"$WORK/abi.want"
 diff -u "$WORK/abi.want" "$WORK/abi.out" >&2 || fail "the injection mishandled NVTX's tables"
+dump_json "$(the_trace abi)" "$WORK/abi.json"
+check_json "$WORK/abi.json" <<'PY'
+names = [x["name"] for x in of_type("range") if x["range_op"] == "push"]
+expect(names == ["", "whole"], f"an attribute structure too small for its message: {names}")
+PY
 echo "ok: NVTX ranges"
