@@ -177,6 +177,7 @@ void jst_nvtx_drain(struct jst_writer *w)
         jst_rec_begin(&r, buf, sizeof buf, JST_REC_NOTE);
         jst_rec_str(&r, JST_F_MESSAGE, msg);
         jst_rec_u64(&r, JST_F_LEVEL, 1);
+        jst_rec_u64(&r, JST_F_DROPPED, pend_dropped);
         jst_writer_emit(w, &r, 0);
     }
     pend_len = 0;
