@@ -112,11 +112,15 @@ static __thread struct jst_nvtx_depth tls_depth[JST_NVTX_DOMAINS]
 /* This thread's id, asked of the kernel once (0: not yet). */
 static __thread uint32_t tls_tid __attribute__((tls_model("initial-exec")));
 
-/* A domain or registered string: a handle we gave out, the name after it. */
+/* A domain or registered string: a handle we gave out, the name after it.
+ * Kept in one list, so that the same name gets the same handle again. */
 struct jst_nvtx_handle {
     uint32_t magic;
+    struct jst_nvtx_handle *next;
     char name[];
 };
+static pthread_mutex_t handle_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct jst_nvtx_handle *handles;
 #define JST_NVTX_DOMAIN_MAGIC 0x4a53444du /* "JSDM" */
 #define JST_NVTX_STRING_MAGIC 0x4a535354u /* "JSST" */
 
@@ -387,17 +391,27 @@ static void cb_dom_end(const void *dom, uint64_t id)
 }
 
 /* Domains and registered strings live as long as the process: NVTX gives
- * no promise that a handle is not used after its domain is destroyed. */
+ * no promise that a handle is not used after its domain is destroyed. A
+ * program that creates the same domain or string again (per call, say) gets
+ * the handle it got before, so memory does not grow with calls. */
 static void *new_handle(uint32_t magic, const char *s)
 {
     size_t n = s ? strnlen(s, JST_NVTX_NAME_MAX - 1) : 0;
-    struct jst_nvtx_handle *h = malloc(sizeof *h + n + 1);
-    if (!h)
-        return NULL;
-    h->magic = magic;
-    if (n)
-        memcpy(h->name, s, n);
-    h->name[n] = '\0';
+    int saved = errno;
+    pthread_mutex_lock(&handle_lock);
+    struct jst_nvtx_handle *h = handles;
+    while (h && !(h->magic == magic && strncmp(h->name, s ? s : "", n) == 0 && !h->name[n]))
+        h = h->next;
+    if (!h && (h = malloc(sizeof *h + n + 1)) != NULL) {
+        h->magic = magic;
+        if (n)
+            memcpy(h->name, s, n);
+        h->name[n] = '\0';
+        h->next = handles;
+        handles = h;
+    }
+    pthread_mutex_unlock(&handle_lock);
+    errno = saved;
     return h;
 }
 
@@ -528,6 +542,7 @@ static void pend_note(void)
 static void nvtx_atfork_child(void)
 {
     pthread_mutex_init(&pend_lock, NULL);
+    pthread_mutex_init(&handle_lock, NULL);
     pend_len = 0;
     pend_dropped = 0;
     pend_drained = 0;

@@ -71,6 +71,10 @@ int main(int argc, char **argv)
 
     nvtxDomainHandle_t dom = nvtxDomainCreateA("jitstall-test");
     nvtxStringHandle_t q2 = nvtxDomainRegisterStringA(dom, "query2");
+    /* The same domain and string again give the same handles (with a tool
+     * attached; without one every handle is NULL). */
+    printf("same handles again: %d\n", nvtxDomainCreateA("jitstall-test") == dom &&
+                                           nvtxDomainRegisterStringA(dom, "query2") == q2);
     nvtxEventAttributes_t ea;
     memset(&ea, 0, sizeof ea);
     ea.version = NVTX_VERSION;
