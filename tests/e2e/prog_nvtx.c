@@ -7,13 +7,16 @@
  * step and the values NVTX returned for push and pop, which must be the same
  * with and without the preload.
  *
- * Usage: prog_nvtx FIXTURES_DIR EXIT_CODE [fork|many]
+ * Usage: prog_nvtx FIXTURES_DIR EXIT_CODE [fork|many|threads]
  * fork: first fork a child that marks "child" around its own cuInit (while
  * the parent has a range open) and exits; the parent waits for it.
  * many: first push "outer", then 3000 push/pop pairs and a push "lost", all
  * before the first driver call (more than the preload holds before its
  * trace file exists); "lost" and "outer" are popped at the end.
+ * threads: at the end, four threads each mark "worker" around a nested
+ * "step", at the same time (a barrier holds them until all have pushed).
  */
+#include <pthread.h>
 #include <sys/wait.h>
 #include <nvtx3/nvToolsExt.h>
 
@@ -23,6 +26,30 @@ static void load_and_launch(const struct e2e_api *a, const char *dir, const char
                             CUdeviceptr buf)
 {
     e2e_flow_module(a, dir, img, buf);
+}
+
+static pthread_barrier_t workers_in;
+
+static void *worker(void *arg)
+{
+    (void)arg;
+    nvtxRangePushA("worker");
+    pthread_barrier_wait(&workers_in);
+    nvtxRangePushA("step");
+    nvtxRangePop();
+    nvtxRangePop();
+    return NULL;
+}
+
+static void run_workers(void)
+{
+    pthread_t t[4];
+    pthread_barrier_init(&workers_in, NULL, 4);
+    for (int i = 0; i < 4; i++)
+        pthread_create(&t[i], NULL, worker, NULL);
+    for (int i = 0; i < 4; i++)
+        pthread_join(t[i], NULL);
+    pthread_barrier_destroy(&workers_in);
 }
 
 int main(int argc, char **argv)
@@ -97,6 +124,8 @@ int main(int argc, char **argv)
         nvtxRangePop(); /* outer */
     }
     printf("pop without push: %d\n", nvtxRangePop());
+    if (argc > 3 && strcmp(argv[3], "threads") == 0)
+        run_workers();
     e2e_step(&a, "cuMemFree", a.cuMemFree(buf));
     return atoi(argv[2]);
 }

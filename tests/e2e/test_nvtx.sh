@@ -96,6 +96,28 @@ q = json.load(open(sys.argv[1]))["processes"][0]["queries"]
 assert [x["name"] for x in q] == ["outer"] and not q[0]["open"], [x["name"] for x in q][:5]
 PY
 
+# Four threads with ranges open at the same time: each range carries its own
+# thread and depth, and each thread's outer range is a query of its own.
+run_traced threads CUDA_CACHE_PATH="$WORK/cache-traced" "$BIN/prog_nvtx" "$FIX" 0 threads
+expect_rc threads 0
+T3=$(the_trace threads)
+dump_json "$T3" "$WORK/threads.json"
+check_json "$WORK/threads.json" <<'PY'
+w = [x for x in of_type("range") if x.get("name") in ("worker", "step")]
+tids = {x["tid"] for x in w}
+pid = of_type("process")[0]["pid"]
+expect(len(tids) == 4 and pid not in tids, f"four worker threads: {tids}")
+expect(all(x["depth"] == (1 if x["name"] == "worker" else 2) for x in w), "depth per thread")
+PY
+"$JST_CLI" report --json "$T3" >"$WORK/threads.report.json" || fail "report --json (threads) failed"
+python3 - "$WORK/threads.report.json" <<'PY' || fail "worker queries"
+import json, sys
+q = json.load(open(sys.argv[1]))["processes"][0]["queries"]
+w = [x for x in q if x["name"].startswith("worker")]
+assert sorted(x["name"] for x in w) == ["worker", "worker#2", "worker#3", "worker#4"], q
+assert len({x["tid"] for x in w}) == 4 and not any(x["name"].startswith("step") for x in q), q
+PY
+
 # check: a budget on query1 fails with the JIT load; a generous one passes;
 # a query no process has fails.
 rc=0
