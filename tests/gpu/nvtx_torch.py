@@ -17,6 +17,13 @@ with torch.cuda.nvtx.range("warmup"):
 
 with torch.cuda.nvtx.range("query1"):
     cu = ctypes.CDLL("libcuda.so.1")
+    ctx = ctypes.c_void_p()
+    cu.cuCtxGetCurrent(ctypes.byref(ctx))
+    if not ctx.value:  # torch's primary context, current on this thread
+        dev = ctypes.c_int()
+        cu.cuDeviceGet(ctypes.byref(dev), torch.cuda.current_device())
+        cu.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev)
+        cu.cuCtxSetCurrent(ctx)
     mod = ctypes.c_void_p()
     with open(sys.argv[1], "rb") as f:
         ptx = f.read() + b"\0"
