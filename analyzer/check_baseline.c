@@ -2,7 +2,8 @@
  * The baseline file that `jitstall baseline` writes and `jitstall check
  * --baseline` reads: per process (exe basename + argv hash), the time to
  * first kernel, the JIT time and every module with its verdict, JIT time and
- * cache outcome. The schema is documented in docs/jitstall-baseline.1.md.
+ * cache outcome, and its queries (top-level NVTX ranges) when it has some.
+ * The schema is documented in docs/jitstall-baseline.1.md.
  */
 #include <errno.h>
 #include <jansson.h>
@@ -19,6 +20,23 @@ static void write_hash(struct jst_json *j, const char *key, uint64_t h)
     char buf[32];
     snprintf(buf, sizeof buf, "0x%016llx", (unsigned long long)h);
     jst_json_kstr(j, key, buf);
+}
+
+/* The process's queries (top-level NVTX ranges), only when it has some. */
+static void write_queries(struct jst_json *j, const struct jst_process *p)
+{
+    if (!p->n_queries)
+        return;
+    jst_json_key(j, "queries");
+    jst_json_arr(j);
+    for (size_t i = 0; i < p->n_queries; i++) {
+        jst_json_obj(j);
+        jst_json_kstr(j, "name", p->queries[i].name);
+        jst_json_ku64(j, "dur_ns", p->queries[i].dur_ns);
+        jst_json_ku64(j, "jit_ns", p->queries[i].jit_ns);
+        jst_json_end(j);
+    }
+    jst_json_end(j);
 }
 
 int jst_baseline_write(FILE *f, const struct jst_run *run, char **paths, int n_paths)
@@ -74,6 +92,7 @@ int jst_baseline_write(FILE *f, const struct jst_run *run, char **paths, int n_p
             jst_json_end(&j);
         }
         jst_json_end(&j);
+        write_queries(&j, p);
         jst_json_end(&j);
         jst_psum_free(&s);
     }
@@ -169,6 +188,39 @@ static int read_module(const json_t *o, struct jst_pmod *m, char *err, size_t er
     return 0;
 }
 
+/* The optional "queries" array (strings point into the JSON tree). */
+static int read_queries(const json_t *o, struct jst_psum *s, char *err, size_t errlen, size_t pi)
+{
+    const json_t *qs = json_object_get(o, "queries");
+    if (!qs)
+        return 0;
+    if (!json_is_array(qs)) {
+        snprintf(err, errlen, "processes[%zu]: queries is not an array", pi);
+        return -1;
+    }
+    size_t n = json_array_size(qs);
+    s->queries = calloc(n ? n : 1, sizeof(*s->queries));
+    if (!s->queries) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        struct jst_pquery *q = &s->queries[i];
+        const json_t *e = json_array_get(qs, i);
+        if (!json_is_object(e) || !(q->name = opt_str(e, "name")) ||
+            get_u64(e, "dur_ns", &q->dur_ns, NULL) < 0 ||
+            get_u64(e, "jit_ns", &q->jit_ns, NULL) < 0) {
+            snprintf(err, errlen,
+                     "processes[%zu].queries[%zu]: needs a name and non-negative integers "
+                     "dur_ns and jit_ns",
+                     pi, i);
+            return -1;
+        }
+        s->n_queries++;
+    }
+    return 0;
+}
+
 static int read_process(const json_t *o, struct jst_psum *s, char *err, size_t errlen, size_t pi)
 {
     const char *what = NULL;
@@ -192,6 +244,8 @@ static int read_process(const json_t *o, struct jst_psum *s, char *err, size_t e
         return -1;
     }
     get_u64(o, "pid", &s->pid, NULL);
+    if (read_queries(o, s, err, errlen, pi) < 0)
+        return -1;
     s->has_ttfk = !ttfk_null;
     s->partial = json_is_true(json_object_get(o, "partial"));
     size_t n = json_array_size(mods);
@@ -288,6 +342,7 @@ void jst_baseline_free(struct jst_baseline *b)
         for (size_t m = 0; m < b->procs[i].n_mods; m++)
             free(b->procs[i].mods[m].kernels);
         free(b->procs[i].mods);
+        free(b->procs[i].queries);
     }
     free(b->procs);
     json_decref(b->root);

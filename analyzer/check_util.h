@@ -28,6 +28,12 @@ struct jst_pmod {
     const struct jst_call_ev *ev; /* NULL when read from a baseline */
 };
 
+/* A query (top-level NVTX range) of a baseline process. */
+struct jst_pquery {
+    const char *name; /* numbered as the report names it: "query1#2" */
+    uint64_t dur_ns, jit_ns;
+};
+
 /* One process of a run, or of a baseline. */
 struct jst_psum {
     const char *exe;    /* basename of the executable */
@@ -39,6 +45,8 @@ struct jst_psum {
     struct jst_pmod *mods;
     size_t n_mods;
     const struct jst_process *p; /* NULL when read from a baseline */
+    struct jst_pquery *queries;  /* baseline only (a run has p->queries) */
+    size_t n_queries;
 };
 
 /* Fills s from p (s->mods is allocated; free with jst_psum_free). 0 or -1 (memory). */

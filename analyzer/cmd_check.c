@@ -37,10 +37,14 @@ static const char usage_text[] =
     "  --require-cache C       every JIT'd module's cache outcome at least as good as C:\n"
     "                          hit, miss_stored, unknown (hit < miss_stored < unknown\n"
     "                          < miss_not_stored)\n"
+    "  --max-query-ms NAME=N   the query NAME (a top-level NVTX range, as the report\n"
+    "                          names it: query1, query1#2) took at most N ms\n"
+    "                          (repeatable); fails when no process has it\n"
     "baseline:\n"
     "  --baseline FILE         compare with a file from 'jitstall baseline': new JIT'd\n"
-    "                          modules, JIT time or time to first kernel grown beyond\n"
-    "                          the tolerance, cache outcomes that got worse\n"
+    "                          modules, JIT time, time to first kernel or a query's\n"
+    "                          time grown beyond the tolerance, cache outcomes that\n"
+    "                          got worse\n"
     "  --tolerance PCT         allowed growth in percent (default 20)\n"
     "  --min-delta-ms N        ignore growth smaller than N ms (default 1)\n"
     "output:\n"
@@ -56,6 +60,15 @@ static const char usage_text[] =
     "exit codes: 0 within budget, 1 a regression, 2 usage error or unreadable input\n";
 
 #define MAX_FORBID 16
+#define MAX_QUERY_GATES 16
+
+/* --max-query-ms NAME=N */
+struct qgate {
+    const char *name; /* in argv, up to the last '=' */
+    size_t len;
+    double ms;
+    size_t found; /* processes that had it */
+};
 
 struct opts {
     double max_jit_ms, max_ttfk_ms; /* < 0: unset */
@@ -63,6 +76,8 @@ struct opts {
     unsigned forbid[MAX_FORBID];
     size_t n_forbid;
     int require_cache; /* rank, < 0: unset */
+    struct qgate query[MAX_QUERY_GATES];
+    size_t n_query;
     const char *baseline, *junit;
     double tolerance, min_delta_ms;
     int github, quiet;
@@ -452,7 +467,105 @@ static void check_in_flight(struct ctx *x, struct cproc *cp)
     }
 }
 
+/* ---- query budgets (NVTX ranges) ---- */
+
+static const struct jst_pmod *pmod_of(const struct jst_psum *s, const struct jst_call_ev *ev)
+{
+    for (size_t i = 0; ev && i < s->n_mods; i++)
+        if (s->mods[i].ev == ev)
+            return &s->mods[i];
+    return NULL;
+}
+
+/* One case per gate and process; a process without the query skips it (the
+ * caller fails the gate when no process had it). */
+static void check_queries(struct ctx *x, struct cproc *cp)
+{
+    char a[64], b[64], d[64], j[64], det[4096], name[64];
+    const struct jst_process *p = cp->s.p;
+    for (size_t g = 0; g < x->o.n_query; g++) {
+        struct qgate *qg = &x->o.query[g];
+        snprintf(name, sizeof name, "max-query-ms=%.*s", (int)qg->len, qg->name);
+        struct ccase *c = add_case(cp, name, "budget");
+        const struct jst_query *q = NULL;
+        for (size_t i = 0; p && i < p->n_queries && !q; i++)
+            if (p->queries[i].name && strlen(p->queries[i].name) == qg->len &&
+                !memcmp(p->queries[i].name, qg->name, qg->len))
+                q = &p->queries[i];
+        if (!q) {
+            c->skipped = xstrdup("no such query in this process");
+            continue;
+        }
+        qg->found++;
+        uint64_t lim = (uint64_t)(qg->ms * 1e6);
+        if (q->dur_ns <= lim)
+            continue;
+        const struct jst_pmod *w = pmod_of(&cp->s, q->top_jit);
+        fail_line(x, cp, c, "query '%s' took %s, budget %s (+%s), JIT %s%s", q->name,
+                  jst_fmt_ms(q->dur_ns, a, 64), jst_fmt_ms(lim, b, 64),
+                  jst_fmt_ms(q->dur_ns - lim, d, 64), jst_fmt_ms(q->jit_ns, j, 64),
+                  w ? mod_detail(cp, w, det, sizeof det) : "");
+    }
+}
+
+/* A gate no process had fails: the ranges may not have been recorded. */
+static void check_queries_found(struct ctx *x)
+{
+    for (size_t g = 0; g < x->o.n_query && x->n_procs; g++) {
+        struct qgate *qg = &x->o.query[g];
+        struct cproc *cp = &x->procs[0];
+        if (qg->found)
+            continue;
+        for (size_t k = 0; k < cp->n_cases; k++) {
+            struct ccase *c = &cp->cases[k];
+            if (strncmp(c->name, "max-query-ms=", 13) || strlen(c->name + 13) != qg->len ||
+                memcmp(c->name + 13, qg->name, qg->len))
+                continue;
+            free(c->skipped);
+            c->skipped = NULL;
+            fail_line(x, cp, c, "no process has a query '%.*s' (no such top-level NVTX range)",
+                      (int)qg->len, qg->name);
+            break;
+        }
+    }
+}
+
 /* ---- baseline ---- */
+
+/* Each query of the baseline process against the query of the same name in
+ * this run: its time grown beyond the tolerance is a regression. */
+static void check_baseline_queries(struct ctx *x, struct cproc *cp)
+{
+    const struct jst_psum *bs = cp->base;
+    const struct jst_process *p = cp->s.p;
+    char a[64], b[64], d[64], j[64], det[4096];
+    if (!bs || !bs->n_queries || !p)
+        return;
+    struct ccase *c = add_case(cp, "baseline-query", "regression");
+    for (size_t k = 0; k < bs->n_queries; k++) {
+        const struct jst_pquery *bq = &bs->queries[k];
+        const struct jst_query *q = NULL;
+        for (size_t i = 0; i < p->n_queries && !q; i++)
+            if (p->queries[i].name && !strcmp(p->queries[i].name, bq->name))
+                q = &p->queries[i];
+        if (!q) {
+            warn(x, "%s[%llu]: query '%s' of the baseline is not in this run", cp->s.exe,
+                 (unsigned long long)cp->s.pid, bq->name);
+            continue;
+        }
+        if (grew(&x->o, bq->dur_ns, q->dur_ns)) {
+            const struct jst_pmod *w = pmod_of(&cp->s, q->top_jit);
+            fail_line(x, cp, c, "query '%s' took %s -> %s (+%s, +%.0f%%, tolerance %g%%), JIT %s%s",
+                      q->name, jst_fmt_ms(bq->dur_ns, a, 64), jst_fmt_ms(q->dur_ns, b, 64),
+                      jst_fmt_ms(q->dur_ns - bq->dur_ns, d, 64), pct(bq->dur_ns, q->dur_ns),
+                      x->o.tolerance, jst_fmt_ms(q->jit_ns, j, 64),
+                      w ? mod_detail(cp, w, det, sizeof det) : "");
+        } else if (grew(&x->o, q->dur_ns, bq->dur_ns)) {
+            improved(x, cp, "baseline-query", "query '%s' took %s -> %s", q->name,
+                     jst_fmt_ms(bq->dur_ns, a, 64), jst_fmt_ms(q->dur_ns, b, 64));
+        }
+    }
+}
 
 static void check_baseline(struct ctx *x, struct cproc *cp)
 {
@@ -565,6 +678,7 @@ static void check_baseline(struct ctx *x, struct cproc *cp)
     }
     free(map);
     free(rmap);
+    check_baseline_queries(x, cp);
 }
 
 /* ---- JUnit XML ---- */
@@ -720,13 +834,26 @@ static int parse_num(const char *opt, const char *s, double *out)
 
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
-    enum { O_JIT = 256, O_TTFK, O_MODS, O_FORBID, O_CACHE, O_BASE, O_TOL, O_DELTA, O_JUNIT, O_GH };
+    enum {
+        O_JIT = 256,
+        O_TTFK,
+        O_MODS,
+        O_FORBID,
+        O_CACHE,
+        O_BASE,
+        O_TOL,
+        O_DELTA,
+        O_JUNIT,
+        O_GH,
+        O_QUERY
+    };
     static const struct option lo[] = {
         {"max-jit-ms", required_argument, NULL, O_JIT},
         {"max-ttfk-ms", required_argument, NULL, O_TTFK},
         {"max-jit-modules", required_argument, NULL, O_MODS},
         {"forbid-verdict", required_argument, NULL, O_FORBID},
         {"require-cache", required_argument, NULL, O_CACHE},
+        {"max-query-ms", required_argument, NULL, O_QUERY},
         {"baseline", required_argument, NULL, O_BASE},
         {"tolerance", required_argument, NULL, O_TOL},
         {"min-delta-ms", required_argument, NULL, O_DELTA},
@@ -791,6 +918,24 @@ static int parse_opts(int argc, char **argv, struct opts *o)
             o->require_cache = r;
             break;
         }
+        case O_QUERY: {
+            const char *eq = strrchr(optarg, '=');
+            if (!eq || eq == optarg) {
+                jst_errorf("check", "--max-query-ms: '%s' is not NAME=MS", optarg);
+                return -1;
+            }
+            if (o->n_query == MAX_QUERY_GATES) {
+                jst_errorf("check", "--max-query-ms: at most %d queries", MAX_QUERY_GATES);
+                return -1;
+            }
+            struct qgate *g = &o->query[o->n_query];
+            if (parse_num("--max-query-ms", eq + 1, &g->ms) < 0)
+                return -1;
+            g->name = optarg;
+            g->len = (size_t)(eq - optarg);
+            o->n_query++;
+            break;
+        }
         case O_BASE:
             o->baseline = optarg;
             break;
@@ -827,7 +972,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
     /* With nothing to check, only calls in flight can fail: decided once the
      * traces are read. */
     o->no_budget = o->max_jit_ms < 0 && o->max_ttfk_ms < 0 && o->max_jit_modules < 0 &&
-                   !o->n_forbid && o->require_cache < 0 && !o->baseline;
+                   !o->n_forbid && o->require_cache < 0 && !o->baseline &&
+                   !o->n_query;
     return 0;
 }
 
@@ -926,7 +1072,8 @@ static int cmd_check(int argc, char **argv)
         n_in_flight += run.procs[i].n_in_flight;
     if (x.o.no_budget && !n_in_flight) {
         jst_errorf("check", "nothing to check: give a budget (--max-jit-ms, --max-ttfk-ms, "
-                            "--max-jit-modules, --forbid-verdict, --require-cache) or --baseline");
+                            "--max-jit-modules, --forbid-verdict, --require-cache, "
+                            "--max-query-ms) or --baseline");
         jst_model_free(&run);
         return JST_EXIT_USAGE;
     }
@@ -974,10 +1121,19 @@ static int cmd_check(int argc, char **argv)
         size_t before = x.n_fail_lines;
         check_budgets(&x, cp);
         check_in_flight(&x, cp);
+        check_queries(&x, cp);
         if (x.o.baseline)
             check_baseline(&x, cp);
         failed_procs += x.n_fail_lines > before;
         n_checks += cp->n_cases;
+    }
+    if (x.o.n_query && run.n_procs) {
+        int had = 0;
+        for (size_t k = 0; k < x.procs[0].n_cases; k++)
+            had |= x.procs[0].cases[k].n != 0;
+        size_t before = x.n_fail_lines;
+        check_queries_found(&x);
+        failed_procs += !had && x.n_fail_lines > before;
     }
     print_case_lines(&x);
 

@@ -19,9 +19,9 @@ static const char dump_usage[] =
     "  --json    one JSON object per line: \"type\" is the record type, every field\n"
     "            is a member named by its key (unknown keys as \"key_<n>\").\n"
     "            Enum fields (call_id, verdict, cache, cache_reason, image_kind,\n"
-    "            route, cupti_op, mod_event, phase) are name strings; repeated\n"
-    "            arg, env, kernel, entry fields are the arrays \"argv\", \"env\",\n"
-    "            \"kernels\", \"entries\"; handles, addresses and hashes are \"0x...\"\n"
+    "            route, cupti_op, mod_event, phase, range_op) are name strings;\n"
+    "            repeated arg, env, kernel, entry fields are the arrays \"argv\",\n"
+    "            \"env\", \"kernels\", \"entries\"; handles, addresses and hashes are \"0x...\"\n"
     "            strings; ips is an array of \"0x...\" strings; bytes are hex strings.\n"
     "  -h, --help  this text\n"
     "\n"
@@ -156,6 +156,8 @@ static const char *enum_value_name(uint16_t key, uint64_t v)
         return jst_cupti_op_name((unsigned)v);
     case JST_F_MOD_EVENT:
         return jst_mod_event_name((unsigned)v);
+    case JST_F_RANGE_OP:
+        return jst_range_op_name((unsigned)v);
     case JST_F_PHASE:
         return phase_name((unsigned)v);
     default:

@@ -671,6 +671,9 @@ static int add_file(struct jst_run *run, const char *path, char *err, size_t err
         case JST_REC_END:
             read_end(p, &it);
             break;
+        case JST_REC_RANGE:
+            jst_queries_read(p, &it);
+            break;
         default:
             p->n_unknown++;
             break;
@@ -917,6 +920,7 @@ void jst_model_derive(struct jst_process *p)
         sat_add(sat_add(p->ttfk_jit_ns, p->init_ns), sat_add(p->ctx_ns, p->sass_load_ns));
     known = sat_add(sat_add(known, p->pre_driver_ns), p->rtc_ns);
     p->other_ns = p->ttfk_ns > known ? p->ttfk_ns - known : 0;
+    jst_queries_derive(p);
 }
 
 const struct jst_stack *jst_model_stack(const struct jst_process *p, uint64_t id)
@@ -967,6 +971,7 @@ static void free_process(struct jst_process *p)
         free(p->cupti[i].cache_path);
     free(p->cupti);
     free_strv(p->notes, p->n_notes);
+    jst_queries_free(p);
 }
 
 void jst_model_free(struct jst_run *run)

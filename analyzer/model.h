@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include "jitstall/format.h"
 
+struct jst_field_iter;
+
 /* One hooked call, as recorded (all JST_REC_CALL records, in order). */
 struct jst_call_ev {
     uint64_t seq;
@@ -88,6 +90,23 @@ struct jst_cupti_ev {
     char *cache_path;
 };
 
+/* An NVTX range record (JST_REC_RANGE), as recorded. */
+struct jst_range_ev {
+    unsigned op; /* enum jst_range_op */
+    uint64_t t_ns, tid, id, depth;
+    char *name, *domain; /* NULL when absent */
+};
+
+/* A top-level NVTX range of a process: one query (analyzer/queries.c). */
+struct jst_query {
+    char *name;           /* as recorded, numbered when repeated: "query1#2" */
+    const char *domain;   /* NULL: the default domain */
+    uint64_t tid, start_ns, dur_ns;
+    uint64_t jit_ns, rtc_ns;                /* JIT / runtime compile inside it */
+    int open;                               /* not ended before the trace did */
+    const struct jst_call_ev *top_jit;      /* the JIT event longest inside it */
+};
+
 struct jst_process {
     char *trace_path;
     unsigned format_version;
@@ -113,6 +132,8 @@ struct jst_process {
     struct jst_modmap *mods; size_t n_mods;
     struct jst_cupti_ev *cupti; size_t n_cupti;
     char **notes; size_t n_notes;
+    struct jst_range_ev *ranges; size_t n_ranges, cap_ranges;
+    struct jst_query *queries; size_t n_queries; /* derived, in start order */
 
     /* derived by jst_model_derive() */
     uint64_t first_launch_ns;       /* start of the first launch; 0 if none */
@@ -139,6 +160,13 @@ static inline int jst_is_rtc_call(unsigned call)
 {
     return call == JST_CALL_nvrtcCompileProgram || call == JST_CALL_nvJitLinkComplete;
 }
+
+/* analyzer/queries.c: NVTX ranges and the queries they mark. */
+void jst_queries_read(struct jst_process *p, struct jst_field_iter *it);
+void jst_queries_derive(struct jst_process *p);
+void jst_queries_free(struct jst_process *p);
+/* The first query with JIT inside it, or NULL. */
+const struct jst_query *jst_first_jit_query(const struct jst_process *p);
 
 struct jst_run {
     struct jst_process *procs;

@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include "jsonw.h"
+#include "report_queries.h"
 #include "report_view.h"
 #include "trace.h"
 
@@ -225,6 +226,7 @@ static void json_process(struct jst_json *j, const struct rv_report *r, const st
         jst_json_i64(j, p->exit_status);
     else
         jst_json_null(j);
+    rv_queries_json(j, r, p);
     jst_json_key(j, "notes");
     jst_json_arr(j);
     for (size_t i = 0; i < p->n_notes; i++)

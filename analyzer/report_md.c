@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include "report_queries.h"
 #include "report_view.h"
 #include "trace.h"
 
@@ -255,6 +256,7 @@ int rv_write_markdown(const struct rv_report *r, FILE *f)
         fputs("\n\n", f);
     }
     write_headline(f, r);
+    rv_queries_markdown(f, r);
     write_culprits(f, r);
     write_races(f, r);
     write_fixes(f, r);

@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include "report_queries.h"
 #include "report_view.h"
 #include "trace.h"
 
@@ -117,6 +118,7 @@ static void write_process(const struct tw *t, const struct rv_report *r, const s
             rv_dur(p->jit_ns, j, sizeof(j)), rp->n_jit_loads,
             rp->n_jit_loads == 1 ? "load" : "loads", rv_dur(p->jit_compile_ns, a, sizeof(a)),
             rv_dur(p->jit_cache_load_ns, b, sizeof(b)));
+    rv_queries_text(t->f, r, p);
     for (size_t i = 0; i < rp->n_missing; i++)
         fprintf(t->f, "  %smissing%s    %s\n", C(t, YELLOW), C(t, RESET), S(rp->missing[i]));
     for (size_t i = 0; i < p->n_notes; i++)

@@ -3,7 +3,9 @@
  * its children (as many launchers do) would drop LD_PRELOAD and JITSTALL_DIR,
  * and its CUDA children would go untraced. As uftrace does, the wrappers put
  * back the values this process started with when the new environment lacks
- * them, and change nothing else. Stack memory only: safe after vfork.
+ * them, and change nothing else, but for NVTX_INJECTION64_PATH when this
+ * process set it (interpose/nvtx.c): a traced child sets its own. Stack
+ * memory only: safe after vfork.
  *
  * An exec also ends this process's trace: END with end_reason "exec" is
  * written just before the real call (never in a vfork child, which shares the
@@ -81,7 +83,8 @@ static char *const *env_fix(char *const envp[], char **out, size_t cap, char *bu
     const char *pre = env_find(envp, "LD_PRELOAD", 10);
     int need_pre = !pre || !strstr(pre, base);
     int need_dir = saved_dir[0] && !env_find(envp, "JITSTALL_DIR", 12);
-    if (!need_pre && !need_dir)
+    const char *nvtx = jst_nvtx_env_entry(envp); /* ours: left out */
+    if (!need_pre && !need_dir && !nvtx)
         return envp;
     size_t n = 0;
     while (envp && envp[n])
@@ -100,7 +103,7 @@ static char *const *env_fix(char *const envp[], char **out, size_t cap, char *bu
     }
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
-        if (!(need_pre && pre && envp[i] == pre))
+        if (!(need_pre && pre && envp[i] == pre) && envp[i] != nvtx)
             out[k++] = envp[i];
     if (need_pre)
         out[k++] = (char *)newpre;

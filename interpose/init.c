@@ -511,6 +511,7 @@ static void trace_open_locked(void)
     jst_modmap_initial(); /* also warms libunwind's caches (jst_bt_warm) */
     if (atomic_load(&jst_cuinit_ok))
         jst_emit_devices();
+    jst_nvtx_drain(w); /* NVTX ranges from before the file existed */
     if (!g_exit_registered) {
         g_exit_registered = 1;
         on_exit(on_exit_cb, NULL);

@@ -157,6 +157,13 @@ struct jst_hook *jst_rtc_by_name(const char *name);
  * and wrap is set; never our own export where none would have been found. */
 void *jst_rtc_dlsym(struct jst_hook *h, void *handle, void *p, int wrap);
 
+/* ---- nvtx.c: NVTX injection (the program's own ranges) ---- */
+/* Writes the range records made before the trace file existed; called once
+ * the file's opening records are written. */
+void jst_nvtx_drain(struct jst_writer *w);
+/* The NVTX_INJECTION64_PATH entry of envp that this process set, or NULL. */
+const char *jst_nvtx_env_entry(char *const envp[]);
+
 /* ---- procaddr.c ---- */
 /* Maps what the real cuGetProcAddress returned for symbol to our wrapper of
  * that exact variant, or returns fn unchanged when it is not one we know. */

@@ -6,7 +6,7 @@
  * usage: gen_trace [--truncate] OUT.jst [SPEC]   (SPEC defaults to stdin)
  *
  * Each SPEC line is one record: "<type> key=value key=value ...". Types:
- * process device call cache stack modmap cupti note end. Values are numbers
+ * process device call cache stack modmap cupti note end range. Values are numbers
  * (decimal, 0x hex, or with a time suffix ns/us/ms/s, converted to ns), enum
  * names (verdict=ptx_jit, cache=hit, call_id=cuModuleLoadData, ...), text
  * ("quoted" when it has spaces; inside quotes \n is a newline, \xHH a byte and
@@ -114,6 +114,10 @@ static const struct keydef keys[] = {
     {"end_reason", JST_F_END_REASON, V_STR, NULL},
     {"message", JST_F_MESSAGE, V_STR, NULL},
     {"level", JST_F_LEVEL, V_U64, NULL},
+    {"range_op", JST_F_RANGE_OP, V_U64, jst_range_op_name},
+    {"range_id", JST_F_RANGE_ID, V_U64, NULL},
+    {"domain", JST_F_DOMAIN, V_STR, NULL},
+    {"depth", JST_F_DEPTH, V_U64, NULL},
 };
 
 static const struct {
@@ -123,6 +127,7 @@ static const struct {
     {"process", JST_REC_PROCESS},   {"device", JST_REC_DEVICE}, {"call", JST_REC_CALL},
     {"cache", JST_REC_CACHE_STATE}, {"stack", JST_REC_STACK},   {"modmap", JST_REC_MODMAP},
     {"cupti", JST_REC_CUPTI_JIT},   {"note", JST_REC_NOTE},     {"end", JST_REC_END},
+    {"range", JST_REC_RANGE},
 };
 
 static int lineno;

@@ -881,6 +881,108 @@ def test_check_long_exe_name(env):
     expect("Sanitizer" not in err and "stack smashing" not in err, err[-2000:])
 
 
+# ---- NVTX ranges: queries ----
+
+def queries_spec(q_end_ms=12350):
+    """run_spec's process (JIT 1300-12300 ms on thread 100) with ranges: thread 2
+    "other" 1200-5300 (4000 ms of the JIT inside); thread 1 "q" 1250-12350 with a
+    nested push and a start/end inside; thread 2 "q" again; thread 1 "tail" never
+    ended; thread 4 "x" with a pop of the default domain while a domain push is
+    open; thread 5 "s" started, ended by thread 6; the trace ends at 13000 ms."""
+    r = ("range range_op=push tid=2 start=1200ms name=other depth=1\n"
+         "range range_op=push tid=1 start=1250ms name=q depth=1\n"
+         "range range_op=push tid=1 start=1260ms name=inner depth=2\n"
+         "range range_op=start tid=1 start=1270ms name=bg range_id=7\n"
+         "range range_op=end tid=3 start=1280ms range_id=7\n"
+         "range range_op=pop tid=1 start=1290ms depth=2\n"
+         "range range_op=pop tid=2 start=5300ms depth=1\n"
+         f"range range_op=pop tid=1 start={q_end_ms}ms depth=1\n"
+         "range range_op=push tid=1 start=12500ms name=tail depth=1\n"
+         "range range_op=push tid=2 start=12600ms name=q domain=d depth=1\n"
+         "range range_op=pop tid=2 start=12700ms domain=d depth=1\n"
+         "range range_op=push tid=4 start=12800ms name=x depth=1\n"
+         "range range_op=push tid=4 start=12810ms name=y domain=d depth=1\n"
+         "range range_op=pop tid=4 start=12820ms depth=1\n"
+         "range range_op=start tid=5 start=12850ms name=s range_id=9\n"
+         "range range_op=pop tid=4 start=12900ms domain=d depth=1\n"
+         "range range_op=end tid=6 start=12950ms range_id=9\n")
+    return run_spec(with_end=False) + r + "end exit_status=0 end_reason=exit start=13000ms\n"
+
+
+@case
+def test_report_queries(env):
+    t = env.trace("queries", queries_spec())
+    out, _ = env.expect_rc(0, "report", "--json", t)
+    p = json.loads(out)["processes"][0]
+    got = [(q["name"], q["tid"], q["start_ns"] // 10**6, q["dur_ns"] // 10**6, q["jit_ns"] // 10**6,
+            q["open"], q["domain"]) for q in p["queries"]]
+    want = [("other", 2, 1200, 4100, 4000, False, None), ("q", 1, 1250, 11100, 11000, False, None),
+            ("tail", 1, 12500, 500, 0, True, None), ("q#2", 2, 12600, 100, 0, False, "d"),
+            ("x", 4, 12800, 20, 0, False, None), ("s", 5, 12850, 100, 0, False, None)]
+    expect(got == want, f"queries {got}")
+    expect(p["first_jit_query"] == "other", p["first_jit_query"])
+    expect(p["query_headline"].startswith("first query 'other' took "), p["query_headline"])
+    out, _ = env.expect_rc(0, "report", t)
+    expect("First query with JIT  'other' took" in out and "Queries (top-level NVTX ranges)" in out,
+           out)
+    expect(re.search(r"tail .*\(open\)", out), out)
+    out, _ = env.expect_rc(0, "report", "--markdown", t)
+    expect("| 100 | q\\#2 | d |" in out, out)
+    # Text and Markdown show the first 20 queries; JSON has all.
+    many = "".join(f"range range_op=push tid=1 start={14000 + 10 * i}ms name=step depth=1\n"
+                   f"range range_op=pop tid=1 start={14005 + 10 * i}ms depth=1\n"
+                   for i in range(25))
+    t2 = env.trace("many", run_spec(with_end=False) + many + end())
+    out, _ = env.expect_rc(0, "report", t2)
+    expect("step#20 " in out and "step#21" not in out and "... and 5 more (all in --json)" in out,
+           out)
+    out, _ = env.expect_rc(0, "report", "--markdown", t2)
+    expect("... and 5 more" in out and "step\\#21" not in out, out)
+    out, _ = env.expect_rc(0, "report", "--json", t2)
+    expect(len(json.loads(out)["processes"][0]["queries"]) == 25, out[:200])
+    # Without range records the report has no queries at all.
+    out, _ = env.expect_rc(0, "report", "--json", env.trace("noranges", run_spec()))
+    p = json.loads(out)["processes"][0]
+    expect("queries" not in p and "first_jit_query" not in p, sorted(p))
+
+
+@case
+def test_check_max_query_ms(env):
+    t = env.trace("queries", queries_spec())
+    out, _ = env.expect_rc(1, "check", "--max-query-ms", "q=11000", "--max-query-ms",
+                           "q#2=1000", t)
+    lines = fail_lines(out)
+    expect(len(lines) == 1 and "max-query-ms=q: query 'q' took 11100.0 ms, budget 11000.0 ms"
+           in lines[0] and "libkern.so" in lines[0], out)
+    env.expect_rc(0, "check", "--max-query-ms", "q=11100", t)
+    out, err = env.expect_rc(2, "check", "--max-query-ms", "q", t)
+    expect("'q' is not NAME=MS" in err, err)
+
+
+@case
+def test_baseline_queries(env):
+    base = env.path("base.json")
+    env.expect_rc(0, "baseline", env.trace("queries", queries_spec()), "-o", base)
+    doc = json.load(open(base))
+    got = [(q["name"], q["dur_ns"] // 10**6, q["jit_ns"] // 10**6) for q in doc["processes"][0]["queries"]]
+    expect(got[:2] == [("other", 4100, 4000), ("q", 11100, 11000)] and len(got) == 6, got)
+    # q 3000 ms slower: a regression; the same run: none.
+    slow = env.trace("slow", queries_spec(q_end_ms=12350 + 3000))
+    out, _ = env.expect_rc(1, "check", "--baseline", base, slow)
+    lines = fail_lines(out)
+    expect(len(lines) == 1 and "baseline-query: query 'q' took 11100.0 ms -> 14100.0 ms" in lines[0],
+           out)
+    env.expect_rc(0, "check", "--baseline", base, env.trace("same", queries_spec()))
+    # A baseline without queries (made before NVTX ranges) checks as before.
+    del doc["processes"][0]["queries"]
+    json.dump(doc, open(base, "w"))
+    env.expect_rc(0, "check", "--baseline", base, slow)
+    doc["processes"][0]["queries"] = [{"name": "q"}]
+    json.dump(doc, open(base, "w"))
+    _, err = env.expect_rc(2, "check", "--baseline", base, slow)
+    expect("queries[0]: needs a name" in err, err)
+
+
 # ---- docs match --help ----
 
 @case
