@@ -13,6 +13,7 @@
 #   JITSTALL_BUILD=DIR    use a build made elsewhere
 #   JITSTALL_GPU_LIBS=DIR extra shared libraries for that build (copied .so files)
 #   JITSTALL_GPU_OUT=DIR  where to leave traces, reports and the figures (default: a temp dir)
+#   JITSTALL_GPU_CORE=0   skip the core checks; JITSTALL_GPU_PARTS="a b": only these parts
 # Exit: 0 all passed, 1 a check failed, 77 no GPU here.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -96,6 +97,9 @@ fresh() { rm -rf "$1" "$1.ref"; echo "$1"; }
 
 C="$W/cache"
 mkdir -p "$C"
+# JITSTALL_GPU_CORE=0 skips the core checks below (to run the parts alone, in
+# a second call when one call's time is limited).
+if [ "${JITSTALL_GPU_CORE:-1}" = 1 ]; then
 # ---- driver API: cold, warm, LAZY and EAGER ----
 for mode in LAZY EAGER; do
   c=$(fresh "$C/drv_$mode")
@@ -314,12 +318,21 @@ for kind in novol vol; do
   echo "== container $line"
 done
 
+fi # JITSTALL_GPU_CORE
+
 # ---- more parts, one file each: tests/gpu/part_*.sh, sourced in name order.
 # Each uses run_case, check, fresh, ok, fail, $J, $PRELOAD, $P, $C, $W, $G, $cc, $sm.
+# JITSTALL_GPU_PARTS="account warm" runs only those (default: all; "none": none).
 for part in "$G"/part_*.sh; do
   [ -e "$part" ] || continue
-  echo "== part: $(basename "$part")"
+  pname=$(basename "$part" .sh); pname=${pname#part_}
+  if [ -n "${JITSTALL_GPU_PARTS:-}" ] && ! grep -qw -- "$pname" <<<"$JITSTALL_GPU_PARTS"; then
+    continue
+  fi
+  echo "== part: $pname"
+  t0=$SECONDS
   . "$part"
+  echo "== part $pname took $((SECONDS - t0)) s"
 done
 
 echo "== figures (real driver): case|call|verdict|cache|reason|ms|cupti|result"
