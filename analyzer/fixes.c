@@ -11,6 +11,7 @@
 #include "fixes.h"
 #include "jitcache.h"
 #include "trace.h"
+#include "warmfile.h"
 
 #define MIB (1ull << 20)
 
@@ -300,6 +301,12 @@ static void cache_fix(const struct jst_process *p, const struct jst_call_ev *c, 
     f->saves_ns = c->dur_ns - est_hit(p, c);
     if (c->cache == JST_C_MISS_STORED) {
         const struct jst_cache_state *s = &p->cache_start;
+        /* A miss in a cache `jitstall warm` filled for another driver or GPU. */
+        if (jst_warm_mismatch(path, jst_warm_run_driver(p, c), c->target_cc, f->text,
+                              sizeof(f->text))) {
+            f->kind = JST_FIX_CACHE_REWARM;
+            return;
+        }
         /* The cache worked; it only fails to help when it does not survive the
          * run, which an absent or empty cache at start points to. */
         if (s->present && s->exists && s->entries > 0)

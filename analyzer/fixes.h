@@ -35,6 +35,7 @@ enum jst_fix_kind {
     JST_FIX_CACHE_DIR = 7,      /* the cache directory could not be created */
     JST_FIX_ALLOW_JIT = 8,      /* a load failed: JIT disabled or no compatible code */
     JST_FIX_RTC_CACHE = 9,      /* compile ahead of time / keep the program's kernel cache */
+    JST_FIX_CACHE_REWARM = 10,  /* the cache was warmed for another driver or GPU */
 };
 
 struct jst_fix {

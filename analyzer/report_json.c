@@ -226,6 +226,8 @@ static const char *fix_kind_name(unsigned k)
         return "failed_load";
     case JST_FIX_RTC_CACHE:
         return "rtc_cache";
+    case JST_FIX_CACHE_REWARM:
+        return "cache_rewarm";
     default:
         return "other";
     }

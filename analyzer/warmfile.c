@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include "check_util.h"
 #include "jsonw.h"
+#include "model.h"
 
 #define WARM_FILE_MAX (64u << 10) /* a real file is a few hundred bytes */
 
@@ -87,8 +88,9 @@ int jst_warmfile_read(const char *dir, struct jst_warm_for *out, int max)
         copy_str(w->gpu, sizeof(w->gpu), jst_jv_get(e, "gpu"));
         copy_str(w->when, sizeof(w->when), jst_jv_get(e, "when"));
     }
+    int ok = list && list->t == JST_JV_ARR;
     jst_jv_free(&doc);
-    return list && list->t == JST_JV_ARR ? n : -1;
+    return ok ? n : -1;
 }
 
 static int same_target(const struct jst_warm_for *a, const struct jst_warm_for *b)
@@ -195,4 +197,12 @@ int jst_warm_mismatch(const char *dir, uint64_t driver_version, unsigned cc, cha
              "image (jitstall warm --cache %s ...)",
              dir, was, now, dir);
     return 1;
+}
+
+uint64_t jst_warm_run_driver(const struct jst_process *p, const struct jst_call_ev *c)
+{
+    for (size_t i = 0; i < p->n_devices; i++)
+        if (!c->has_load_device || p->devices[i].ordinal == c->load_device)
+            return p->devices[i].driver_version;
+    return 0;
 }

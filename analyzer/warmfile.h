@@ -38,6 +38,10 @@ void jst_warm_driver_release(char *buf, size_t n);
 /* When the cache at dir was warmed, but for none of this run's driver
  * (cuDriverGetVersion; 0: unknown) and compute capability, writes the
  * sentence that says so into buf and returns 1; else 0. */
+struct jst_process;
+struct jst_call_ev;
+/* cuDriverGetVersion of the device a load of p ran on (0 if unknown). */
+uint64_t jst_warm_run_driver(const struct jst_process *p, const struct jst_call_ev *c);
 int jst_warm_mismatch(const char *dir, uint64_t driver_version, unsigned cc, char *buf, size_t n);
 
 #endif
