@@ -792,7 +792,7 @@ def test_check_long_exe_name(env):
 @case
 def test_help_matches_man(env):
     docs = os.environ.get("JST_DOCS", os.path.join(HERE, "..", "..", "docs"))
-    for cmd in ("diff", "export", "check", "baseline", "dump", "scan"):
+    for cmd in ("diff", "export", "check", "baseline", "dump", "scan", "warm"):
         out, _ = env.expect_rc(0, cmd, "--help")
         page = os.path.join(docs, f"jitstall-{cmd}.1.md")
         expect(os.path.exists(page), f"{page} exists")
