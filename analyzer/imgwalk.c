@@ -99,12 +99,28 @@ static size_t walk_fatbins(struct jst_walk *w, const char *path, const uint8_t *
     return found;
 }
 
+/* PTX text is searched for in windows of this size; the pages behind a
+ * window are given back, so that the 200+ MB of data of a large library do
+ * not stay in the process's resident set. */
+#define WALK_TEXT_WINDOW ((size_t)2 << 20)
+
 struct text_ctx {
     struct jst_walk *w;
     const char *path;
     const uint8_t *p;
     size_t found;
 };
+
+/* Drops the mapped pages wholly inside [a, b): the mapping is private and
+ * never written, so they are read back from the file if touched again. */
+static void release_pages(const uint8_t *p, size_t a, size_t b)
+{
+    size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+    uintptr_t lo = ((uintptr_t)(p + a) + pg - 1) & ~(uintptr_t)(pg - 1);
+    uintptr_t hi = (uintptr_t)(p + b) & ~(uintptr_t)(pg - 1);
+    if (hi > lo)
+        madvise((void *)lo, hi - lo, MADV_DONTNEED);
+}
 
 static void walk_text(void *ctx, size_t off, size_t len)
 {
@@ -114,6 +130,18 @@ static void walk_text(void *ctx, size_t off, size_t len)
     t->w->image(t->w->ctx, t->path, off, &img, 1);
     jst_image_free(&img);
     t->found++;
+}
+
+static void walk_section(void *ctx, size_t off, size_t size)
+{
+    struct text_ctx *t = ctx;
+    size_t e = off + size;
+    for (size_t from = off; from < e;) {
+        size_t to = e - from > WALK_TEXT_WINDOW ? from + WALK_TEXT_WINDOW : e;
+        size_t next = jst_ptx_texts_window(t->p, off, e, from, to, walk_text, t);
+        release_pages(t->p, from, next);
+        from = next;
+    }
 }
 
 enum file_kind { FK_NONE, FK_HOST_ELF, FK_CUBIN, FK_FATBIN, FK_PTX };
@@ -146,7 +174,7 @@ static size_t walk_mapped(struct jst_walk *w, const char *path, const uint8_t *p
         if (jst_elf_section(p, n, ".nv_fatbin", &off, &size) == 0 && size)
             found += walk_fatbins(w, path, p + off, size, off);
         struct text_ctx t = {w, path, p, 0};
-        jst_elf_ptx_texts(p, n, walk_text, &t);
+        jst_elf_data_sections(p, n, walk_section, &t);
         return found + t.found;
     }
     if (fk == FK_FATBIN)

@@ -81,18 +81,41 @@ int jst_elf_section(const uint8_t *p, size_t n, const char *want, size_t *off, s
     return -1;
 }
 
-/* Looks for PTX strings in [s, e): each ".version" is taken back to the start
- * of its string (the byte after a NUL, or the section start), which must open
- * with PTX (comments, then .version) and carry a .target before its NUL. */
-static size_t ptx_in_section(const uint8_t *p, size_t s, size_t e,
-                             void (*cb)(void *, size_t, size_t), void *ctx)
+/* Cheap test before any walk: PTX's ".version" opens a line (after a newline,
+ * blanks or the string's start) and is followed by blanks and a digit. */
+static int version_line(const uint8_t *p, size_t s, size_t e, size_t h)
 {
-    size_t found = 0, i = s;
-    while (e - i >= 8) {
-        const uint8_t *hit = memmem(p + i, e - i, ".version", 8);
+    uint8_t before = h > s ? p[h - 1] : 0;
+    if (before != 0 && before != '\n' && before != '\r' && before != ' ' && before != '\t' &&
+        before != '/')
+        return 0;
+    size_t k = h + 8;
+    if (k >= e || (p[k] != ' ' && p[k] != '\t'))
+        return 0;
+    while (k < e && (p[k] == ' ' || p[k] == '\t'))
+        k++;
+    return k < e && p[k] >= '0' && p[k] <= '9';
+}
+
+size_t jst_ptx_texts_window(const uint8_t *p, size_t s, size_t e, size_t from, size_t to,
+                            void (*cb)(void *ctx, size_t off, size_t len), void *ctx)
+{
+    /* Each ".version" whose first byte lies in [from, to) is taken back to the
+     * start of its string (the byte after a NUL, or the section start), which
+     * must open with PTX (comments, then .version) and carry a .target before
+     * its NUL. Reads stay inside [s, e). */
+    if (to > e)
+        to = e;
+    size_t i = from, end = e - to > 7 ? to + 7 : e;
+    while (i < to && end - i >= 8) {
+        const uint8_t *hit = memmem(p + i, end - i, ".version", 8);
         if (!hit)
             break;
         size_t h = (size_t)(hit - p);
+        if (!version_line(p, s, e, h)) {
+            i = h + 8;
+            continue;
+        }
         size_t lim = h - s > ELF_PTX_LEAD_MAX ? h - ELF_PTX_LEAD_MAX : s;
         const uint8_t *z = h > lim ? memrchr(p + lim, 0, h - lim) : NULL;
         size_t b = z ? (size_t)(z - p) + 1 : lim;
@@ -103,18 +126,17 @@ static size_t ptx_in_section(const uint8_t *p, size_t s, size_t e,
             if (ptx_detect(p + b, len) && ptx_target((const char *)p + b, len, &sm, &var) == 0) {
                 if (cb)
                     cb(ctx, b, len);
-                found++;
                 i = b + len + 1;
                 continue;
             }
         }
         i = h + 8;
     }
-    return found;
+    return i > to ? i : to;
 }
 
-size_t jst_elf_ptx_texts(const uint8_t *p, size_t n, void (*cb)(void *ctx, size_t off, size_t len),
-                         void *ctx)
+size_t jst_elf_data_sections(const uint8_t *p, size_t n,
+                             void (*cb)(void *ctx, size_t off, size_t size), void *ctx)
 {
     struct elf_shdrs t;
     if (elf_open(p, n, &t) != 0)
@@ -128,10 +150,29 @@ size_t jst_elf_ptx_texts(const uint8_t *p, size_t n, void (*cb)(void *ctx, size_
         /* Data a program can point at: allocated, not code, not compressed,
          * and not the fatbins (inspected as such, and 100+ MB in big libraries). */
         if (!(sh.sh_flags & SHF_ALLOC) || (sh.sh_flags & (SHF_EXECINSTR | SHF_COMPRESSED)) ||
-            !strcmp(name, ".nv_fatbin") || !strcmp(name, "__nv_relfatbin") || !sh.sh_size)
+            !strcmp(name, ".nv_fatbin") || !strcmp(name, "__nv_relfatbin") || sh.sh_size < 8)
             continue;
-        found +=
-            ptx_in_section(p, (size_t)sh.sh_offset, (size_t)(sh.sh_offset + sh.sh_size), cb, ctx);
+        cb(ctx, (size_t)sh.sh_offset, (size_t)sh.sh_size);
+        found++;
     }
     return found;
+}
+
+struct texts_ctx {
+    const uint8_t *p;
+    void (*cb)(void *, size_t, size_t);
+    void *ctx;
+};
+
+static void texts_in_section(void *ctx, size_t off, size_t size)
+{
+    struct texts_ctx *t = ctx;
+    jst_ptx_texts_window(t->p, off, off + size, off, off + size, t->cb, t->ctx);
+}
+
+size_t jst_elf_ptx_texts(const uint8_t *p, size_t n, void (*cb)(void *ctx, size_t off, size_t len),
+                         void *ctx)
+{
+    struct texts_ctx t = {p, cb, ctx};
+    return jst_elf_data_sections(p, n, texts_in_section, &t);
 }

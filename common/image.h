@@ -91,9 +91,18 @@ size_t jst_fatbin_size(const void *p, size_t avail);
  * with its file offset and size, or -1 (absent, compressed, or out of bounds). */
 int jst_elf_section(const uint8_t *p, size_t n, const char *name, size_t *off, size_t *size);
 /* PTX text carried as a string in a host ELF file's allocated data (.rodata,
- * .data, ...; never code or .nv_fatbin): calls cb with the file offset and
- * length (its NUL follows) of each string that opens with .version and has a
- * .target. Returns how many were found. */
+ * .data, ...; never code or .nv_fatbin). jst_elf_data_sections calls cb with
+ * the file offset and size of each section searched. jst_ptx_texts_window
+ * searches the section [s, e) for strings whose ".version" starts in
+ * [from, to), calling cb with the file offset and length (its NUL follows) of
+ * each string that opens with .version and has a .target; it returns where
+ * the next window starts (past a string that crossed to). Windows let a
+ * caller that mapped the file release pages as it goes. jst_elf_ptx_texts
+ * does all sections in one go; it returns the number of sections searched. */
+size_t jst_elf_data_sections(const uint8_t *p, size_t n,
+                             void (*cb)(void *ctx, size_t off, size_t size), void *ctx);
+size_t jst_ptx_texts_window(const uint8_t *p, size_t s, size_t e, size_t from, size_t to,
+                            void (*cb)(void *ctx, size_t off, size_t len), void *ctx);
 size_t jst_elf_ptx_texts(const uint8_t *p, size_t n, void (*cb)(void *ctx, size_t off, size_t len),
                          void *ctx);
 
