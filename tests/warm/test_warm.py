@@ -143,6 +143,11 @@ def test_library(env):
     shutil.copy(lib, libdir)
     out, _ = env.warm(0, "--cache", cache, libdir)
     expect("0 warmed, 1 already cached" in out, out)
+    # The same image in two files is loaded once.
+    out, _ = env.warm(0, "--cache", cache, lib, libdir)
+    expect(re.search(r"^  cached .*\n  duplicate +%s/\S+ @0x[0-9a-f]+ \[compute_75\]: 3 kernels, "
+                     r"same image as one above$" % re.escape(libdir), out, re.M), out)
+    expect("1 image needs the JIT: 0 warmed, 1 already cached" in out, out)
 
 
 @case
