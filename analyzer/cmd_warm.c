@@ -161,7 +161,7 @@ static int drv_device(struct warm *w)
     w->cc = (unsigned)(major * 10 + minor);
     w->target.cc = w->cc;
     w->target.driver_version = (uint64_t)ver;
-    jst_warm_driver_release(w->target.driver, sizeof(w->target.driver));
+    jst_driver_release(w->target.driver, sizeof(w->target.driver));
     return 0;
 }
 

@@ -302,8 +302,9 @@ static void cache_fix(const struct jst_process *p, const struct jst_call_ev *c, 
     if (c->cache == JST_C_MISS_STORED) {
         const struct jst_cache_state *s = &p->cache_start;
         /* A miss in a cache `jitstall warm` filled for another driver or GPU. */
-        if (jst_warm_mismatch(path, jst_warm_run_driver(p, c), c->target_cc, f->text,
-                              sizeof(f->text))) {
+        const struct jst_device *dv = jst_warm_run_device(p, c);
+        if (jst_warm_mismatch(path, dv ? dv->driver_version : 0, dv ? dv->driver_release : NULL,
+                              c->target_cc, f->text, sizeof(f->text))) {
             f->kind = JST_FIX_CACHE_REWARM;
             return;
         }

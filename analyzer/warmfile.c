@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "check_util.h"
+#include "jitcache.h"
 #include "jsonw.h"
 #include "model.h"
 
@@ -148,25 +149,6 @@ int jst_warmfile_record(const char *dir, const struct jst_warm_for *w)
     return 0;
 }
 
-void jst_warm_driver_release(char *buf, size_t n)
-{
-    /* "NVRM version: NVIDIA UNIX [Open] Kernel Module [for x86_64]  580.159.04  ..." */
-    buf[0] = 0;
-    FILE *f = fopen("/proc/driver/nvidia/version", "r");
-    if (!f)
-        return;
-    char line[512];
-    if (fgets(line, sizeof(line), f)) {
-        char *m = strstr(line, "Kernel Module");
-        for (char *t = m ? strtok(m + 13, " \t\n") : NULL; t; t = strtok(NULL, " \t\n"))
-            if (t[0] >= '0' && t[0] <= '9' && strchr(t, '.')) {
-                snprintf(buf, n, "%s", t);
-                break;
-            }
-    }
-    fclose(f);
-}
-
 static void describe(char *buf, size_t n, const char *driver, uint64_t version, unsigned cc)
 {
     if (driver && *driver)
@@ -179,19 +161,29 @@ static void describe(char *buf, size_t n, const char *driver, uint64_t version, 
         snprintf(buf, n, "sm_%u", cc);
 }
 
-int jst_warm_mismatch(const char *dir, uint64_t driver_version, unsigned cc, char *buf, size_t n)
+/* Could the entries of target w serve this run? Unknown parts match. */
+static int serves(const struct jst_warm_for *w, uint64_t version, const char *release, unsigned cc)
+{
+    if (w->cc != cc)
+        return 0;
+    if (version && w->driver_version && w->driver_version != version)
+        return 0;
+    return !(release && *release && w->driver[0] && strcmp(release, w->driver));
+}
+
+int jst_warm_mismatch(const char *dir, uint64_t driver_version, const char *release, unsigned cc,
+                      char *buf, size_t n)
 {
     struct jst_warm_for w[JST_WARM_MAX_FOR];
     int k = dir && cc ? jst_warmfile_read(dir, w, JST_WARM_MAX_FOR) : -1;
     if (k <= 0)
         return 0;
     for (int i = 0; i < k; i++)
-        if (w[i].cc == cc &&
-            (!driver_version || !w[i].driver_version || w[i].driver_version == driver_version))
+        if (serves(&w[i], driver_version, release, cc))
             return 0; /* warmed for this target: the miss has another cause */
     char was[96], now[96];
     describe(was, sizeof(was), w[0].driver, w[0].driver_version, w[0].cc);
-    describe(now, sizeof(now), NULL, driver_version, cc);
+    describe(now, sizeof(now), release, driver_version, cc);
     snprintf(buf, n,
              "the cache %s was warmed for %s; this run is %s: warm it again when building the "
              "image (jitstall warm --cache %s ...)",
@@ -199,10 +191,11 @@ int jst_warm_mismatch(const char *dir, uint64_t driver_version, unsigned cc, cha
     return 1;
 }
 
-uint64_t jst_warm_run_driver(const struct jst_process *p, const struct jst_call_ev *c)
+const struct jst_device *jst_warm_run_device(const struct jst_process *p,
+                                             const struct jst_call_ev *c)
 {
     for (size_t i = 0; i < p->n_devices; i++)
         if (!c->has_load_device || p->devices[i].ordinal == c->load_device)
-            return p->devices[i].driver_version;
-    return 0;
+            return &p->devices[i];
+    return NULL;
 }

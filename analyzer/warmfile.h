@@ -31,17 +31,17 @@ int jst_warmfile_record(const char *dir, const struct jst_warm_for *w);
  * there is none or it cannot be parsed. */
 int jst_warmfile_read(const char *dir, struct jst_warm_for *out, int max);
 
-/* The kernel module version from /proc/driver/nvidia/version into buf ("" if
- * unknown). */
-void jst_warm_driver_release(char *buf, size_t n);
-
-/* When the cache at dir was warmed, but for none of this run's driver
- * (cuDriverGetVersion; 0: unknown) and compute capability, writes the
- * sentence that says so into buf and returns 1; else 0. */
 struct jst_process;
 struct jst_call_ev;
-/* cuDriverGetVersion of the device a load of p ran on (0 if unknown). */
-uint64_t jst_warm_run_driver(const struct jst_process *p, const struct jst_call_ev *c);
-int jst_warm_mismatch(const char *dir, uint64_t driver_version, unsigned cc, char *buf, size_t n);
+struct jst_device;
+/* The device a load of p ran on (NULL if the trace has none). */
+const struct jst_device *jst_warm_run_device(const struct jst_process *p,
+                                             const struct jst_call_ev *c);
+/* When the cache at dir was warmed, but for none of this run's driver
+ * (cuDriverGetVersion and the kernel module's release; 0 and NULL: unknown)
+ * and compute capability, writes the sentence that says so into buf and
+ * returns 1; else 0. */
+int jst_warm_mismatch(const char *dir, uint64_t driver_version, const char *release, unsigned cc,
+                      char *buf, size_t n);
 
 #endif

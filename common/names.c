@@ -109,6 +109,7 @@ static const char *const key_names[] = {
     [JST_F_RANGE_ID] = "range_id",
     [JST_F_DOMAIN] = "domain",
     [JST_F_DEPTH] = "depth",
+    [JST_F_DRIVER_RELEASE] = "driver_release",
     [JST_F_MESSAGE] = "message",
     [JST_F_LEVEL] = "level",
 };

@@ -185,6 +185,10 @@ enum jst_key {
     JST_F_DOMAIN = 192,      /* domain name; absent for the default domain */
     JST_F_DEPTH = 193,       /* push depth on the thread, after a push */
 
+    /* device, issue 12 (keys 250-259) */
+    JST_F_DRIVER_RELEASE = 250, /* on JST_REC_DEVICE: the kernel module's version,
+                                   "580.159.04", from /proc/driver/nvidia/version */
+
     /* note */
     JST_F_MESSAGE = 180,
     JST_F_LEVEL = 181,       /* 0 info, 1 warning, 2 error */

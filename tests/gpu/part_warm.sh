@@ -78,6 +78,16 @@ pw_story() { # pw_story NAME CALL PROG [ARGS...]: cold, warm, warmed start, star
 pw_story cudart cuLibraryLoadData "$P/gpu_cudart_ptx"
 pw_story driver cuModuleLoadData "$P/gpu_driver" "$P/heavy_ptx75.ptx"
 
+# The driver build: recorded by the preload on the device record, and by warm
+# in the cache's label; both must be nvidia-smi's driver version.
+pw_smi=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -1 | tr -d ' ')
+pw_rel=$(grep -o '"driver_release": *"[^"]*"' "$W/t/warm_driver_cold/dump.jsonl" 2>/dev/null |
+  head -1 | sed 's/.*"\([^"]*\)"$/\1/')
+pw_lab=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['warmed_for'][0]['driver'])" \
+  "$C/warm_driver_w/jitstall-warm.json" 2>/dev/null)
+[ -n "$pw_smi" ] && [ "$pw_rel" = "$pw_smi" ] && [ "$pw_lab" = "$pw_smi" ] &&
+  ok "driver release $pw_smi in the trace and in the cache label" ||
+  fail "driver release: nvidia-smi '$pw_smi', trace '$pw_rel', label '$pw_lab'"
 # ---- container-like: a fresh cache per start vs one warmed before the first ----
 PX="$W/warm_container"
 mkdir -p "$PX"
@@ -101,6 +111,23 @@ fi
 echo "== container-like, time to first kernel (ms) of 3 starts: fresh cache each start:$pw_line_f;" \
   "warmed cache:$pw_line_w; warm took $PW_S s"
 
+# A label for another driver build: the report of a miss names both.
+pw_c=$(fresh "$C/warm_relabel")
+cp -a "$C/warm_driver_w/jitstall-warm.json" "$W/label.json" 2>/dev/null
+mkdir -p "$pw_c" && python3 - "$W/label.json" "$pw_c/jitstall-warm.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["warmed_for"][0]["driver"] = "1.0.0"
+json.dump(d, open(sys.argv[2], "w"))
+PY
+run_case warm_relabel "$pw_c" -- "$pw_q" "$pw_k"
+if NO_COLOR=1 "$J" report "$W/t/warm_relabel/trace" 2>&1 | grep -q "was warmed for driver 1.0.0 .*this run is driver $pw_smi"; then
+  ok "report: a miss in a cache labelled for another driver build says so"
+else
+  fail "report: no re-warm message for a cache labelled for driver 1.0.0"
+fi
+
+
 # ---- scan: time and peak RSS, against cuobjdump ----
 # pw_measure OUT CMD...: runs CMD, prints "S s, R MB" (wall time, max RSS).
 pw_measure() {
@@ -110,7 +137,10 @@ pw_measure() {
 import resource, subprocess, sys, time
 t0 = time.monotonic()
 with open(sys.argv[1], "w") as f:
-    rc = subprocess.call(sys.argv[2:], stdout=f, stderr=subprocess.STDOUT)
+    try:
+        rc = subprocess.call(sys.argv[2:], stdout=f, stderr=subprocess.STDOUT)
+    except OSError as e:
+        sys.exit(print(f"could not run {sys.argv[2]}: {e.strerror}"))
 dt = time.monotonic() - t0
 rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
 print(f"{dt:.2f} s, {rss:.0f} MB RSS, exit {rc}")

@@ -286,6 +286,44 @@ def test_report_mismatch(env):
     expect("was warmed for" not in out, out)
 
 
+@case
+def test_report_driver_release(env):
+    # Same CUDA version and GPU, another driver build: only the kernel
+    # module's release (driver_release on the device record) tells them apart.
+    cache = env.path("cache")
+    os.makedirs(cache)
+    json.dump({"jitstall_warm": 1, "warmed_for": [
+        {"driver_version": 13000, "driver": "580.65.06", "gpu": "NVIDIA H200", "cc": 90,
+         "images": 1, "kernels": 3, "when": "2026-01-01T00:00:00Z"}]},
+        open(os.path.join(cache, "jitstall-warm.json"), "w"))
+
+    def trace(name, release):
+        spec = (f'process pid=7 ppid=1 exe=/opt/app/prog host=ci realtime=1700000000s mono=1000ms '
+                f'proc_start=1000ms version=0.1.0\n'
+                f'device device=0 cc_major=9 cc_minor=0 dev_name="NVIDIA H200" '
+                f'driver_version=13000 driver_release="{release}"\n'
+                f'cache phase=0 cache_path="{cache}" exists=1 writable=1 entries=1 '
+                f'size_bytes=16384 max_bytes=1073741824\n'
+                f'call call=cuInit start=1010ms dur=100ms result=0\n'
+                f'call call=cuModuleLoadData start=1200ms dur=900ms result=0 image_kind=fatbin '
+                f'image_hash=0xabc verdict=ptx_jit jit_from=compute_75 target_cc=90 '
+                f'load_device=0 kernel=k cache=miss_stored cache_reason=none ptx_size=5000\n'
+                f'end exit_status=0 end_reason=exit\n')
+        d = env.path(name)
+        os.makedirs(d)
+        r = subprocess.run([os.environ["JST_GEN_TRACE"], os.path.join(d, "t.jst")], input=spec,
+                           capture_output=True, text=True)
+        expect(r.returncode == 0, r.stderr)
+        return d
+
+    out = env.cli_run(0, "report", trace("other", "580.159.04"))
+    want = (f"the cache {cache} was warmed for driver 580.65.06 (CUDA 13.0) on sm_90; this run is "
+            f"driver 580.159.04 (CUDA 13.0) on sm_90: warm it again")
+    expect(want in out, out)
+    out = env.cli_run(0, "report", trace("same", "580.65.06"))
+    expect("was warmed for" not in out, out)
+
+
 def main(argv):
     if argv[1:] == ["--list"]:
         print("\n".join(CASES))
