@@ -137,12 +137,19 @@ static const char *entry_arch(char *buf, size_t n, const struct jst_entry *e)
     return jst_arch_str(buf, n, e->kind == JST_E_PTX, e->sm, e->variant);
 }
 
+/* The fix line; text: PTX carried as a string, which the program hands to the
+ * driver itself, so no -gencode of nvcc reaches it. */
 static void fix_line(char *buf, size_t n, const struct scan *sc, const char *path,
-                     const struct jst_decision *d)
+                     const struct jst_decision *d, int text)
 {
     buf[0] = 0;
-    if (d->verdict == JST_V_PTX_JIT || d->verdict == JST_V_NO_COMPATIBLE ||
-        d->verdict == JST_V_JIT_DISABLED)
+    if (text && d->verdict == JST_V_PTX_JIT)
+        snprintf(buf, n,
+                 "load a cubin for sm_%u instead of the PTX string in %s (nvcc -cubin "
+                 "-arch=sm_%u), or fill the JIT cache first with jitstall warm %s",
+                 sc->cc, base_name(path), sc->cc, base_name(path));
+    else if (d->verdict == JST_V_PTX_JIT || d->verdict == JST_V_NO_COMPATIBLE ||
+             d->verdict == JST_V_JIT_DISABLED)
         snprintf(buf, n, "add -gencode arch=compute_%u,code=sm_%u when building %s", sc->cc, sc->cc,
                  base_name(path));
     else if (d->verdict == JST_V_DAMAGED)
@@ -274,7 +281,7 @@ static void report_image(struct scan *sc, const char *path, size_t offset,
     else if (d.verdict == JST_V_NO_COMPATIBLE)
         sc->t.kernels_dead += ns.n;
     char fix[320];
-    fix_line(fix, sizeof(fix), sc, path, &d);
+    fix_line(fix, sizeof(fix), sc, path, &d, text);
     const char *vname = verdict_name(d.verdict);
     file_begin(sc, path);
 
