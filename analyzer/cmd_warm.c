@@ -81,6 +81,7 @@ struct warm {
     struct warm_img *v;
     size_t n, cap;
     size_t sass, empty, cannot_run, damaged; /* images with nothing to warm */
+    size_t lost;                             /* images dropped: out of memory */
     uint64_t need_bytes;                     /* estimated cache bytes for the set */
     struct jst_cache_snap before, after;
     uint64_t total_ns;
@@ -217,8 +218,11 @@ static void warm_image(void *ctx, const char *path, size_t off, const struct jst
         return;
     }
     struct warm_img *m = add_img(w, path, off, text);
-    if (!m)
+    if (!m) {
+        if (!w->lost++)
+            jst_errorf(cmd, "out of memory listing the images of %s", path);
         return;
+    }
     m->kernels = nk > 0 ? (size_t)nk : 0;
     m->ptx_size = e ? e->raw_size : 0;
     snprintf(m->jit_from, sizeof(m->jit_from), "%s", d.jit_from);
@@ -238,7 +242,8 @@ static void warm_image(void *ctx, const char *path, size_t off, const struct jst
     m->size = img->size;
     m->hash = jst_hash64(m->data, m->size);
     for (size_t i = 0; i + 1 < w->n; i++)
-        if (w->v[i].data && w->v[i].hash == m->hash && w->v[i].size == m->size) {
+        if (w->v[i].data && w->v[i].hash == m->hash && w->v[i].size == m->size &&
+            !memcmp(w->v[i].data, m->data, m->size)) {
             m->status = WS_DUP;
             free(m->data);
             m->data = NULL;
@@ -616,7 +621,7 @@ static int run_warm(struct warm *w, int npaths, char **paths)
         jst_errorf(cmd, "write error on standard output");
         return JST_EXIT_USAGE;
     }
-    return summarize(w).bad ? JST_EXIT_FAIL : JST_EXIT_OK;
+    return summarize(w).bad || w->lost ? JST_EXIT_FAIL : JST_EXIT_OK;
 }
 
 static int parse_ordinal(const char *s, int *out)
