@@ -5,86 +5,49 @@
  * Files are mmap'd, only headers are walked, and only entries whose kernel
  * names the output needs are decompressed.
  */
-#include <dirent.h>
 #include <dlfcn.h>
-#include <elf.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include "cli.h"
 #include "image.h"
+#include "imgwalk.h"
 #include "jsonw.h"
 #include "trace.h"
 
 #define SCAN_MAX_ARCHS 16
-#define SCAN_MAX_DEPTH 64
+/* scan's own verdict, beyond enum jst_verdict: an image without kernels. */
+#define SCAN_V_EMPTY (JST_V_DAMAGED + 1)
 #define SCAN_TEXT_KERNELS 10 /* kernel names listed per image in text output */
 
 struct scan_totals {
-    size_t files, cuda_files, images, kernels_jit, kernels_dead;
-    size_t verdicts[JST_V_DAMAGED + 1];
-    uint64_t bytes;
-};
-
-/* Files and directories already seen, by (dev, ino): symlink loops and the
- * many symlinks of a library (libfoo.so -> libfoo.so.13) are visited once. */
-struct seen {
-    struct seen_key {
-        dev_t dev;
-        ino_t ino;
-    } * keys;
-    size_t cap, n;
+    size_t cuda_files, images, kernels_jit, kernels_dead;
+    size_t verdicts[SCAN_V_EMPTY + 1];
 };
 
 struct scan {
     unsigned cc;
     int json;
     struct jst_json j;
-    struct seen seen;
+    struct jst_walk walk;
     struct scan_totals t;
     size_t readable; /* paths given on the command line that could be read */
     int file_open;   /* JSON: a "files" member has been opened for this file */
+    struct file_sass {
+        size_t n;
+        char archs[128];
+        struct group *g;
+        size_t ng;
+    } fs; /* the file being scanned, text output */
 };
 
 static const char *cmd = "scan";
 
-static int seen_add(struct seen *s, dev_t dev, ino_t ino)
+static const char *verdict_name(unsigned v)
 {
-    if (s->n * 2 >= s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 1024;
-        struct seen_key *k = calloc(cap, sizeof(*k));
-        if (!k)
-            return 1; /* out of memory: treat as new; worst case a file twice */
-        for (size_t i = 0; i < s->cap; i++) {
-            if (!s->keys[i].ino)
-                continue;
-            size_t h =
-                (size_t)(s->keys[i].ino * 0x9E3779B97F4A7C15ull ^ s->keys[i].dev) & (cap - 1);
-            while (k[h].ino)
-                h = (h + 1) & (cap - 1);
-            k[h] = s->keys[i];
-        }
-        free(s->keys);
-        s->keys = k;
-        s->cap = cap;
-    }
-    size_t h = (size_t)(ino * 0x9E3779B97F4A7C15ull ^ dev) & (s->cap - 1);
-    while (s->keys[h].ino) {
-        if (s->keys[h].ino == ino && s->keys[h].dev == dev)
-            return 0;
-        h = (h + 1) & (s->cap - 1);
-    }
-    s->keys[h].dev = dev;
-    s->keys[h].ino = ino ? ino : 1;
-    s->n++;
-    return 1;
+    return v == SCAN_V_EMPTY ? "empty" : jst_verdict_name(v);
 }
 
 /* ---- kernel names ---- */
@@ -174,12 +137,19 @@ static const char *entry_arch(char *buf, size_t n, const struct jst_entry *e)
     return jst_arch_str(buf, n, e->kind == JST_E_PTX, e->sm, e->variant);
 }
 
+/* The fix line; text: PTX carried as a string, which the program hands to the
+ * driver itself, so no -gencode of nvcc reaches it. */
 static void fix_line(char *buf, size_t n, const struct scan *sc, const char *path,
-                     const struct jst_decision *d)
+                     const struct jst_decision *d, int text)
 {
     buf[0] = 0;
-    if (d->verdict == JST_V_PTX_JIT || d->verdict == JST_V_NO_COMPATIBLE ||
-        d->verdict == JST_V_JIT_DISABLED)
+    if (text && d->verdict == JST_V_PTX_JIT)
+        snprintf(buf, n,
+                 "load a cubin for sm_%u instead of the PTX string in %s (nvcc -cubin "
+                 "-arch=sm_%u), or fill the JIT cache first with jitstall warm %s",
+                 sc->cc, base_name(path), sc->cc, base_name(path));
+    else if (d->verdict == JST_V_PTX_JIT || d->verdict == JST_V_NO_COMPATIBLE ||
+             d->verdict == JST_V_JIT_DISABLED)
         snprintf(buf, n, "add -gencode arch=compute_%u,code=sm_%u when building %s", sc->cc, sc->cc,
                  base_name(path));
     else if (d->verdict == JST_V_DAMAGED)
@@ -210,13 +180,6 @@ struct group {
     char have[256], jit_from[16], reason[160], fix[320];
     size_t count, first_off, n_kernels, ptx_bytes;
     struct names shown; /* the first SCAN_TEXT_KERNELS names */
-};
-
-struct file_sass {
-    size_t n;
-    char archs[128];
-    struct group *g;
-    size_t ng;
 };
 
 static void sass_note(struct file_sass *fs, const char *arch)
@@ -251,7 +214,7 @@ static void print_groups(const struct scan *sc, struct file_sass *fs)
 {
     for (size_t k = 0; k < fs->ng; k++) {
         struct group *g = &fs->g[k];
-        const char *vname = jst_verdict_name(g->verdict);
+        const char *vname = verdict_name(g->verdict);
         if (g->count == 1)
             printf("  image @0x%zx [%s]: %s", g->first_off, g->have, vname);
         else
@@ -286,33 +249,47 @@ static void print_groups(const struct scan *sc, struct file_sass *fs)
     fs->ng = 0;
 }
 
+/* An image that would JIT or cannot run but has no kernels is "empty": nvcc
+ * puts an sm_75 cubin without kernels into every host-only program, and
+ * nothing in it is ever launched, so it is neither a problem nor a fix. LTO-IR
+ * names are not read, so an LTO-IR image is never called empty. */
+static void mark_empty(const struct jst_image *img, int ni, int nk, struct jst_decision *d)
+{
+    if (ni < 0 || nk != 0 || img->entries[ni].kind == JST_E_LTOIR ||
+        (d->verdict != JST_V_PTX_JIT && d->verdict != JST_V_NO_COMPATIBLE &&
+         d->verdict != JST_V_JIT_DISABLED))
+        return;
+    d->verdict = SCAN_V_EMPTY;
+    d->jit_from[0] = 0;
+    d->ptx_index = -1;
+    snprintf(d->reason, sizeof(d->reason), "no kernels: nothing in it is ever launched");
+}
+
 static void report_image(struct scan *sc, const char *path, size_t offset,
-                         const struct jst_image *img, struct file_sass *fs)
+                         const struct jst_image *img, struct file_sass *fs, int text)
 {
     struct jst_decision d;
     jst_image_decide(img, sc->cc, 0, &d);
-    sc->t.images++;
-    if (d.verdict <= JST_V_DAMAGED)
-        sc->t.verdicts[d.verdict]++;
-
     struct names ns = {0};
     int ni = img->damaged ? -1 : names_entry(img, &d);
     int nk = ni >= 0 ? jst_entry_kernels(&img->entries[ni], names_add, &ns) : 0;
-    if (nk < 0)
-        nk = 0;
+    mark_empty(img, ni, nk, &d);
+    sc->t.images++;
+    sc->t.verdicts[d.verdict <= SCAN_V_EMPTY ? d.verdict : JST_V_NONE]++;
     if (d.verdict == JST_V_PTX_JIT)
         sc->t.kernels_jit += ns.n;
     else if (d.verdict == JST_V_NO_COMPATIBLE)
         sc->t.kernels_dead += ns.n;
     char fix[320];
-    fix_line(fix, sizeof(fix), sc, path, &d);
-    const char *vname = jst_verdict_name(d.verdict);
+    fix_line(fix, sizeof(fix), sc, path, &d, text);
+    const char *vname = verdict_name(d.verdict);
     file_begin(sc, path);
 
     if (sc->json) {
         struct jst_json *j = &sc->j;
         jst_json_obj(j);
         jst_json_ku64(j, "offset", offset);
+        jst_json_kstr(j, "origin", text ? "data" : img->kind == JST_IMG_FATBIN ? "fatbin" : "file");
         jst_json_kstr(j, "verdict", vname);
         jst_json_kstr(j, "sass_arch", d.sass_arch[0] ? d.sass_arch : NULL);
         jst_json_kstr(j, "jit_from", d.jit_from[0] ? d.jit_from : NULL);
@@ -362,6 +339,8 @@ static void report_image(struct scan *sc, const char *path, size_t offset,
         used += (size_t)snprintf(have + used, sizeof(have) - used, "%s%s", used ? " " : "",
                                  entry_arch(a, sizeof(a), &img->entries[i]));
     }
+    if (text)
+        snprintf(have + used, sizeof(have) - used, ", PTX text in data");
     struct group *g = group_for(fs, d.verdict, have, d.reason);
     if (g) {
         if (!g->count++) {
@@ -378,173 +357,31 @@ static void report_image(struct scan *sc, const char *path, size_t offset,
     names_free(&ns);
 }
 
-/* ---- containers ---- */
+/* ---- files ---- */
 
-static int all_zero(const uint8_t *p, size_t n)
+static void scan_image(void *ctx, const char *path, size_t off, const struct jst_image *img,
+                       int text)
 {
-    for (size_t i = 0; i < n; i++)
-        if (p[i])
-            return 0;
-    return 1;
+    struct scan *sc = ctx;
+    report_image(sc, path, off, img, &sc->fs, text);
 }
 
-/* A run of fatbins back to back (an ELF .nv_fatbin section or a .fatbin
- * file): each fatbin is one image, as each translation unit's is loaded alone. */
-static void scan_fatbins(struct scan *sc, const char *path, const uint8_t *p, size_t n, size_t base,
-                         struct file_sass *fs)
+/* After a file: closes its JSON object or prints its grouped text; a file
+ * named on the command line without images says so. */
+static void scan_file_done(void *ctx, const char *path, int explicit_path, size_t n_images)
 {
-    size_t off = 0;
-    while (off < n) {
-        size_t sz = jst_fatbin_size(p + off, n - off);
-        struct jst_image img;
-        jst_image_inspect(p + off, sz ? sz : n - off, &img);
-        /* An empty fatbin (the static CUDA runtime links one in) holds no code
-         * the driver could load: nothing to judge, so not an image at all. */
-        if (img.damaged || img.n_entries)
-            report_image(sc, path, base + off, &img, fs);
-        jst_image_free(&img);
-        if (!sz)
-            return; /* damaged: the rest cannot be split */
-        off += sz;
-        off += (8 - (off & 7)) & 7;
-        while (off < n && n - off >= 8 && all_zero(p + off, 8))
-            off += 8;
-        if (off < n && all_zero(p + off, n - off))
-            return;
-    }
-}
-
-/* Finds the .nv_fatbin section of a host ELF file, bounds-checked. */
-static int elf_nv_fatbin(const uint8_t *p, size_t n, size_t *off, size_t *size)
-{
-    if (n < sizeof(Elf64_Ehdr) || p[EI_CLASS] != ELFCLASS64 || p[EI_DATA] != ELFDATA2LSB)
-        return -1;
-    Elf64_Ehdr eh;
-    memcpy(&eh, p, sizeof(eh));
-    if (!eh.e_shoff || eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shoff > n)
-        return -1;
-    uint64_t shnum = eh.e_shnum;
-    uint32_t strndx = eh.e_shstrndx;
-    Elf64_Shdr sh;
-    if (n - eh.e_shoff < sizeof(sh))
-        return -1;
-    memcpy(&sh, p + eh.e_shoff, sizeof(sh));
-    if (shnum == 0)
-        shnum = sh.sh_size;
-    if (strndx == SHN_XINDEX)
-        strndx = sh.sh_link;
-    if (shnum > (n - eh.e_shoff) / sizeof(sh) || strndx >= shnum)
-        return -1;
-    Elf64_Shdr str;
-    memcpy(&str, p + eh.e_shoff + (uint64_t)strndx * sizeof(sh), sizeof(str));
-    if (str.sh_offset > n || str.sh_size > n - str.sh_offset)
-        return -1;
-    const char *names = (const char *)p + str.sh_offset;
-    for (uint64_t i = 1; i < shnum; i++) {
-        memcpy(&sh, p + eh.e_shoff + i * sizeof(sh), sizeof(sh));
-        if (sh.sh_type != SHT_PROGBITS || sh.sh_name >= str.sh_size ||
-            str.sh_size - sh.sh_name < sizeof(".nv_fatbin"))
-            continue;
-        if (memcmp(names + sh.sh_name, ".nv_fatbin", sizeof(".nv_fatbin")) != 0)
-            continue;
-        if (sh.sh_offset > n || sh.sh_size > n - sh.sh_offset || (sh.sh_flags & SHF_COMPRESSED))
-            return -1;
-        *off = (size_t)sh.sh_offset;
-        *size = (size_t)sh.sh_size;
-        return 0;
-    }
-    return -1;
-}
-
-enum file_kind { FK_NONE, FK_HOST_ELF, FK_CUBIN, FK_FATBIN, FK_PTX };
-
-static enum file_kind classify(const uint8_t *h, size_t n)
-{
-    if (n >= 20 && !memcmp(h, ELFMAG, SELFMAG))
-        return (h[18] | h[19] << 8) == 190 ? FK_CUBIN : FK_HOST_ELF;
-    if (n >= 16 && h[0] == 0x50 && h[1] == 0xED && h[2] == 0x55 && h[3] == 0xBA)
-        return FK_FATBIN;
-    if (n >= 8) {
-        struct jst_image img;
-        /* PTX text is recognised from its start (.version after comments);
-         * the head read is enough, and its size bounds every read. */
-        jst_image_inspect(h, n, &img);
-        int ptx = img.kind == JST_IMG_PTX;
-        jst_image_free(&img);
-        if (ptx)
-            return FK_PTX;
-    }
-    return FK_NONE;
-}
-
-/* Scans one regular file. Returns 0 if it could be read. */
-static int scan_file(struct scan *sc, const char *path, int explicit_path)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        jst_errorf(cmd, "cannot open %s: %s", path, strerror(errno));
-        return -1;
-    }
-    struct stat st;
-    if (fstat(fd, &st) != 0) {
-        jst_errorf(cmd, "cannot stat %s: %s", path, strerror(errno));
-        close(fd);
-        return -1;
-    }
-    sc->t.files++;
-    uint8_t head[4096];
-    ssize_t got = pread(fd, head, sizeof(head), 0);
-    if (got < 0) {
-        jst_errorf(cmd, "cannot read %s: %s", path, strerror(errno));
-        close(fd);
-        return -1;
-    }
-    enum file_kind fk = classify(head, (size_t)got);
-    if (fk == FK_NONE) {
-        close(fd);
-        if (explicit_path && !sc->json)
-            printf("%s\n  no CUDA code\n", path);
-        if (explicit_path && sc->json) {
-            file_begin(sc, path);
-            sc->file_open = 0;
-            jst_json_end(&sc->j);
-            jst_json_end(&sc->j);
-        }
-        return 0;
-    }
-    size_t n = (size_t)st.st_size;
-    uint8_t *p = n ? mmap(NULL, n, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
-    close(fd);
-    if (p == MAP_FAILED) {
-        jst_errorf(cmd, "cannot map %s: %s", path, strerror(errno));
-        return -1;
-    }
-    sc->t.bytes += n;
-    struct file_sass fs = {0};
-    sc->file_open = 0;
-    size_t off = 0, size = 0;
-    if (fk == FK_HOST_ELF) {
-        if (elf_nv_fatbin(p, n, &off, &size) == 0 && size)
-            scan_fatbins(sc, path, p + off, size, off, &fs);
-    } else if (fk == FK_FATBIN) {
-        scan_fatbins(sc, path, p, n, 0, &fs);
-    } else {
-        struct jst_image img;
-        jst_image_inspect(p, n, &img);
-        report_image(sc, path, 0, &img, &fs);
-        jst_image_free(&img);
-    }
-    munmap(p, n);
+    struct scan *sc = ctx;
+    struct file_sass *fs = &sc->fs;
     if (sc->file_open) {
         sc->t.cuda_files++;
         if (sc->json) {
             jst_json_end(&sc->j); /* images */
             jst_json_end(&sc->j); /* file */
         } else {
-            print_groups(sc, &fs);
-            if (fs.n)
-                printf("  %zu image%s run%s as SASS (%s)\n", fs.n, fs.n == 1 ? "" : "s",
-                       fs.n == 1 ? "s" : "", fs.archs);
+            print_groups(sc, fs);
+            if (fs->n)
+                printf("  %zu image%s run%s as SASS (%s)\n", fs->n, fs->n == 1 ? "" : "s",
+                       fs->n == 1 ? "s" : "", fs->archs);
         }
         sc->file_open = 0;
     } else if (explicit_path) {
@@ -557,57 +394,7 @@ static int scan_file(struct scan *sc, const char *path, int explicit_path)
             printf("%s\n  no CUDA code\n", path);
         }
     }
-    return 0;
-}
-
-static int name_cmp(const struct dirent **a, const struct dirent **b)
-{
-    return strcmp((*a)->d_name, (*b)->d_name);
-}
-
-/* Scans a path: a file, or a directory walked in name order. Returns 0 if
- * the path itself could be read. */
-static int scan_path(struct scan *sc, const char *path, int depth)
-{
-    struct stat st;
-    if (stat(path, &st) != 0) {
-        /* A dangling symlink inside a tree is not worth a message. */
-        if (depth == 0 || errno != ENOENT)
-            jst_errorf(cmd, "cannot stat %s: %s", path, strerror(errno));
-        return -1;
-    }
-    if (!seen_add(&sc->seen, st.st_dev, st.st_ino))
-        return 0; /* already scanned: symlink loop or second name of a file */
-    if (S_ISREG(st.st_mode))
-        return scan_file(sc, path, depth == 0);
-    if (!S_ISDIR(st.st_mode))
-        return depth == 0 ? (jst_errorf(cmd, "%s: not a file or directory", path), -1) : 0;
-    if (depth >= SCAN_MAX_DEPTH) {
-        jst_errorf(cmd, "%s: deeper than %d directories, skipped", path, SCAN_MAX_DEPTH);
-        return 0;
-    }
-    struct dirent **list;
-    int nl = scandir(path, &list, NULL, name_cmp);
-    if (nl < 0) {
-        jst_errorf(cmd, "cannot read directory %s: %s", path, strerror(errno));
-        return -1;
-    }
-    size_t plen = strlen(path);
-    for (int i = 0; i < nl; i++) {
-        const char *nm = list[i]->d_name;
-        if (strcmp(nm, ".") && strcmp(nm, "..")) {
-            size_t len = plen + strlen(nm) + 2;
-            char *child = malloc(len);
-            if (child) {
-                snprintf(child, len, "%s%s%s", path, plen && path[plen - 1] == '/' ? "" : "/", nm);
-                scan_path(sc, child, depth + 1);
-                free(child);
-            }
-        }
-        free(list[i]);
-    }
-    free(list);
-    return 0;
+    memset(fs, 0, sizeof(*fs));
 }
 
 /* ---- devices ---- */
@@ -683,23 +470,24 @@ static void summary(struct scan *sc)
         struct jst_json *j = &sc->j;
         jst_json_key(j, "summary");
         jst_json_obj(j);
-        jst_json_ku64(j, "files", t->files);
+        jst_json_ku64(j, "files", sc->walk.files);
         jst_json_ku64(j, "cuda_files", t->cuda_files);
         jst_json_ku64(j, "images", t->images);
-        for (unsigned v = JST_V_SASS; v <= JST_V_DAMAGED; v++)
-            jst_json_ku64(j, jst_verdict_name(v), t->verdicts[v]);
+        for (unsigned v = JST_V_SASS; v <= SCAN_V_EMPTY; v++)
+            jst_json_ku64(j, verdict_name(v), t->verdicts[v]);
         jst_json_ku64(j, "kernels_jit", t->kernels_jit);
         jst_json_ku64(j, "kernels_cannot_run", t->kernels_dead);
-        jst_json_ku64(j, "bytes", t->bytes);
+        jst_json_ku64(j, "bytes", sc->walk.bytes);
         jst_json_end(j);
         return;
     }
     printf("summary for sm_%u: %zu file%s read, %zu with CUDA code, %zu image%s: %zu sass, "
-           "%zu ptx_jit, %zu no_compatible, %zu damaged; %zu kernel%s would JIT, %zu cannot run\n",
-           sc->cc, t->files, t->files == 1 ? "" : "s", t->cuda_files, t->images,
+           "%zu ptx_jit, %zu no_compatible, %zu damaged, %zu empty; %zu kernel%s would JIT, "
+           "%zu cannot run\n",
+           sc->cc, sc->walk.files, sc->walk.files == 1 ? "" : "s", t->cuda_files, t->images,
            t->images == 1 ? "" : "s", t->verdicts[JST_V_SASS], t->verdicts[JST_V_PTX_JIT],
-           t->verdicts[JST_V_NO_COMPATIBLE], t->verdicts[JST_V_DAMAGED], t->kernels_jit,
-           t->kernels_jit == 1 ? "" : "s", t->kernels_dead);
+           t->verdicts[JST_V_NO_COMPATIBLE], t->verdicts[JST_V_DAMAGED], t->verdicts[SCAN_V_EMPTY],
+           t->kernels_jit, t->kernels_jit == 1 ? "" : "s", t->kernels_dead);
 }
 
 static int run_scan(unsigned cc, int json, int npaths, char **paths)
@@ -708,6 +496,10 @@ static int run_scan(unsigned cc, int json, int npaths, char **paths)
     memset(&sc, 0, sizeof(sc));
     sc.cc = cc;
     sc.json = json;
+    sc.walk.cmd = cmd;
+    sc.walk.ctx = &sc;
+    sc.walk.image = scan_image;
+    sc.walk.file_done = scan_file_done;
     if (json) {
         jst_json_init(&sc.j, stdout, 0);
         jst_json_obj(&sc.j);
@@ -717,7 +509,7 @@ static int run_scan(unsigned cc, int json, int npaths, char **paths)
         jst_json_arr(&sc.j);
     }
     for (int i = 0; i < npaths; i++)
-        if (scan_path(&sc, paths[i], 0) == 0)
+        if (jst_walk_path(&sc.walk, paths[i]) == 0)
             sc.readable++;
     if (json)
         jst_json_end(&sc.j);
@@ -729,7 +521,7 @@ static int run_scan(unsigned cc, int json, int npaths, char **paths)
     } else {
         werr = fflush(stdout) != 0 || ferror(stdout);
     }
-    free(sc.seen.keys);
+    jst_walk_free(&sc.walk);
     if (werr) {
         jst_errorf(cmd, "write error on standard output");
         return JST_EXIT_USAGE;
@@ -752,9 +544,16 @@ static int cmd_scan(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "a:djh", opts, NULL)) != -1) {
         switch (c) {
         case 'a': {
-            unsigned cc = jst_arch_parse(optarg, NULL);
+            unsigned var = 0, cc = jst_arch_parse(optarg, &var);
             if (!cc) {
                 jst_errorf(cmd, "bad --arch '%s' (want sm_90, 9.0 or compute_90)", optarg);
+                return JST_EXIT_USAGE;
+            }
+            if (!jst_arch_known(cc, var)) {
+                jst_errorf(cmd,
+                           "--arch '%s' is not a GPU architecture (known: sm_30 to sm_121, "
+                           "a from sm_90, f from sm_100)",
+                           optarg);
                 return JST_EXIT_USAGE;
             }
             if (nccs) {

@@ -12,6 +12,7 @@
 #include "jitcache.h"
 #include "origin.h"
 #include "trace.h"
+#include "warmfile.h"
 
 #define MIB (1ull << 20)
 
@@ -376,6 +377,13 @@ static void cache_fix(const struct jst_process *p, const struct jst_call_ev *c, 
     f->saves_ns = c->dur_ns - est_hit(p, c);
     if (c->cache == JST_C_MISS_STORED) {
         const struct jst_cache_state *s = &p->cache_start;
+        /* A miss in a cache `jitstall warm` filled for another driver or GPU. */
+        const struct jst_device *dv = jst_warm_run_device(p, c);
+        if (jst_warm_mismatch(path, dv ? dv->driver_version : 0, dv ? dv->driver_release : NULL,
+                              c->target_cc, f->text, sizeof(f->text))) {
+            f->kind = JST_FIX_CACHE_REWARM;
+            return;
+        }
         /* The cache worked; it only fails to help when it does not survive the
          * run, which an absent or empty cache at start points to. */
         if (s->present && s->exists && s->entries > 0)

@@ -41,6 +41,7 @@ enum jst_fix_kind {
     JST_FIX_NVRTC_PTX = 13,     /* NVRTC-made PTX: compile to a cubin (nvrtcGetCUBIN) */
     JST_FIX_THIRD_PARTY = 14,   /* a library the user does not build: upgrade, cache now */
     JST_FIX_RACE = 15,          /* processes compiled one image at once: warm the cache */
+    JST_FIX_CACHE_REWARM = 16,  /* the cache was warmed for another driver or GPU */
 };
 
 struct jst_fix {

@@ -169,6 +169,9 @@ static void read_device(struct jst_process *p, struct jst_field_iter *it)
             if (is_num(&f))
                 d->driver_version = f.u64;
             break;
+        case JST_F_DRIVER_RELEASE:
+            set_str(&d->driver_release, &f);
+            break;
         default:
             break;
         }
@@ -951,8 +954,10 @@ static void free_process(struct jst_process *p)
     free(p->end_reason);
     free_strv(p->argv, p->argc);
     free_strv(p->env, p->n_env);
-    for (size_t i = 0; i < p->n_devices; i++)
+    for (size_t i = 0; i < p->n_devices; i++) {
         free(p->devices[i].name);
+        free(p->devices[i].driver_release);
+    }
     free(p->devices);
     for (size_t i = 0; i < p->n_calls; i++)
         free_call(&p->calls[i]);

@@ -60,6 +60,7 @@ struct jst_device {
     unsigned ordinal, cc_major, cc_minor;
     char *name;
     uint64_t driver_version;
+    char *driver_release; /* "580.159.04", or NULL */
 };
 
 struct jst_cache_state {

@@ -268,6 +268,8 @@ static const char *fix_kind_name(unsigned k)
         return "third_party";
     case JST_FIX_RACE:
         return "race";
+    case JST_FIX_CACHE_REWARM:
+        return "cache_rewarm";
     default:
         return "other";
     }

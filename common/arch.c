@@ -252,3 +252,22 @@ void jst_image_decide(const struct jst_image *img, unsigned cc, int env_flags,
     else
         say(r, rn, "nothing runs on %s: no compatible SASS or PTX (has %s)", gpu, have);
 }
+
+int jst_arch_known(unsigned sm, unsigned variant)
+{
+    /* The compute capabilities of NVIDIA's GPUs, Kepler to Blackwell (CUDA
+     * 13's list, with the ones older toolkits still name); "a" exists from
+     * sm_90, "f" from sm_100. */
+    static const unsigned plain[] = {30, 32, 35, 37, 50, 52, 53,  60,  61,  62,  70,  72, 75,
+                                     80, 86, 87, 88, 89, 90, 100, 101, 103, 110, 120, 121};
+    int found = 0;
+    for (size_t i = 0; i < sizeof(plain) / sizeof(plain[0]); i++)
+        found |= plain[i] == sm;
+    if (!found)
+        return 0;
+    if (variant == JST_A_SPECIFIC)
+        return sm >= 90;
+    if (variant == JST_A_FAMILY)
+        return sm >= 100;
+    return 1;
+}

@@ -69,6 +69,10 @@ const char *jst_arch_str(char *buf, size_t n, int ptx, unsigned sm, unsigned var
 /* Parses "sm_90", "sm_90a", "90", "9.0", "compute_90"; returns cc or 0. */
 unsigned jst_arch_parse(const char *s, unsigned *variant);
 
+/* 1 if sm_XY with that variant is an architecture NVIDIA has shipped (a
+ * compiler target or a GPU), so that a typo such as sm_999 is refused. */
+int jst_arch_known(unsigned sm, unsigned variant);
+
 /* Decompresses entry e into a malloc'd buffer (NUL-terminated for PTX). */
 uint8_t *jst_entry_data(const struct jst_entry *e, size_t *len);
 /* Kernel names of one entry (PTX .entry lines or cubin symbol table), mangled.
@@ -81,6 +85,26 @@ const char *jst_demangle(const char *name, char *buf, size_t n);
 /* Size (header + body) of the fatbin at p if its header is sane and it fits in
  * avail bytes, else 0. Splits an ELF .nv_fatbin section into its fatbins. */
 size_t jst_fatbin_size(const void *p, size_t avail);
+
+/* Host ELF files (common/elfdata.c). The section named name (e.g.
+ * ".nv_fatbin") of a 64-bit little-endian ELF file of n bytes at p: returns 0
+ * with its file offset and size, or -1 (absent, compressed, or out of bounds). */
+int jst_elf_section(const uint8_t *p, size_t n, const char *name, size_t *off, size_t *size);
+/* PTX text carried as a string in a host ELF file's allocated data (.rodata,
+ * .data, ...; never code or .nv_fatbin). jst_elf_data_sections calls cb with
+ * the file offset and size of each section searched. jst_ptx_texts_window
+ * searches the section [s, e) for strings whose ".version" starts in
+ * [from, to), calling cb with the file offset and length (its NUL follows) of
+ * each string that opens with .version and has a .target; it returns where
+ * the next window starts (past a string that crossed to). Windows let a
+ * caller that mapped the file release pages as it goes. jst_elf_ptx_texts
+ * does all sections in one go; it returns the number of sections searched. */
+size_t jst_elf_data_sections(const uint8_t *p, size_t n,
+                             void (*cb)(void *ctx, size_t off, size_t size), void *ctx);
+size_t jst_ptx_texts_window(const uint8_t *p, size_t s, size_t e, size_t from, size_t to,
+                            void (*cb)(void *ctx, size_t off, size_t len), void *ctx);
+size_t jst_elf_ptx_texts(const uint8_t *p, size_t n, void (*cb)(void *ctx, size_t off, size_t len),
+                         void *ctx);
 
 /* Fast 64-bit content hash, used to recognise the same module across runs. */
 uint64_t jst_hash64(const void *p, size_t n);

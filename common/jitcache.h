@@ -48,4 +48,11 @@ void jst_cache_snapshot_after(const struct jst_cache_snap *before, struct jst_ca
 unsigned jst_cache_outcome(const struct jst_cache_snap *before, const struct jst_cache_snap *after,
                            uint64_t dur_ns, uint64_t ptx_size, unsigned *reason);
 
+/* The NVIDIA kernel module's version, "580.159.04", from
+ * /proc/driver/nvidia/version into buf ("" if unknown; common/driver.c). The
+ * driver's cache entries belong to one driver build. No allocation. */
+void jst_driver_release(char *buf, size_t n);
+/* The same from the text of that file (len bytes, its first line is read). */
+void jst_driver_release_parse(const char *text, size_t len, char *buf, size_t n);
+
 #endif

@@ -114,6 +114,7 @@ static const char *const key_names[] = {
     [JST_F_IN_FLIGHT] = "in_flight",
     [JST_F_RTC_PTX_HASH] = "rtc_ptx_hash",
     [JST_F_RTC_PTX_HASH_T] = "rtc_ptx_hash_t",
+    [JST_F_DRIVER_RELEASE] = "driver_release",
     [JST_F_MESSAGE] = "message",
     [JST_F_LEVEL] = "level",
 };

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jitcache.h"
 #include "state.h"
 
 typedef void *(*dlsym_fn)(void *, const char *);
@@ -187,6 +188,8 @@ void jst_emit_devices(void)
     dev_name_fn name = (dev_name_fn)jst_driver_sym("cuDeviceGetName");
     drv_version_fn ver = (drv_version_fn)jst_driver_sym("cuDriverGetVersion");
     int n = 0, v = 0;
+    char rel[64]; /* the driver build, which JIT cache entries belong to */
+    jst_driver_release(rel, sizeof rel);
     if (!count || count(&n) != CUDA_SUCCESS)
         n = 0;
     if (!ver || ver(&v) != CUDA_SUCCESS)
@@ -208,6 +211,7 @@ void jst_emit_devices(void)
         jst_rec_u64(&r, JST_F_CC_MINOR, cc % 10);
         jst_rec_str(&r, JST_F_DEV_NAME, nm);
         jst_rec_u64(&r, JST_F_DRIVER_VERSION, (uint64_t)v);
+        jst_rec_str(&r, JST_F_DRIVER_RELEASE, rel[0] ? rel : NULL);
         jst_emit(&r, 1);
     }
     errno = saved;

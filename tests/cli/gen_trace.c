@@ -60,6 +60,7 @@ static const struct keydef keys[] = {
     {"cc_minor", JST_F_CC_MINOR, V_U64, NULL},
     {"dev_name", JST_F_DEV_NAME, V_STR, NULL},
     {"driver_version", JST_F_DRIVER_VERSION, V_U64, NULL},
+    {"driver_release", JST_F_DRIVER_RELEASE, V_STR, NULL},
     {"image_kind", JST_F_IMAGE_KIND, V_U64, jst_image_kind_name},
     {"image_size", JST_F_IMAGE_SIZE, V_U64, NULL},
     {"image_hash", JST_F_IMAGE_HASH, V_U64, NULL},

@@ -40,7 +40,7 @@ two_fatbins.o
   1 image runs as SASS (sm_90)
 kernels.cu
   no CUDA code
-summary for sm_90: 4 files read, 3 with CUDA code, 4 images: 2 sass, 2 ptx_jit, 0 no_compatible, 0 damaged; 4 kernels would JIT, 0 cannot run
+summary for sm_90: 4 files read, 3 with CUDA code, 4 images: 2 sass, 2 ptx_jit, 0 no_compatible, 0 damaged, 0 empty; 4 kernels would JIT, 0 cannot run
 WANT
 diff -u "$tmp/want" "$tmp/out" >&2 || fail "text output differs"
 [ -s "$tmp/err" ] && fail "unexpected stderr: $(cat "$tmp/err")"
@@ -65,6 +65,7 @@ want = {  # file -> [(verdict, sass_arch, jit_from)] per image
     "sm100f.fatbin": [("no_compatible", None, None)],
     "lto90.fatbin": [("no_compatible", None, None)],
     "two_fatbins.o": [("sass", "sm_90", None), ("ptx_jit", None, "compute_75")],
+    "hostonly.o": [("empty", None, None)],
 }
 for m in ("default", "speed", "size", "none", "all_default", "all_speed"):
     want["z_%s.fatbin" % m] = [("ptx_jit", None, "compute_80")]
@@ -91,7 +92,8 @@ assert comp("lto90.fatbin") == [("ltoir", "zstd")]
 assert files["sm90.fatbin"]["images"][0]["kernels"] == ["_ZN3jst5scaleIfEEvPT_S1_", "_Z4fillPii", "add_one"]
 assert files["sm100f.fatbin"]["images"][0]["entries"][0]["arch"] == "sm_100f"
 s = doc["summary"]
-assert s["images"] == 18 and s["sass"] == 5 and s["ptx_jit"] == 11 and s["no_compatible"] == 2, s
+assert s["images"] == 19 and s["sass"] == 5 and s["ptx_jit"] == 11 and s["no_compatible"] == 2, s
+assert s["empty"] == 1, s
 PY
 
 # 3. Other architectures.
@@ -146,6 +148,36 @@ import json, sys
 imgs = json.load(sys.stdin)["files"][0]["images"]
 assert [i["verdict"] for i in imgs] == ["ptx_jit"], imgs
 ' || fail "an empty fatbin before a real one is reported as an image"
+
+# 6. An image without kernels (nvcc's default-arch image in a host-only
+# program) is "empty": never ptx_jit or no_compatible, never a fix.
+for a in sm_90 sm_70; do
+    "$J" scan --arch $a hostonly.o >"$tmp/out" || fail "hostonly.o on $a exited $?"
+    grep -q "^  image @0x[0-9a-f]* \[sm_75 compute_75\]: empty (no kernels" "$tmp/out" ||
+        fail "hostonly.o on $a is not empty: $(cat "$tmp/out")"
+    grep -q "fix:" "$tmp/out" && fail "hostonly.o on $a gets a fix"
+    grep -q "0 no_compatible, 0 damaged, 1 empty; 0 kernels" "$tmp/out" ||
+        fail "hostonly.o on $a: summary $(tail -1 "$tmp/out")"
+    "$J" scan --arch $a --json hostonly.o | python3 -c '
+import json, sys; d = json.load(sys.stdin); i = d["files"][0]["images"][0]
+assert i["verdict"] == "empty" and i["fix"] is None and i["kernels"] == [], i
+assert d["summary"]["empty"] == 1 and d["summary"]["no_compatible"] == 0, d["summary"]' ||
+        fail "hostonly.o on $a: json"
+done
+
+# 7. --arch names a real architecture: a typo is a usage error, not a fix.
+for a in sm_999 sm_91 sm_80a sm_90f compute_99 10.0x; do
+    rc=0; "$J" scan --arch $a sm90.fatbin >"$tmp/out" 2>"$tmp/err" || rc=$?
+    [ $rc -eq 2 ] || fail "--arch $a: exit $rc"
+    [ -s "$tmp/out" ] && fail "--arch $a: output on stdout"
+    [ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "--arch $a: not one line: $(cat "$tmp/err")"
+done
+grep -q "jitstall scan: --arch 'sm_999' is not a GPU architecture" "$tmp/err" ||
+    "$J" scan --arch sm_999 x 2>&1 | grep -q "jitstall scan: --arch 'sm_999' is not a GPU architecture" ||
+    fail "sm_999 message"
+for a in sm_75 sm_90 sm_90a 9.0 compute_90 sm_100f sm_103a sm_120 sm_121a sm_110f sm_88 sm_37; do
+    "$J" scan --arch $a sm90.fatbin >/dev/null 2>"$tmp/err" || fail "--arch $a refused: $(cat "$tmp/err")"
+done
 
 if [ $fails -ne 0 ]; then
     echo "test_scan: $fails failure(s)" >&2

@@ -1,0 +1,359 @@
+#!/usr/bin/env python3
+"""Tests of `jitstall warm` (and scan's PTX-text case) on the simulated driver.
+
+Each case warms a fresh cache, then runs a program under libjitstall.so with
+that cache and checks from the trace that its load was a cache hit; others
+check warm's text, JSON and exit codes, and the report's message for a cache
+warmed for another GPU. ctest runs one case per test (tests/warm/CMakeLists.txt):
+
+    python3 test_warm.py --list      names of the cases
+    python3 test_warm.py CASE...     run cases (all when none is named)
+
+Environment: JST_CLI, JST_PRELOAD, JST_SIMDIR (the simulated libcuda.so.1),
+JST_PROG_DIRECT, JST_PROG_PTXTEXT, JST_WARM_LIB, JST_FIXTURES; JST_SANITIZE=1 in
+a sanitizer build, where the runs under the preload are skipped (exit 77).
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+CASES = {}
+
+
+def case(fn):
+    CASES[fn.__name__[len("test_"):]] = fn
+    return fn
+
+
+class Failure(Exception):
+    pass
+
+
+def expect(cond, msg):
+    if not cond:
+        raise Failure(msg)
+
+
+class Skip(Exception):
+    pass
+
+
+class Env:
+    def __init__(self):
+        self.cli = os.environ["JST_CLI"]
+        self.fix = os.environ["JST_FIXTURES"]
+        self.tmp = tempfile.mkdtemp(prefix="jst-warm-")
+
+    def path(self, *p):
+        return os.path.join(self.tmp, *p)
+
+    def env(self, cache=None, **extra):
+        """A clean environment on the simulated driver (no CUDA_*/JITSTALL_* leaks)."""
+        e = {k: v for k, v in os.environ.items()
+             if not k.startswith("CUDA_") and not k.startswith("JITSTALL_")}
+        e["LD_LIBRARY_PATH"] = os.environ["JST_SIMDIR"]
+        e["JITSTALL_SIM_JIT_US_PER_KB"] = "5000"
+        if cache:
+            e["CUDA_CACHE_PATH"] = cache
+        e.update(extra)
+        return e
+
+    def warm(self, rc, *args, env=None):
+        r = subprocess.run([self.cli, "warm", *args], capture_output=True, text=True,
+                           env=env or self.env(), timeout=60)
+        expect(r.returncode == rc, f"warm {args}: exit {r.returncode}, want {rc}\n"
+               f"stdout: {r.stdout}\nstderr: {r.stderr}")
+        return r.stdout, r.stderr
+
+    def cli_run(self, rc, *args):
+        r = subprocess.run([self.cli, *args], capture_output=True, text=True, timeout=60)
+        expect(r.returncode == rc, f"{args}: exit {r.returncode}, want {rc}\n{r.stdout}{r.stderr}")
+        return r.stdout
+
+    def traced(self, name, cache, argv, **extra):
+        """Runs argv under the preload; returns the trace directory."""
+        if os.environ.get("JST_SANITIZE") == "1":
+            # An ASan-built libjitstall.so cannot be preloaded into a program
+            # without the ASan runtime: this part runs in the plain build only.
+            raise Skip("the preload is built with sanitizers")
+        d = self.path(name)
+        os.makedirs(d)
+        e = self.env(cache, LD_PRELOAD=os.environ["JST_PRELOAD"], JITSTALL_DIR=d, **extra)
+        r = subprocess.run(argv, capture_output=True, env=e, timeout=60)
+        expect(r.returncode == 0, f"{argv[0]} exited {r.returncode}: {r.stderr!r}")
+        return d
+
+    def jit_caches(self, trace_dir):
+        """Cache outcome of every JIT load in the traces of trace_dir."""
+        out = self.cli_run(0, "report", "--json", trace_dir)
+        doc = json.loads(out)
+        got = []
+        for p in doc["processes"]:
+            for m in p.get("modules", []):
+                if m.get("verdict") in ("ptx_jit", "forced_jit"):
+                    got.append(m.get("cache"))
+        return got
+
+
+def prog_direct(env, *images):
+    return [os.environ["JST_PROG_DIRECT"], env.fix, "0", "module", *images]
+
+
+def summary_line(out):
+    l = [x for x in out.splitlines() if x.startswith("summary for ")]
+    expect(len(l) == 1, f"one summary line: {out}")
+    return l[0]
+
+
+# ---- warm, then the program's load is a cache hit ----
+
+@case
+def test_fatbin(env):
+    cache = env.path("cache")
+    fb = os.path.join(env.fix, "ptx75.fatbin")
+    out, err = env.warm(0, "--cache", cache, fb)
+    expect(re.search(r"^  warmed +\S*ptx75.fatbin @0x0 \[compute_75\]: 3 kernels, compiled in "
+                     r"[0-9.]+ s, \+1 entry \(16.0 KiB\)$", out, re.M), out)
+    expect("1 image needs the JIT: 1 warmed, 0 already cached, 0 not warmed (3 kernels ready)"
+           in summary_line(out), out)
+    expect("cache +1 entry, +16.0 KiB (now 1 entry, 16.0 KiB)" in out, out)
+    expect(err == "", f"stderr: {err!r}")
+    label = json.load(open(os.path.join(cache, "jitstall-warm.json")))
+    w = label["warmed_for"][0]
+    expect(w["cc"] == 90 and w["driver_version"] == 13000 and "simulated" in w["gpu"]
+           and w["images"] == 1 and w["kernels"] == 3, label)
+    d = env.traced("run", cache, prog_direct(env, "ptx75.fatbin"))
+    expect(env.jit_caches(d) == ["hit"], env.jit_caches(d))
+    # Warm again: already cached, nothing added.
+    out, _ = env.warm(0, "--cache", cache, fb)
+    expect(re.search(r"^  cached +\S*ptx75.fatbin .*already in the cache", out, re.M), out)
+    expect("0 warmed, 1 already cached" in out and "cache +0 entries" in out, out)
+    # A hit slower than the preload's hit bound (a busy machine; here the
+    # simulated hit takes 50 ms): the cache did not change and had room, so it
+    # is still "cached", not a failure.
+    out, _ = env.warm(0, "--cache", cache, fb,
+                      env=env.env(JITSTALL_SIM_JIT_US_PER_KB="3200000"))
+    expect("0 warmed, 1 already cached, 0 not warmed" in out, out)
+    # Without warm, the same run is a miss: the hit above is warm's doing.
+    d = env.traced("cold", env.path("cold-cache"), prog_direct(env, "ptx75.fatbin"))
+    expect(env.jit_caches(d) == ["miss_stored"], env.jit_caches(d))
+
+
+@case
+def test_library(env):
+    cache = env.path("cache")
+    lib = os.environ["JST_WARM_LIB"]
+    out, _ = env.warm(0, "--cache", cache, lib)
+    expect(re.search(r"^  warmed +%s @0x[0-9a-f]+ \[compute_75\]: 3 kernels" % re.escape(lib),
+                     out, re.M), out)
+    d = env.traced("run", cache, prog_direct(env, "ptx75.fatbin"))
+    expect(env.jit_caches(d) == ["hit"], env.jit_caches(d))
+    # A directory is walked: the library inside it is found again (now cached).
+    libdir = env.path("libdir")
+    os.makedirs(libdir)
+    shutil.copy(lib, libdir)
+    out, _ = env.warm(0, "--cache", cache, libdir)
+    expect("0 warmed, 1 already cached" in out, out)
+    # The same image in two files is loaded once.
+    out, _ = env.warm(0, "--cache", cache, lib, libdir)
+    expect(re.search(r"^  cached .*\n  duplicate +%s/\S+ @0x[0-9a-f]+ \[compute_75\]: 3 kernels, "
+                     r"same image as one above$" % re.escape(libdir), out, re.M), out)
+    expect("1 image needs the JIT: 0 warmed, 1 already cached" in out, out)
+
+
+@case
+def test_ptx_text(env):
+    prog = os.environ["JST_PROG_PTXTEXT"]
+    # scan sees the PTX string in the program's data.
+    doc = json.loads(env.cli_run(0, "scan", "--arch", "sm_90", "--json", prog))
+    imgs = doc["files"][0]["images"]
+    expect(len(imgs) == 1, imgs)
+    i = imgs[0]
+    expect(i["origin"] == "data" and i["verdict"] == "ptx_jit" and i["jit_from"] == "compute_75"
+           and i["kernels"] == ["warm_text_kernel"], i)
+    expect(i["fix"] == "load a cubin for sm_90 instead of the PTX string in prog_ptxtext (nvcc "
+           "-cubin -arch=sm_90), or fill the JIT cache first with jitstall warm prog_ptxtext",
+           i["fix"])
+    expect([e["kind"] for e in i["entries"]] == ["ptx"], i)
+    text = env.cli_run(0, "scan", "--arch", "sm_90", prog)
+    expect(re.search(r"image @0x[0-9a-f]+ \[compute_75, PTX text in data\]: ptx_jit from "
+                     r"compute_75", text), text)
+    expect("1 kernel would JIT from compute_75" in text and "warm_text_kernel" in text, text)
+    doc = json.loads(env.cli_run(0, "scan", "--arch", "sm_75", "--json", prog))
+    expect(doc["files"][0]["images"][0]["verdict"] == "ptx_jit", doc)
+    # warm loads it; the program's own load is then a hit.
+    cache = env.path("cache")
+    out, _ = env.warm(0, "--cache", cache, prog)
+    expect(re.search(r"^  warmed +\S+ @0x[0-9a-f]+ \[compute_75, PTX text in data\]: 1 kernel,",
+                     out, re.M), out)
+    d = env.traced("run", cache, [prog])
+    expect(env.jit_caches(d) == ["hit"], env.jit_caches(d))
+
+
+# ---- output, JSON and exit codes ----
+
+@case
+def test_json(env):
+    cache = env.path("cache")
+    f = lambda n: os.path.join(env.fix, n)
+    out, _ = env.warm(0, "--cache", cache, "--json", f("ptx75.fatbin"), f("sm90.fatbin"),
+                      f("hostonly.o"), f("sm100f.fatbin"), f("k75.ptx"), f("ptx75.fatbin"))
+    doc = json.loads(out)
+    expect(doc["cache"]["path"] == cache and doc["cache"]["entries_before"] == 0
+           and doc["cache"]["entries_after"] == 2 and doc["cache"]["maxsize_needed"] is None,
+           doc["cache"])
+    expect(doc["device"]["cc"] == 90 and doc["device"]["driver_version"] == 13000, doc["device"])
+    st = [(os.path.basename(i["path"]), i["status"], i["kernels"]) for i in doc["images"]]
+    # ptx75.fatbin given twice is one file (visited once); k75.ptx is other PTX.
+    expect(st == [("ptx75.fatbin", "warmed", 3), ("k75.ptx", "warmed", 3)], st)
+    for i in doc["images"]:
+        for k in ("offset", "origin", "jit_from", "ptx_size", "reason", "load_ms",
+                  "entries_added", "bytes_added"):
+            expect(k in i, f"image key {k}: {i}")
+    s = doc["summary"]
+    expect((s["need_jit"], s["warmed"], s["cached"], s["not_warmed"], s["kernels"], s["sass"],
+            s["empty"], s["cannot_run"]) == (2, 2, 0, 0, 6, 1, 1, 1), s)
+
+
+@case
+def test_exit_codes(env):
+    fb = os.path.join(env.fix, "ptx75.fatbin")
+    cache = env.path("cache")
+    _, err = env.warm(2, "--cache", cache)
+    expect(err.startswith("jitstall warm: no PATH given\n"), err)
+    _, err = env.warm(2, "--cache", cache, "--device", "x", fb)
+    expect(err == "jitstall warm: bad --device 'x' (want a GPU ordinal: 0, 1, ...)\n", err)
+    _, err = env.warm(2, "--cache", cache, "--device", "3", fb)
+    expect(err == "jitstall warm: --device 3: there is 1 GPU\n", err)
+    _, err = env.warm(2, "--cache", cache, env.path("nope"))
+    expect(err.startswith("jitstall warm: cannot stat "), err)
+    e = env.env()
+    e["LD_LIBRARY_PATH"] = env.path("no-driver-here")
+    r = subprocess.run([env.cli, "warm", "--cache", cache, fb], capture_output=True, text=True,
+                       env=e)
+    expect(r.returncode == 2 and r.stderr.startswith("jitstall warm: no NVIDIA driver")
+           and r.stderr.count("\n") == 1, f"{r.returncode} {r.stderr!r}")
+    _, err = env.warm(2, fb, env=env.env(JITSTALL_SIM_DEVICES="0"))
+    expect(err.startswith("jitstall warm: the driver found no usable GPU"), err)
+    # Nothing needs the JIT: success, nothing written.
+    out, _ = env.warm(0, "--cache", cache, os.path.join(env.fix, "sm90.fatbin"))
+    expect("0 images need the JIT" in out, out)
+    expect(not os.path.exists(os.path.join(cache, "jitstall-warm.json")), "no label")
+
+
+@case
+def test_cannot_warm(env):
+    fb = os.path.join(env.fix, "ptx75.fatbin")
+    cache = env.path("cache")
+    out, _ = env.warm(1, fb, env=env.env(cache, CUDA_CACHE_DISABLE="1"))
+    expect(re.search(r"^  not_stored .*ptx75.fatbin .*CUDA_CACHE_DISABLE is set", out, re.M), out)
+    expect("0 warmed, 0 already cached, 1 not warmed" in out, out)
+    # A cache too small for the set: warm says which CUDA_CACHE_MAXSIZE holds it.
+    out, _ = env.warm(1, fb, env=env.env(cache, CUDA_CACHE_MAXSIZE="4096"))
+    expect("cache too small: the set needs about 16.0 KiB, CUDA_CACHE_MAXSIZE is 4.0 KiB: set "
+           "CUDA_CACHE_MAXSIZE=1048576 when warming and when running" in out, out)
+    expect(re.search(r"^  not_stored .*driver stored nothing \(too_small\)", out, re.M), out)
+    out, _ = env.warm(0, fb, env=env.env(cache, CUDA_CACHE_MAXSIZE="1048576"))
+    expect("1 warmed" in out, out)
+    # CUDA_DISABLE_PTX_JIT: the driver would refuse the JIT, so nothing is warmed.
+    out, _ = env.warm(1, "--cache", env.path("c2"), fb,
+                      env=env.env(CUDA_DISABLE_PTX_JIT="1"))
+    expect(re.search(r"^  skipped .*CUDA_DISABLE_PTX_JIT", out, re.M), out)
+
+
+# ---- report: a cache warmed for another GPU ----
+
+@case
+def test_report_mismatch(env):
+    cache = env.path("cache")
+    fb = os.path.join(env.fix, "ptx75.fatbin")
+    env.warm(0, fb, env=env.env(cache, JITSTALL_SIM_CC="80"))
+    d = env.traced("run", cache, prog_direct(env, "ptx75.fatbin"))
+    expect(env.jit_caches(d) == ["miss_stored"], env.jit_caches(d))
+    out = env.cli_run(0, "report", d)
+    want = (f"the cache {cache} was warmed for the CUDA 13.0 driver on sm_80; this run is the "
+            f"CUDA 13.0 driver on sm_90: warm it again when building the image "
+            f"(jitstall warm --cache {cache} ...)")
+    expect(want in out, out)
+    doc = json.loads(env.cli_run(0, "report", "--json", d))
+    kinds = [f["kind"] for f in doc["fixes"]]
+    expect("cache_rewarm" in kinds, kinds)
+    # The same cache also warmed for this GPU (with other PTX): a miss there is
+    # not the label's fault, and the message goes.
+    cache2 = env.path("cache2")
+    env.warm(0, fb, env=env.env(cache2, JITSTALL_SIM_CC="80"))
+    env.warm(0, os.path.join(env.fix, "k75.ptx"), env=env.env(cache2))
+    label = json.load(open(os.path.join(cache2, "jitstall-warm.json")))
+    expect([w["cc"] for w in label["warmed_for"]] == [90, 80], label)
+    d = env.traced("run2", cache2, prog_direct(env, "ptx75.fatbin"))
+    expect(env.jit_caches(d) == ["miss_stored"], env.jit_caches(d))
+    out = env.cli_run(0, "report", d)
+    expect("was warmed for" not in out, out)
+
+
+@case
+def test_report_driver_release(env):
+    # Same CUDA version and GPU, another driver build: only the kernel
+    # module's release (driver_release on the device record) tells them apart.
+    cache = env.path("cache")
+    os.makedirs(cache)
+    json.dump({"jitstall_warm": 1, "warmed_for": [
+        {"driver_version": 13000, "driver": "580.65.06", "gpu": "NVIDIA H200", "cc": 90,
+         "images": 1, "kernels": 3, "when": "2026-01-01T00:00:00Z"}]},
+        open(os.path.join(cache, "jitstall-warm.json"), "w"))
+
+    def trace(name, release):
+        spec = (f'process pid=7 ppid=1 exe=/opt/app/prog host=ci realtime=1700000000s mono=1000ms '
+                f'proc_start=1000ms version=0.1.0\n'
+                f'device device=0 cc_major=9 cc_minor=0 dev_name="NVIDIA H200" '
+                f'driver_version=13000 driver_release="{release}"\n'
+                f'cache phase=0 cache_path="{cache}" exists=1 writable=1 entries=1 '
+                f'size_bytes=16384 max_bytes=1073741824\n'
+                f'call call=cuInit start=1010ms dur=100ms result=0\n'
+                f'call call=cuModuleLoadData start=1200ms dur=900ms result=0 image_kind=fatbin '
+                f'image_hash=0xabc verdict=ptx_jit jit_from=compute_75 target_cc=90 '
+                f'load_device=0 kernel=k cache=miss_stored cache_reason=none ptx_size=5000\n'
+                f'end exit_status=0 end_reason=exit\n')
+        d = env.path(name)
+        os.makedirs(d)
+        r = subprocess.run([os.environ["JST_GEN_TRACE"], os.path.join(d, "t.jst")], input=spec,
+                           capture_output=True, text=True)
+        expect(r.returncode == 0, r.stderr)
+        return d
+
+    out = env.cli_run(0, "report", trace("other", "580.159.04"))
+    want = (f"the cache {cache} was warmed for driver 580.65.06 (CUDA 13.0) on sm_90; this run is "
+            f"driver 580.159.04 (CUDA 13.0) on sm_90: warm it again")
+    expect(want in out, out)
+    out = env.cli_run(0, "report", trace("same", "580.65.06"))
+    expect("was warmed for" not in out, out)
+
+
+def main(argv):
+    if argv[1:] == ["--list"]:
+        print("\n".join(CASES))
+        return 0
+    names = argv[1:] or list(CASES)
+    bad = skipped = 0
+    for n in names:
+        env = Env()
+        try:
+            CASES[n](env)
+            print(f"PASS {n}")
+        except Skip as e:
+            print(f"SKIP {n} (after its checks without the preload): {e}")
+            skipped += 1
+        except Failure as e:
+            print(f"FAIL {n}: {e}")
+            bad += 1
+        finally:
+            shutil.rmtree(env.tmp, ignore_errors=True)
+    return 1 if bad else 77 if skipped and len(names) == 1 else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
