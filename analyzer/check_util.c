@@ -185,6 +185,8 @@ const char *jst_partial_why(const struct jst_process *p)
         return p->damage;
     if (p->truncated)
         return "truncated: the stream ended early or without an END record";
+    if (p->n_oom)
+        return "incomplete: jitstall ran out of memory reading it, records were dropped";
     return NULL;
 }
 

@@ -371,6 +371,7 @@ static int cmd_export(int argc, char **argv)
         return JST_EXIT_USAGE;
     }
     struct jst_run run = {0};
+    run.keep_calls = 1; /* the timeline draws every call */
     int rc = jst_run_load("export", argv + optind, argc - optind, &run, 0);
     if (rc != JST_EXIT_OK) {
         jst_model_free(&run);

@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "model.h"
 #include "report_view.h"
+#include "symbolize.h"
 
 static const char report_help[] =
     "usage: jitstall report [--json | --markdown] TRACE|DIR...\n"
@@ -126,6 +127,7 @@ static int cmd_report(int argc, char **argv)
         rc = JST_EXIT_USAGE;
     }
     rv_free(&r);
+    jst_symbolize_cache_clear();
 out:
     for (size_t k = 0; k < n_errs; k++)
         free(errs[k]);

@@ -180,6 +180,8 @@ static void json_process(struct jst_json *j, const struct rv_report *r, const st
     jst_json_ku64(j, "pre_driver_ns", p->pre_driver_ns);
     jst_json_ku64(j, "other_ns", p->other_ns);
     jst_json_ku64(j, "rtc_ns", p->rtc_ns);
+    jst_json_ku64(j, "jit_work_ns", p->ttfk_jit_work_ns);
+    jst_json_ku64(j, "jit_overlap_loads", p->ttfk_jit_overlap);
     jst_json_end(j);
     jst_json_ku64(j, "jit_loads", rp->n_jit_loads);
     jst_json_key(j, "cache");

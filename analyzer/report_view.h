@@ -32,6 +32,7 @@ struct rv_group {
     const struct rv_module *m; /* the member that lost most */
     size_t n;                  /* members */
     uint64_t lost_ns;          /* summed */
+    size_t procs_at, n_procs;  /* its processes: a slice of rv_report.group_procs */
 };
 
 /* A cache directory as seen by the processes that used it. */
@@ -61,6 +62,7 @@ struct rv_report {
     size_t n_mods;
     struct rv_group *groups; /* ranked by lost_ns, largest first */
     size_t n_groups;
+    size_t *group_procs; /* group << 32 | index in run->procs, sorted */
     struct rv_cache *caches;
     size_t n_caches;
     struct jst_fixes fixes;

@@ -1,0 +1,177 @@
+/*
+ * Hash index and string table (analyzer/hashidx.h): open addressing with
+ * linear probing, grown at half full, so that grouping, de-duplication and
+ * interning cost O(1) per item instead of a scan of everything seen so far.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "hashidx.h"
+
+#define STRTAB_CHUNK (64u * 1024u)
+
+uint64_t jst_hash_bytes(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++) {
+        h ^= b[i];
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
+
+uint64_t jst_hash_str(uint64_t h, const char *s)
+{
+    if (!s)
+        return jst_hash_u64(h, 0x9e3779b97f4a7c15ull);
+    return jst_hash_bytes(h, s, strlen(s) + 1);
+}
+
+uint64_t jst_hash_u64(uint64_t h, uint64_t v)
+{
+    return jst_hash_bytes(h, &v, sizeof v);
+}
+
+/* Spreads a hash over the table: FNV's low bits are weak for short keys. */
+static size_t hidx_slot(uint64_t h, size_t cap)
+{
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    return (size_t)h & (cap - 1);
+}
+
+static int hidx_grow(struct jst_hidx *ix)
+{
+    size_t cap = ix->cap ? ix->cap * 2 : 64;
+    if (cap > SIZE_MAX / sizeof(uint64_t))
+        return -1;
+    uint64_t *hash = calloc(cap, sizeof *hash);
+    size_t *pos1 = calloc(cap, sizeof *pos1);
+    if (!hash || !pos1) {
+        free(hash);
+        free(pos1);
+        return -1;
+    }
+    for (size_t i = 0; i < ix->cap; i++) {
+        if (!ix->pos1[i])
+            continue;
+        size_t s = hidx_slot(ix->hash[i], cap);
+        while (pos1[s])
+            s = (s + 1) & (cap - 1);
+        hash[s] = ix->hash[i];
+        pos1[s] = ix->pos1[i];
+    }
+    free(ix->hash);
+    free(ix->pos1);
+    ix->hash = hash;
+    ix->pos1 = pos1;
+    ix->cap = cap;
+    return 0;
+}
+
+int jst_hidx_add(struct jst_hidx *ix, uint64_t h, size_t pos)
+{
+    if ((ix->n + 1) * 2 > ix->cap && hidx_grow(ix) < 0)
+        return -1;
+    size_t s = hidx_slot(h, ix->cap);
+    while (ix->pos1[s])
+        s = (s + 1) & (ix->cap - 1);
+    ix->hash[s] = h;
+    ix->pos1[s] = pos + 1;
+    ix->n++;
+    return 0;
+}
+
+/* *cursor holds the next slot to look at, + 1 (0: start at h's own slot). */
+size_t jst_hidx_next(const struct jst_hidx *ix, uint64_t h, size_t *cursor)
+{
+    if (!ix->cap)
+        return 0;
+    size_t s = *cursor ? *cursor - 1 : hidx_slot(h, ix->cap);
+    for (size_t probes = 0; probes < ix->cap; probes++) {
+        if (!ix->pos1[s])
+            return 0;
+        size_t here = s;
+        s = (s + 1) & (ix->cap - 1);
+        if (ix->hash[here] == h) {
+            *cursor = s + 1;
+            return ix->pos1[here];
+        }
+    }
+    return 0;
+}
+
+void jst_hidx_free(struct jst_hidx *ix)
+{
+    free(ix->hash);
+    free(ix->pos1);
+    memset(ix, 0, sizeof *ix);
+}
+
+/* Room for n bytes in the arena; big strings get a chunk of their own. */
+static char *strtab_room(struct jst_strtab *t, size_t n)
+{
+    if (t->chunk && t->size - t->used >= n) {
+        char *r = t->chunk + t->used;
+        t->used += n;
+        return r;
+    }
+    size_t size = n > STRTAB_CHUNK ? n : STRTAB_CHUNK;
+    char *c = malloc(size);
+    char **cv = realloc(t->chunks, (t->n_chunks + 1) * sizeof *cv);
+    if (!c || !cv) {
+        free(c);
+        if (cv)
+            t->chunks = cv;
+        return NULL;
+    }
+    t->chunks = cv;
+    t->chunks[t->n_chunks++] = c;
+    t->bytes += size;
+    if (n <= STRTAB_CHUNK) { /* keep filling the new chunk */
+        t->chunk = c;
+        t->size = size;
+        t->used = n;
+    }
+    return c;
+}
+
+const char *jst_strtab_intern(struct jst_strtab *t, const void *s, size_t len)
+{
+    uint64_t h = jst_hash_bytes(JST_HASH_SEED, s, len);
+    size_t cur = 0, p1;
+    while ((p1 = jst_hidx_next(&t->ix, h, &cur)) != 0) {
+        const char *o = t->strs[p1 - 1];
+        if (!memcmp(o, s, len) && o[len] == '\0')
+            return o;
+    }
+    if (len == SIZE_MAX)
+        return NULL;
+    /* capacity of strs doubles from 16: implied by n */
+    if (t->n == 0 || (t->n >= 16 && (t->n & (t->n - 1)) == 0)) {
+        size_t cap = t->n ? t->n * 2 : 16;
+        char **nv = cap > SIZE_MAX / sizeof(char *) ? NULL : realloc(t->strs, cap * sizeof *nv);
+        if (!nv)
+            return NULL;
+        t->strs = nv;
+    }
+    char *d = strtab_room(t, len + 1);
+    if (!d)
+        return NULL;
+    memcpy(d, s, len);
+    d[len] = '\0';
+    if (jst_hidx_add(&t->ix, h, t->n) < 0)
+        return NULL; /* the bytes stay in the arena, unreachable until free */
+    t->strs[t->n++] = d;
+    return d;
+}
+
+void jst_strtab_free(struct jst_strtab *t)
+{
+    for (size_t i = 0; i < t->n_chunks; i++)
+        free(t->chunks[i]);
+    free(t->chunks);
+    free(t->strs);
+    jst_hidx_free(&t->ix);
+    memset(t, 0, sizeof *t);
+}
