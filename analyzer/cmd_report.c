@@ -109,6 +109,13 @@ static int cmd_report(int argc, char **argv)
         goto out;
     }
 
+    for (size_t k = 0; k < run.n_procs; k++)
+        if (run.procs[k].n_oom)
+            jst_errorf("report",
+                       "%s: out of memory while reading: %llu records or fields dropped; the "
+                       "report of this process is incomplete",
+                       run.procs[k].trace_path ? run.procs[k].trace_path : "?",
+                       (unsigned long long)run.procs[k].n_oom);
     struct rv_report r;
     if (rv_build(&r, &run, errs, n_errs) < 0) {
         jst_errorf("report", "out of memory");

@@ -35,6 +35,13 @@ static uint64_t ev_end(uint64_t start, uint64_t dur)
  * implied by *n and need not be stored. */
 static size_t model_oom; /* allocations that failed while reading one file */
 
+/* Memory set aside while reading and given back at the first allocation
+ * that fails, so that the command can still say what happened and print
+ * what it has: the process is marked partial and no further record of it is
+ * kept. */
+#define MODEL_RESERVE (8u << 20)
+static void *model_reserve;
+
 static void *push(void *vp, size_t *n, size_t sz)
 {
     void **v = vp;
@@ -565,6 +572,8 @@ static int add_file(struct jst_run *run, const char *path, char *err, size_t err
         return -1;
     }
     model_oom = 0;
+    if (!model_reserve)
+        model_reserve = malloc(MODEL_RESERVE);
     p->trace_path = strdup(path);
     p->format_version = jst_reader_version(rd);
     p->exit_status = -1;
@@ -575,6 +584,12 @@ static int add_file(struct jst_run *run, const char *path, char *err, size_t err
     while ((r = jst_reader_next(rd, &rec)) == 1) {
         struct jst_field_iter it;
         n_rec++;
+        if (model_oom || p->n_oom) { /* out of memory: count what is not kept */
+            free(model_reserve);
+            model_reserve = NULL;
+            p->n_oom++;
+            continue;
+        }
         jst_fields_begin(&it, &rec);
         switch (rec.type) {
         case JST_REC_PROCESS:
@@ -625,6 +640,10 @@ static int add_file(struct jst_run *run, const char *path, char *err, size_t err
     jst_reader_close(rd);
     jst_model_derive(p);
     p->n_oom += model_oom;
+    if (p->n_oom) {
+        free(model_reserve);
+        model_reserve = NULL;
+    }
     return (p->truncated || p->damage || p->n_oom) ? 1 : 0;
 }
 
@@ -895,4 +914,6 @@ void jst_model_free(struct jst_run *run)
         free_process(&run->procs[i]);
     free(run->procs);
     memset(run, 0, sizeof(*run));
+    free(model_reserve);
+    model_reserve = NULL;
 }

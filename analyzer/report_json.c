@@ -124,9 +124,8 @@ static void json_process(struct jst_json *j, const struct rv_report *r, const st
     jst_json_ku64(j, "jit_cache_load_ns", p->jit_cache_load_ns);
     jst_json_key(j, "modules");
     jst_json_arr(j);
-    for (size_t i = 0; i < r->n_mods; i++)
-        if (r->mods[i].p == p)
-            json_module(j, &r->mods[i]);
+    for (size_t i = 0; i < rp->n_mods; i++)
+        json_module(j, &r->mods[r->proc_mods[rp->mods_at + i]]);
     jst_json_end(j);
     /* additional keys */
     jst_json_ku64(j, "ppid", p->ppid);

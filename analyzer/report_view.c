@@ -227,15 +227,26 @@ static char *call_site_of(struct jst_symbolizer **sym, const struct jst_process 
  * map in effect (the number of map entries recorded before the call): loads
  * from one place share a stack, and symbolizing it again for each of
  * thousands of loads is most of a report's time. */
+struct site_ent {
+    uint64_t stack_id;
+    size_t n_mods;
+    char *site; /* interned */
+};
+
 struct site_memo {
     struct jst_hidx ix;
-    struct site_ent {
-        uint64_t stack_id;
-        size_t n_mods;
-        char *site;
-    } * v;
+    struct site_ent *v;
     size_t n, cap;
 };
+
+/* The report's copy of s: each distinct text (fix, call site, demangled
+ * kernel) is kept once however many modules show it. NULL: out of memory. */
+static char *rv_intern(struct rv_report *r, const char *s)
+{
+    if (!r->strs && !(r->strs = calloc(1, sizeof(*r->strs))))
+        return NULL;
+    return (char *)jst_strtab_intern(r->strs, s, strlen(s));
+}
 
 static size_t mods_before(const struct jst_process *p, const struct jst_call_ev *c)
 {
@@ -251,7 +262,7 @@ static size_t mods_before(const struct jst_process *p, const struct jst_call_ev 
     return k >= 0 ? lo : SIZE_MAX;
 }
 
-static char *call_site(struct jst_symbolizer **sym, struct site_memo *memo,
+static char *call_site(struct rv_report *r, struct jst_symbolizer **sym, struct site_memo *memo,
                        const struct jst_process *p, const struct jst_call_ev *c,
                        struct jst_frame *frames)
 {
@@ -263,9 +274,11 @@ static char *call_site(struct jst_symbolizer **sym, struct site_memo *memo,
     while ((p1 = jst_hidx_next(&memo->ix, h, &cur)) != 0) {
         const struct site_ent *e = &memo->v[p1 - 1];
         if (e->stack_id == c->stack_id && e->n_mods == nm)
-            return e->site ? strdup(e->site) : NULL;
+            return e->site;
     }
-    char *site = call_site_of(sym, p, c, frames);
+    char *made = call_site_of(sym, p, c, frames);
+    char *site = made ? rv_intern(r, made) : NULL;
+    free(made);
     if (!site)
         return NULL;
     if (memo->n == memo->cap) {
@@ -276,18 +289,13 @@ static char *call_site(struct jst_symbolizer **sym, struct site_memo *memo,
         memo->v = nv;
         memo->cap = cap;
     }
-    char *keep = strdup(site);
-    if (keep && jst_hidx_add(&memo->ix, h, memo->n) == 0)
-        memo->v[memo->n++] = (struct site_ent){c->stack_id, nm, keep};
-    else
-        free(keep);
+    if (jst_hidx_add(&memo->ix, h, memo->n) == 0)
+        memo->v[memo->n++] = (struct site_ent){c->stack_id, nm, site};
     return site;
 }
 
 static void site_memo_free(struct site_memo *m)
 {
-    for (size_t i = 0; i < m->n; i++)
-        free(m->v[i].site);
     free(m->v);
     jst_hidx_free(&m->ix);
     memset(m, 0, sizeof *m);
@@ -560,6 +568,28 @@ static int build_caches(struct rv_report *r)
     return 0;
 }
 
+/* Each process's modules in rank order (a counting sort by process), so a
+ * writer that lists them per process does not scan every module per process. */
+static int build_proc_mods(struct rv_report *r)
+{
+    r->proc_mods = calloc(r->n_mods ? r->n_mods : 1, sizeof(*r->proc_mods));
+    if (!r->proc_mods)
+        return -1;
+    for (size_t i = 0; i < r->n_mods; i++)
+        r->procs[r->mods[i].p - r->run->procs].n_mods++;
+    size_t at = 0;
+    for (size_t i = 0; i < r->n_procs; i++) {
+        r->procs[i].mods_at = at;
+        at += r->procs[i].n_mods;
+        r->procs[i].n_mods = 0;
+    }
+    for (size_t i = 0; i < r->n_mods; i++) {
+        struct rv_proc *rp = &r->procs[r->mods[i].p - r->run->procs];
+        r->proc_mods[rp->mods_at + rp->n_mods++] = i;
+    }
+    return 0;
+}
+
 int rv_build(struct rv_report *r, const struct jst_run *run, char **errors, size_t n_errors)
 {
     memset(r, 0, sizeof(*r));
@@ -606,9 +636,9 @@ int rv_build(struct rv_report *r, const struct jst_run *run, char **errors, size
             m->saves_ns = jst_fix_load_saves(p, c);
             rp->n_jit_loads += jst_is_jit_event(p, c);
             jst_fix_for_load(p, c, NULL, fix, sizeof(fix));
-            if (fix[0] && !(m->fix = strdup(fix)))
+            if (fix[0] && !(m->fix = rv_intern(r, fix)))
                 goto oom_sym;
-            m->call_site = call_site(&sym, &memo, p, c, frames);
+            m->call_site = call_site(r, &sym, &memo, p, c, frames);
             if (c->n_kernels) {
                 m->kernels = calloc(c->n_kernels, sizeof(char *));
                 if (!m->kernels)
@@ -616,7 +646,7 @@ int rv_build(struct rv_report *r, const struct jst_run *run, char **errors, size
                 for (size_t q = 0; q < c->n_kernels; q++) {
                     char d[1024];
                     jst_demangle(c->kernels[q], d, sizeof(d));
-                    if (!(m->kernels[q] = strdup(d[0] ? d : c->kernels[q])))
+                    if (!(m->kernels[q] = rv_intern(r, d[0] ? d : c->kernels[q])))
                         goto oom_sym;
                 }
             }
@@ -640,7 +670,7 @@ int rv_build(struct rv_report *r, const struct jst_run *run, char **errors, size
     }
     if (r->n_mods)
         qsort(r->mods, r->n_mods, sizeof(*r->mods), cmp_mod);
-    if (build_caches(r) < 0 || build_groups(r) < 0)
+    if (build_caches(r) < 0 || build_groups(r) < 0 || build_proc_mods(r) < 0)
         goto oom;
     free(frames);
     return 0;
@@ -652,15 +682,12 @@ oom:
 
 void rv_free(struct rv_report *r)
 {
-    for (size_t i = 0; i < r->n_mods; i++) {
-        free(r->mods[i].call_site);
-        free(r->mods[i].fix);
-        if (r->mods[i].kernels)
-            for (size_t q = 0; q < r->mods[i].c->n_kernels; q++)
-                free(r->mods[i].kernels[q]);
-        free(r->mods[i].kernels);
-    }
+    for (size_t i = 0; i < r->n_mods; i++)
+        free(r->mods[i].kernels); /* the strings are interned */
     free(r->mods);
+    if (r->strs)
+        jst_strtab_free(r->strs);
+    free(r->strs);
     for (size_t i = 0; i < r->n_procs; i++) {
         for (size_t q = 0; q < r->procs[i].n_missing; q++)
             free(r->procs[i].missing[q]);
@@ -673,6 +700,7 @@ void rv_free(struct rv_report *r)
     free(r->caches);
     free(r->groups);
     free(r->group_procs);
+    free(r->proc_mods);
     jst_fixes_free(&r->fixes);
     memset(r, 0, sizeof(*r));
 }

@@ -19,9 +19,9 @@ struct rv_module {
     int culprit;       /* JIT compiled, or failed: worth a line in Culprits */
     uint64_t lost_ns;  /* JIT events: their duration; others 0 */
     uint64_t saves_ns; /* what its own fix saves */
-    char *call_site;   /* symbolized frame, or NULL when no stack */
-    char *fix;         /* one-line fix, or NULL */
-    char **kernels;    /* demangled, n = c->n_kernels */
+    char *call_site;   /* symbolized frame, or NULL when no stack (shared) */
+    char *fix;         /* one-line fix, or NULL (shared) */
+    char **kernels;    /* demangled, n = c->n_kernels (strings shared) */
     size_t group;      /* culprits: index into rv_report.groups */
 };
 
@@ -48,6 +48,7 @@ struct rv_proc {
     size_t n_jit_loads;
     char **missing; /* what this trace lacks, one line each */
     size_t n_missing;
+    size_t mods_at, n_mods; /* its modules, ranked: a slice of rv_report.proc_mods */
 };
 
 struct rv_error {
@@ -63,6 +64,8 @@ struct rv_report {
     struct rv_group *groups; /* ranked by lost_ns, largest first */
     size_t n_groups;
     size_t *group_procs; /* group << 32 | index in run->procs, sorted */
+    size_t *proc_mods;   /* indexes into mods, by process, ranked within */
+    struct jst_strtab *strs; /* fix, call_site and kernels texts of mods */
     struct rv_cache *caches;
     size_t n_caches;
     struct jst_fixes fixes;
