@@ -175,3 +175,61 @@ void jst_strtab_free(struct jst_strtab *t)
     jst_hidx_free(&t->ix);
     memset(t, 0, sizeof *t);
 }
+
+struct match_ent {
+    uint64_t h;
+    size_t k;
+};
+
+static int match_cmp(const void *x, const void *y)
+{
+    const struct match_ent *a = x, *b = y;
+    if (a->h != b->h)
+        return a->h < b->h ? -1 : 1;
+    return a->k < b->k ? -1 : a->k > b->k;
+}
+
+/* b's entries sorted by (hash, position): one run per hash, in b's order;
+ * a run's cursor moves past used entries for good. */
+int jst_match_first(const struct jst_match_keys *m, size_t na, size_t nb, long *a_to_b, char *used)
+{
+    struct match_ent *e = malloc((nb ? nb : 1) * sizeof *e);
+    size_t *cur = malloc((nb ? nb : 1) * sizeof *cur);
+    struct jst_hidx ix = {0};
+    size_t n = 0;
+    int rc = -1;
+    if (!e || !cur)
+        goto out;
+    for (size_t k = 0; k < nb; k++)
+        if (m->hash_b(m->ctx, k, &e[n].h))
+            e[n++].k = k;
+    qsort(e, n, sizeof *e, match_cmp);
+    for (size_t r = 0; r < n; r++)
+        if (r == 0 || e[r].h != e[r - 1].h) {
+            cur[r] = r;
+            if (jst_hidx_add(&ix, e[r].h, r) < 0)
+                goto out;
+        }
+    for (size_t i = 0; i < na; i++) {
+        uint64_t h;
+        size_t c = 0, p1;
+        if (a_to_b[i] >= 0 || !m->hash_a(m->ctx, i, &h) || !(p1 = jst_hidx_next(&ix, h, &c)))
+            continue;
+        size_t run = p1 - 1, r = cur[run];
+        while (r < n && e[r].h == h && used[e[r].k])
+            r++;
+        cur[run] = r;
+        for (; r < n && e[r].h == h; r++)
+            if (!used[e[r].k] && m->same(m->ctx, i, e[r].k)) {
+                a_to_b[i] = (long)e[r].k;
+                used[e[r].k] = 1;
+                break;
+            }
+    }
+    rc = 0;
+out:
+    free(e);
+    free(cur);
+    jst_hidx_free(&ix);
+    return rc;
+}

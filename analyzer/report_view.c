@@ -537,22 +537,36 @@ static uint64_t wall_end(const struct jst_process *p)
  * latest's (by wall-clock time, comparable across hosts). */
 static int build_caches(struct rv_report *r)
 {
+    struct jst_hidx ix = {0}; /* cache key -> index in caches */
+    size_t cap = 0;
     for (size_t i = 0; i < r->n_procs; i++) {
         const struct jst_process *p = r->procs[i].p;
         const struct jst_cache_state *s = cache_state(p);
         if (!s)
             continue;
-        size_t j;
-        for (j = 0; j < r->n_caches; j++) {
-            const struct jst_cache_state *o = cache_state(r->caches[j].first);
+        uint64_t h = jst_hash_u64(jst_hash_u64(jst_hash_str(JST_HASH_SEED, s->path), s->disabled),
+                                  s->max_bytes);
+        size_t j = r->n_caches, cur = 0, p1;
+        while ((p1 = jst_hidx_next(&ix, h, &cur)) != 0) {
+            const struct jst_cache_state *o = cache_state(r->caches[p1 - 1].first);
             if (!strcmp(o->path, s->path) && o->disabled == s->disabled &&
-                o->max_bytes == s->max_bytes)
+                o->max_bytes == s->max_bytes) {
+                j = p1 - 1;
                 break;
+            }
         }
         if (j == r->n_caches) {
-            struct rv_cache *nv = realloc(r->caches, (r->n_caches + 1) * sizeof(*nv));
-            if (!nv)
+            struct rv_cache *nv = r->n_caches < cap
+                                      ? r->caches
+                                      : realloc(r->caches, (cap ? cap * 2 : 4) * sizeof(*nv));
+            if (!nv || jst_hidx_add(&ix, h, j) < 0) {
+                jst_hidx_free(&ix);
+                if (nv)
+                    r->caches = nv;
                 return -1;
+            }
+            if (r->n_caches == cap)
+                cap = cap ? cap * 2 : 4;
             r->caches = nv;
             r->caches[j] = (struct rv_cache){s->path, p, p, 0};
             r->n_caches++;
@@ -565,6 +579,7 @@ static int build_caches(struct rv_report *r)
         c->path = cache_state(c->first)->path;
         c->n_procs++;
     }
+    jst_hidx_free(&ix);
     return 0;
 }
 

@@ -183,6 +183,36 @@ def test_links_and_cupti_linear(env):
     expect(load == n * 400_000, f"cache load {load}: CUPTI records not tied to their links")
 
 
+def distinct_loads_spec(n, tag):
+    s = head() + call("cuInit", 1_010_000, 1000)
+    t = 1_020_000
+    for i in range(n):
+        s += call("cuModuleLoadData", t, 100, verdict="sass", sass_arch="sm_90",
+                  image_hash=hex(ord(tag) << 32 | (i + 1)),
+                  source=f'"/opt/lib/lib{tag}{i}.so"', kernel=f"_Z2k{i}v")
+        t += 200
+    s += call("cuLaunchKernel", t, 5, name="_Z2k0v", func="0x1")
+    s += "end exit_status=0 end_reason=exit\n"
+    return s
+
+
+@case
+def test_diff_and_baseline_match_linear(env):
+    # Two runs whose 80,000 modules match nothing in the other: pairing each
+    # module by scanning the other run's list took 80,000 x 80,000 steps.
+    n = 80000
+    a = env.trace("a", distinct_loads_spec(n, "A"))
+    b = env.trace("b", distinct_loads_spec(n, "B"))
+    rc, out, err = env.run("diff", "--json", a, b)
+    expect(rc in (0, 1), f"diff: exit {rc}: {err[:500]}")
+    mods = json.loads(out)["processes"][0]["modules"]
+    expect(len(mods) == 2 * n, f"{len(mods)} module lines, expected {2 * n}")
+    rc, out, err = env.run("baseline", "-o", env.path("base.json"), a)
+    expect(rc == 0, f"baseline: exit {rc}: {err[:500]}")
+    rc, out, err = env.run("check", "--baseline", env.path("base.json"), b)
+    expect(rc in (0, 1), f"check --baseline: exit {rc}: {err[:500]}")
+
+
 def lookups_spec(n):
     # One load, then n lookups of its kernel, then the first launch: the
     # launch is the last record, so a reader that drops records loses it.
