@@ -8,6 +8,7 @@
 #include "hashidx.h"
 
 #define STRTAB_CHUNK (64u * 1024u)
+#define STRTAB_FIRST 512u /* chunks double from here: small traces stay small */
 
 uint64_t jst_hash_bytes(uint64_t h, const void *p, size_t n)
 {
@@ -116,19 +117,22 @@ static char *strtab_room(struct jst_strtab *t, size_t n)
         t->used += n;
         return r;
     }
-    size_t size = n > STRTAB_CHUNK ? n : STRTAB_CHUNK;
+    size_t next = t->size ? t->size * 2 : STRTAB_FIRST;
+    if (next > STRTAB_CHUNK)
+        next = STRTAB_CHUNK;
+    size_t size = n > next ? n : next;
     char *c = malloc(size);
-    char **cv = realloc(t->chunks, (t->n_chunks + 1) * sizeof *cv);
+    char **cv = t->chunks;
+    if (c && (t->n_chunks & (t->n_chunks - 1)) == 0) /* 0, 1, 2, 4, ...: double */
+        cv = realloc(t->chunks, (t->n_chunks ? t->n_chunks * 2 : 1) * sizeof *cv);
     if (!c || !cv) {
         free(c);
-        if (cv)
-            t->chunks = cv;
         return NULL;
     }
     t->chunks = cv;
     t->chunks[t->n_chunks++] = c;
     t->bytes += size;
-    if (n <= STRTAB_CHUNK) { /* keep filling the new chunk */
+    if (size == next) { /* keep filling the new chunk */
         t->chunk = c;
         t->size = size;
         t->used = n;
