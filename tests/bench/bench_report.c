@@ -10,6 +10,7 @@
  *     identical lookups), and its size on disk.
  * usage: bench_report [--jitstall PATH] [--loads N] [--traces M]
  *                     [--records R] [--only loads|dir|records] [--dir TMPDIR]
+ *                     [--keep 1]  (leave the traces in TMPDIR)
  * Not a test: timings are printed, never judged.
  */
 #include <dirent.h>
@@ -304,7 +305,9 @@ static void br_run(const char *cli, const char *what, const char *arg)
         printf("%-34s cannot run %s\n", what, cli);
         return;
     }
-    printf("%-34s %8.2f s  peak RSS %8.1f MB  exit %d\n", what, br_now() - t0,
+    double cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
+                 (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
+    printf("%-34s %8.2f s wall %8.2f s CPU  peak RSS %8.1f MB  exit %d\n", what, br_now() - t0, cpu,
            (double)ru.ru_maxrss / 1024.0, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
     fflush(stdout);
 }
@@ -321,6 +324,7 @@ int main(int argc, char **argv)
     uint64_t loads = 200000, records = 30000000;
     unsigned traces = 5000;
     const char *only = NULL, *tmp = "/tmp";
+    int keep = 0;
     snprintf(self, sizeof self, "%s", argv[0]);
     snprintf(cli, sizeof cli, "%s/../../jitstall", dirname(self));
     for (int i = 1; i + 1 < argc; i += 2) {
@@ -336,6 +340,8 @@ int main(int argc, char **argv)
             only = argv[i + 1];
         else if (!strcmp(argv[i], "--dir"))
             tmp = argv[i + 1];
+        else if (!strcmp(argv[i], "--keep"))
+            keep = atoi(argv[i + 1]);
     }
     struct br_mod m = {0};
     if (br_mod_read(&m, cli) < 0) {
@@ -353,7 +359,8 @@ int main(int argc, char **argv)
             snprintf(label, sizeof label, "report, %llu loads (%.1f MB)",
                      (unsigned long long)sizes[k], (double)br_size(path) / 1e6);
             br_run(cli, label, path);
-            unlink(path);
+            if (!keep)
+                unlink(path);
         }
     }
     if (!only || !strcmp(only, "dir")) {
@@ -362,12 +369,13 @@ int main(int argc, char **argv)
             return 2;
         snprintf(label, sizeof label, "report, a directory of %u traces", traces);
         br_run(cli, label, path);
-        for (unsigned k = 0; k < traces; k++) {
+        for (unsigned k = 0; !keep && k < traces; k++) {
             char f[PATH_MAX + 32];
             snprintf(f, sizeof f, "%s/server.%05u.jst", path, k);
             unlink(f);
         }
-        rmdir(path);
+        if (!keep)
+            rmdir(path);
     }
     if (!only || !strcmp(only, "records")) {
         snprintf(path, sizeof path, "%s/bench_report_records.jst", tmp);
@@ -376,7 +384,8 @@ int main(int argc, char **argv)
         snprintf(label, sizeof label, "report, %llu lookups (%.1f MB)", (unsigned long long)records,
                  (double)br_size(path) / 1e6);
         br_run(cli, label, path);
-        unlink(path);
+        if (!keep)
+            unlink(path);
     }
     return 0;
 }

@@ -12,7 +12,8 @@ per test (tests/cli/CMakeLists.txt):
     python3 test_scale.py --list      names of the cases
     python3 test_scale.py CASE...     run cases (all when none is named)
 
-Environment: JST_CLI (the jitstall binary), JST_GEN_TRACE (gen_trace).
+Environment: JST_CLI (the jitstall binary), JST_GEN_TRACE (gen_trace),
+JST_SANITIZED=1 (an ASan build: the memory-limit cases are skipped).
 """
 import json
 import os
@@ -104,6 +105,8 @@ class Env:
     def run(self, *args, limit_as=None):
         argv = [self.cli] + [str(a) for a in args]
         if limit_as:  # MiB of address space, as `ulimit -v` sets it
+            if os.environ.get("JST_SANITIZED") == "1":
+                raise Skip("an address-space limit cannot hold ASan's shadow memory")
             argv = ["bash", "-c", f'ulimit -v {limit_as * 1024} && exec "$0" "$@"'] + argv
         e = dict(os.environ)
         e["NO_COLOR"] = "1"
