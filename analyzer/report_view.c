@@ -605,6 +605,23 @@ static int build_proc_mods(struct rv_report *r)
     return 0;
 }
 
+static int demangle_kernels(struct rv_report *r, struct rv_module *m)
+{
+    const struct jst_call_ev *c = m->c;
+    if (!c->n_kernels)
+        return 0;
+    m->kernels = calloc(c->n_kernels, sizeof(char *));
+    if (!m->kernels)
+        return -1;
+    for (size_t q = 0; q < c->n_kernels; q++) {
+        char d[1024];
+        jst_demangle(c->kernels[q], d, sizeof(d));
+        if (!(m->kernels[q] = rv_intern(r, d[0] ? d : c->kernels[q])))
+            return -1;
+    }
+    return 0;
+}
+
 int rv_build(struct rv_report *r, const struct jst_run *run, char **errors, size_t n_errors)
 {
     memset(r, 0, sizeof(*r));
@@ -654,17 +671,8 @@ int rv_build(struct rv_report *r, const struct jst_run *run, char **errors, size
             if (fix[0] && !(m->fix = rv_intern(r, fix)))
                 goto oom_sym;
             m->call_site = call_site(r, &sym, &memo, p, c, frames);
-            if (c->n_kernels) {
-                m->kernels = calloc(c->n_kernels, sizeof(char *));
-                if (!m->kernels)
-                    goto oom_sym;
-                for (size_t q = 0; q < c->n_kernels; q++) {
-                    char d[1024];
-                    jst_demangle(c->kernels[q], d, sizeof(d));
-                    if (!(m->kernels[q] = rv_intern(r, d[0] ? d : c->kernels[q])))
-                        goto oom_sym;
-                }
-            }
+            if (demangle_kernels(r, m) < 0)
+                goto oom_sym;
             continue;
         oom_sym:
             if (sym)
