@@ -412,8 +412,10 @@ static void read_stack(struct jst_process *p, struct jst_field_iter *it)
         } else if (f.key == JST_F_IPS && (f.kind == JST_K_BYTES || f.kind == JST_K_STR)) {
             size_t n = f.len / 8;
             uint64_t *ips = n ? malloc(n * sizeof(uint64_t)) : NULL;
-            if (n && !ips)
+            if (n && !ips) {
+                model_oom++;
                 continue;
+            }
             for (size_t i = 0; i < n; i++) {
                 uint64_t v = 0;
                 for (int b = 7; b >= 0; b--)
@@ -467,8 +469,10 @@ static void read_modmap(struct jst_process *p, struct jst_field_iter *it)
         case JST_F_BUILD_ID:
             if (f.kind == JST_K_BYTES || f.kind == JST_K_STR) {
                 uint8_t *b = f.len ? malloc(f.len) : NULL;
-                if (f.len && !b)
+                if (f.len && !b) {
+                    model_oom++;
                     break;
+                }
                 if (f.len)
                     memcpy(b, f.data, f.len);
                 free(m->build_id);
