@@ -8,6 +8,7 @@
 #include "check_util.h"
 #include "cli.h"
 #include "fixes.h"
+#include "hashidx.h"
 #include "image.h"
 #include "symbolize.h"
 #include "trace.h"
@@ -116,6 +117,42 @@ static int streq0(const char *a, const char *b)
     return !strcmp(a, b);
 }
 
+/* Keys of jst_match_first for processes (pass 0: program and arguments,
+ * pass 1: program) and modules (pass 0: image hash, pass 1: origin and first
+ * kernel). */
+struct match_ctx {
+    const void *a, *b;
+    int pass;
+};
+
+static int procs_key(const struct jst_psum *s, int pass, uint64_t *h)
+{
+    *h = jst_hash_str(JST_HASH_SEED, s->exe);
+    if (pass == 0)
+        *h = jst_hash_u64(*h, s->argv_hash);
+    return 1;
+}
+
+static int procs_hash_a(const void *ctx, size_t i, uint64_t *h)
+{
+    const struct match_ctx *m = ctx;
+    return procs_key(&((const struct jst_psum *)m->a)[i], m->pass, h);
+}
+
+static int procs_hash_b(const void *ctx, size_t k, uint64_t *h)
+{
+    const struct match_ctx *m = ctx;
+    return procs_key(&((const struct jst_psum *)m->b)[k], m->pass, h);
+}
+
+static int procs_same(const void *ctx, size_t i, size_t k)
+{
+    const struct match_ctx *m = ctx;
+    const struct jst_psum *x = &((const struct jst_psum *)m->a)[i];
+    const struct jst_psum *y = &((const struct jst_psum *)m->b)[k];
+    return !strcmp(x->exe, y->exe) && (m->pass != 0 || x->argv_hash == y->argv_hash);
+}
+
 void jst_match_procs(const struct jst_psum *a, size_t na, const struct jst_psum *b, size_t nb,
                      long *a_to_b)
 {
@@ -125,7 +162,11 @@ void jst_match_procs(const struct jst_psum *a, size_t na, const struct jst_psum 
     if (!used)
         return;
     for (int pass = 0; pass < 2; pass++) {
-        for (size_t i = 0; i < na; i++) {
+        struct match_ctx mc = {a, b, pass};
+        struct jst_match_keys keys = {&mc, procs_hash_a, procs_hash_b, procs_same};
+        if (jst_match_first(&keys, na, nb, a_to_b, used) == 0)
+            continue;
+        for (size_t i = 0; i < na; i++) { /* out of memory: the plain scan */
             if (a_to_b[i] >= 0)
                 continue;
             for (size_t k = 0; k < nb; k++) {
@@ -147,6 +188,38 @@ static const char *first_kernel(const struct jst_pmod *m)
     return m->n_kernels ? m->kernels[0] : NULL;
 }
 
+static int mods_key(const struct jst_pmod *m, int pass, uint64_t *h)
+{
+    if (pass == 0) {
+        *h = m->hash;
+        return m->hash != 0;
+    }
+    *h = jst_hash_str(jst_hash_str(JST_HASH_SEED, m->origin), first_kernel(m));
+    return m->origin != NULL;
+}
+
+static int mods_hash_a(const void *ctx, size_t i, uint64_t *h)
+{
+    const struct match_ctx *m = ctx;
+    return mods_key(&((const struct jst_pmod *)m->a)[i], m->pass, h);
+}
+
+static int mods_hash_b(const void *ctx, size_t k, uint64_t *h)
+{
+    const struct match_ctx *m = ctx;
+    return mods_key(&((const struct jst_pmod *)m->b)[k], m->pass, h);
+}
+
+static int mods_same(const void *ctx, size_t i, size_t k)
+{
+    const struct match_ctx *m = ctx;
+    const struct jst_pmod *x = &((const struct jst_pmod *)m->a)[i];
+    const struct jst_pmod *y = &((const struct jst_pmod *)m->b)[k];
+    if (m->pass == 0)
+        return x->hash == y->hash;
+    return streq0(x->origin, y->origin) && streq0(first_kernel(x), first_kernel(y));
+}
+
 void jst_match_mods(const struct jst_pmod *a, size_t na, const struct jst_pmod *b, size_t nb,
                     long *a_to_b)
 {
@@ -155,6 +228,17 @@ void jst_match_mods(const struct jst_pmod *a, size_t na, const struct jst_pmod *
         a_to_b[i] = -1;
     if (!used)
         return;
+    struct match_ctx m0 = {a, b, 0}, m1 = {a, b, 1};
+    struct jst_match_keys k0 = {&m0, mods_hash_a, mods_hash_b, mods_same};
+    struct jst_match_keys k1 = {&m1, mods_hash_a, mods_hash_b, mods_same};
+    if (jst_match_first(&k0, na, nb, a_to_b, used) == 0 &&
+        jst_match_first(&k1, na, nb, a_to_b, used) == 0) {
+        free(used);
+        return;
+    }
+    for (size_t i = 0; i < na; i++) /* out of memory: the plain scans */
+        a_to_b[i] = -1;
+    memset(used, 0, nb ? nb : 1);
     for (size_t i = 0; i < na; i++) {
         if (!a[i].hash)
             continue;
@@ -185,6 +269,8 @@ const char *jst_partial_why(const struct jst_process *p)
         return p->damage;
     if (p->truncated)
         return "truncated: the stream ended early or without an END record";
+    if (p->n_oom)
+        return "incomplete: jitstall ran out of memory reading it, records were dropped";
     return NULL;
 }
 

@@ -17,6 +17,7 @@
 #include "export_fleet.h"
 #include "outfile.h"
 #include "fixes.h"
+#include "hashidx.h"
 #include "image.h"
 #include "jsonw.h"
 #include "trace.h"
@@ -219,12 +220,16 @@ static void export_process(struct jst_json *j, const struct jst_process *p, uint
     /* One thread_name per distinct thread, in order of first appearance. */
     uint64_t *tids = calloc(p->n_calls + 1, sizeof(*tids));
     size_t nt = 0;
+    struct jst_hidx seen_tid = {0}; /* a scan of the threads per call was quadratic */
     for (size_t i = 0; tids && i < p->n_calls; i++) {
-        size_t k = 0;
-        while (k < nt && tids[k] != p->calls[i].tid)
-            k++;
-        if (k < nt)
+        uint64_t h = jst_hash_u64(JST_HASH_SEED, p->calls[i].tid);
+        size_t cur = 0, p1;
+        while ((p1 = jst_hidx_next(&seen_tid, h, &cur)) != 0 && tids[p1 - 1] != p->calls[i].tid)
+            ;
+        if (p1)
             continue;
+        if (jst_hidx_add(&seen_tid, h, nt) < 0)
+            break;
         tids[nt++] = p->calls[i].tid;
         if (p->calls[i].tid == pid)
             snprintf(buf, sizeof buf, "main thread %llu", (unsigned long long)pid);
@@ -233,6 +238,7 @@ static void export_process(struct jst_json *j, const struct jst_process *p, uint
         meta(j, "thread_name", pid, p->calls[i].tid, buf);
     }
     free(tids);
+    jst_hidx_free(&seen_tid);
     if (p->n_cupti)
         meta(j, "thread_name", pid, CUPTI_TID, "CUPTI JIT activity");
 
@@ -385,6 +391,7 @@ static int cmd_export(int argc, char **argv)
         return JST_EXIT_USAGE;
     }
     struct jst_run run = {0};
+    run.keep_calls = 1; /* the timeline draws every call */
     int rc = jst_run_load("export", argv + optind, argc - optind, &run, 0);
     if (rc != JST_EXIT_OK) {
         jst_model_free(&run);

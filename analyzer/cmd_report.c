@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "model.h"
 #include "report_view.h"
+#include "symbolize.h"
 
 static const char report_help[] =
     "usage: jitstall report [--json | --markdown] [--stack-depth N] TRACE|DIR...\n"
@@ -143,6 +144,13 @@ static int cmd_report(int argc, char **argv)
         goto out;
     }
 
+    for (size_t k = 0; k < run.n_procs; k++)
+        if (run.procs[k].n_oom)
+            jst_errorf("report",
+                       "%s: out of memory while reading: %llu records or fields dropped; the "
+                       "report of this process is incomplete",
+                       run.procs[k].trace_path ? run.procs[k].trace_path : "?",
+                       (unsigned long long)run.procs[k].n_oom);
     struct rv_report r;
     if (rv_build_depth(&r, &run, errs, n_errs, (size_t)depth) < 0) {
         jst_errorf("report", "out of memory");
@@ -161,6 +169,7 @@ static int cmd_report(int argc, char **argv)
         rc = JST_EXIT_USAGE;
     }
     rv_free(&r);
+    jst_symbolize_cache_clear();
 out:
     for (size_t k = 0; k < n_errs; k++)
         free(errs[k]);

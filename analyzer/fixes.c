@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "fixes.h"
+#include "hashidx.h"
 #include "jitcache.h"
 #include "origin.h"
 #include "trace.h"
@@ -61,25 +62,11 @@ static unsigned load_cc(const struct jst_process *p, const struct jst_call_ev *c
     return 0;
 }
 
-/* Mean duration of the process's loads matching pred, or 0 if none. */
-static uint64_t mean_dur(const struct jst_process *p, int sass)
-{
-    uint64_t sum = 0, n = 0;
-    for (size_t i = 0; i < p->n_calls; i++) {
-        const struct jst_call_ev *c = &p->calls[i];
-        int match =
-            sass ? c->verdict == JST_V_SASS : (jst_is_jit_event(p, c) && c->cache == JST_C_HIT);
-        if (match && c->result == 0) {
-            sum = sat_add(sum, c->dur_ns);
-            n++;
-        }
-    }
-    return n ? sum / n : 0;
-}
-
+/* The means come from jst_model_derive (model_index.c), computed once per
+ * process: computing them here, per load, made report quadratic. */
 static uint64_t est_sass(const struct jst_process *p, const struct jst_call_ev *c)
 {
-    uint64_t e = mean_dur(p, 1);
+    uint64_t e = p->est_sass_ns;
     if (!e)
         e = sat_add(JST_EST_SASS_LOAD_NS, (c->image_size / 1024) * JST_EST_SASS_NS_PER_KIB);
     return e < c->dur_ns ? e : c->dur_ns;
@@ -87,7 +74,7 @@ static uint64_t est_sass(const struct jst_process *p, const struct jst_call_ev *
 
 static uint64_t est_hit(const struct jst_process *p, const struct jst_call_ev *c)
 {
-    uint64_t e = mean_dur(p, 0);
+    uint64_t e = p->est_hit_ns;
     if (!e) {
         uint64_t ptx = c->ptx_size ? c->ptx_size : c->image_size;
         e = sat_add(JST_EST_CACHE_HIT_NS, (ptx / 1024) * JST_EST_CACHE_HIT_NS_PER_KIB);
@@ -116,21 +103,11 @@ static uint64_t round_mib(uint64_t v)
  * limit, capped at the driver's 4 GiB maximum. */
 static uint64_t suggest_maxsize(const struct jst_process *p)
 {
-    uint64_t bytes = 0, cur = 0;
+    uint64_t bytes = p->cache_want_bytes, cur = 0; /* summed by jst_model_derive */
     if (p->cache_start.present)
         cur = p->cache_start.max_bytes;
     if (!cur && p->cache_end.present)
         cur = p->cache_end.max_bytes;
-    for (size_t i = 0; i < p->n_calls; i++) {
-        const struct jst_call_ev *c = &p->calls[i];
-        bytes = sat_add(bytes, c->cache_new_bytes);
-        /* An entry that did not fit: the driver's entries are about 1.5 times
-         * the PTX they were compiled from (measured on an H200). */
-        if (c->cache == JST_C_MISS_NOT_STORED && c->cache_reason == JST_CR_TOO_SMALL) {
-            uint64_t ptx = c->ptx_size ? c->ptx_size : c->image_size;
-            bytes = sat_add(bytes, sat_add(ptx, ptx / 2));
-        }
-    }
     uint64_t v = round_mib(bytes > UINT64_MAX / 2 ? UINT64_MAX : bytes * 2);
     if (v <= cur)
         v = round_mib(cur > UINT64_MAX / 2 ? UINT64_MAX : cur * 2);
@@ -503,10 +480,14 @@ uint64_t jst_fixes_projected_ttfk(const struct jst_process *p)
     return p->ttfk_ns > saved ? p->ttfk_ns - saved : 0;
 }
 
-static int add_cand(struct jst_fixes *out, size_t *cap, const struct cand *c)
+/* Adds c to the list, or to the equal fix already there (found through ix,
+ * by kind and text). */
+static int add_cand(struct jst_fixes *out, size_t *cap, struct jst_hidx *ix, const struct cand *c)
 {
-    for (size_t i = 0; i < out->n; i++) {
-        struct jst_fix *f = &out->v[i];
+    uint64_t h = jst_hash_str(jst_hash_u64(JST_HASH_SEED, c->kind), c->text);
+    size_t cur = 0, p1;
+    while ((p1 = jst_hidx_next(ix, h, &cur)) != 0) {
+        struct jst_fix *f = &out->v[p1 - 1];
         if (f->kind == c->kind && !strcmp(f->text, c->text)) {
             f->saves_ns = sat_add(f->saves_ns, c->saves_ns);
             f->n_loads++;
@@ -521,6 +502,8 @@ static int add_cand(struct jst_fixes *out, size_t *cap, const struct cand *c)
         out->v = nv;
         *cap = nc;
     }
+    if (jst_hidx_add(ix, h, out->n) < 0)
+        return -1;
     struct jst_fix *f = &out->v[out->n++];
     memset(f, 0, sizeof(*f));
     f->kind = c->kind;
@@ -551,6 +534,7 @@ void jst_fixes_sort(struct jst_fixes *f)
 int jst_fixes_compute(const struct jst_run *run, struct jst_fixes *out)
 {
     size_t cap = 0;
+    struct jst_hidx ix = {0};
     memset(out, 0, sizeof(*out));
     for (size_t i = 0; i < run->n_procs; i++) {
         const struct jst_process *p = &run->procs[i];
@@ -559,13 +543,15 @@ int jst_fixes_compute(const struct jst_run *run, struct jst_fixes *out)
             struct cand a, b;
             build_fix(p, c, &a);
             cache_fix(p, c, &b);
-            if ((a.kind && add_cand(out, &cap, &a) < 0) ||
-                (b.kind && add_cand(out, &cap, &b) < 0)) {
+            if ((a.kind && add_cand(out, &cap, &ix, &a) < 0) ||
+                (b.kind && add_cand(out, &cap, &ix, &b) < 0)) {
+                jst_hidx_free(&ix);
                 jst_fixes_free(out);
                 return -1;
             }
         }
     }
+    jst_hidx_free(&ix);
     if (out->n)
         qsort(out->v, out->n, sizeof(*out->v), cmp_fix);
     return 0;

@@ -13,6 +13,8 @@
 #include <sys/stat.h>
 #include "model.h"
 #include "fixes.h"
+#include "hashidx.h"
+#include "model_index.h"
 #include "trace.h"
 
 #define CU_JIT_INPUT_PTX 1
@@ -31,16 +33,25 @@ static uint64_t ev_end(uint64_t start, uint64_t dur)
 /* Grows the array *vp (of *n elements of size sz) by one zeroed element and
  * returns it; NULL when out of memory. Capacity doubles from 4 up, so it is
  * implied by *n and need not be stored. */
+static size_t model_oom; /* allocations that failed while reading one file */
+
+/* Memory set aside while reading and given back at the first allocation
+ * that fails, so that the command can still say what happened and print
+ * what it has: the process is marked partial and no further record of it is
+ * kept. */
+#define MODEL_RESERVE (8u << 20)
+static void *model_reserve;
+
 static void *push(void *vp, size_t *n, size_t sz)
 {
     void **v = vp;
     if (*n == 0 || (*n >= 4 && (*n & (*n - 1)) == 0)) {
         size_t cap = *n == 0 ? 4 : *n * 2;
-        if (cap > SIZE_MAX / sz)
+        void *nv = cap > SIZE_MAX / sz ? NULL : realloc(*v, cap * sz);
+        if (!nv) {
+            model_oom++;
             return NULL;
-        void *nv = realloc(*v, cap * sz);
-        if (!nv)
-            return NULL;
+        }
         *v = nv;
     }
     void *e = (char *)*v + *n * sz;
@@ -52,8 +63,10 @@ static void *push(void *vp, size_t *n, size_t sz)
 static char *dupn(const uint8_t *p, uint32_t len)
 {
     char *s = malloc((size_t)len + 1);
-    if (!s)
+    if (!s) {
+        model_oom++;
         return NULL;
+    }
     memcpy(s, p, len);
     s[len] = '\0';
     return s;
@@ -84,6 +97,15 @@ static void add_str(char ***v, size_t *n, const struct jst_field *f)
         return;
     }
     *slot = s;
+}
+
+/* A repeated string field of a call (kernel, entry), interned. */
+static void add_istr(struct jst_process *p, char ***v, size_t *n, const struct jst_field *f)
+{
+    char *s = jst_model_intern(p, f);
+    char **slot = s ? push(v, n, sizeof(char *)) : NULL;
+    if (slot)
+        *slot = s;
 }
 
 static int is_num(const struct jst_field *f)
@@ -196,7 +218,8 @@ static void read_call(struct jst_process *p, struct jst_field_iter *it)
                 c->call = (unsigned)f.u64;
             break;
         case JST_F_CALL:
-            set_str(&c->call_name, &f);
+            if ((f.kind == JST_K_STR || f.kind == JST_K_BYTES) && !c->call_name)
+                c->call_name = jst_model_intern(p, &f);
             break;
         case JST_F_ROUTE:
             if (num)
@@ -235,10 +258,12 @@ static void read_call(struct jst_process *p, struct jst_field_iter *it)
                 c->ctx = f.u64;
             break;
         case JST_F_NAME:
-            set_str(&c->name, &f);
+            if ((f.kind == JST_K_STR || f.kind == JST_K_BYTES) && !c->name)
+                c->name = jst_model_intern(p, &f);
             break;
         case JST_F_PATH:
-            set_str(&c->path, &f);
+            if ((f.kind == JST_K_STR || f.kind == JST_K_BYTES) && !c->path)
+                c->path = jst_model_intern(p, &f);
             break;
         case JST_F_STACK_ID:
             if (num)
@@ -257,26 +282,30 @@ static void read_call(struct jst_process *p, struct jst_field_iter *it)
                 c->image_hash = f.u64;
             break;
         case JST_F_SOURCE:
-            set_str(&c->source, &f);
+            if ((f.kind == JST_K_STR || f.kind == JST_K_BYTES) && !c->source)
+                c->source = jst_model_intern(p, &f);
             break;
         case JST_F_VERDICT:
             if (num)
                 c->verdict = (unsigned)f.u64;
             break;
         case JST_F_SASS_ARCH:
-            set_str(&c->sass_arch, &f);
+            if ((f.kind == JST_K_STR || f.kind == JST_K_BYTES) && !c->sass_arch)
+                c->sass_arch = jst_model_intern(p, &f);
             break;
         case JST_F_JIT_FROM:
-            set_str(&c->jit_from, &f);
+            if ((f.kind == JST_K_STR || f.kind == JST_K_BYTES) && !c->jit_from)
+                c->jit_from = jst_model_intern(p, &f);
             break;
         case JST_F_REASON:
-            set_str(&c->reason, &f);
+            if ((f.kind == JST_K_STR || f.kind == JST_K_BYTES) && !c->reason)
+                c->reason = jst_model_intern(p, &f);
             break;
         case JST_F_KERNEL:
-            add_str(&c->kernels, &c->n_kernels, &f);
+            add_istr(p, &c->kernels, &c->n_kernels, &f);
             break;
         case JST_F_ENTRY:
-            add_str(&c->entries, &c->n_entries, &f);
+            add_istr(p, &c->entries, &c->n_entries, &f);
             break;
         case JST_F_PTX_SIZE:
             if (num)
@@ -391,8 +420,10 @@ static void read_stack(struct jst_process *p, struct jst_field_iter *it)
         } else if (f.key == JST_F_IPS && (f.kind == JST_K_BYTES || f.kind == JST_K_STR)) {
             size_t n = f.len / 8;
             uint64_t *ips = n ? malloc(n * sizeof(uint64_t)) : NULL;
-            if (n && !ips)
+            if (n && !ips) {
+                model_oom++;
                 continue;
+            }
             for (size_t i = 0; i < n; i++) {
                 uint64_t v = 0;
                 for (int b = 7; b >= 0; b--)
@@ -446,8 +477,10 @@ static void read_modmap(struct jst_process *p, struct jst_field_iter *it)
         case JST_F_BUILD_ID:
             if (f.kind == JST_K_BYTES || f.kind == JST_K_STR) {
                 uint8_t *b = f.len ? malloc(f.len) : NULL;
-                if (f.len && !b)
+                if (f.len && !b) {
+                    model_oom++;
                     break;
+                }
                 if (f.len)
                     memcpy(b, f.data, f.len);
                 free(m->build_id);
@@ -537,17 +570,12 @@ static char *xasprintf(const char *fmt, ...)
 
 static void free_strv(char **v, size_t n);
 
+/* A call's own memory: its string arrays (the strings are interned in the
+ * process's table and freed with it). */
 static void free_call(struct jst_call_ev *c)
 {
-    free(c->call_name);
-    free(c->name);
-    free(c->path);
-    free(c->source);
-    free(c->sass_arch);
-    free(c->jit_from);
-    free(c->reason);
-    free_strv(c->kernels, c->n_kernels);
-    free_strv(c->entries, c->n_entries);
+    free(c->kernels);
+    free(c->entries);
 }
 
 /* The latest time a record carries (its start, plus its duration): a trace
@@ -628,6 +656,9 @@ static int add_file(struct jst_run *run, const char *path, char *err, size_t err
         run->n_unreadable++;
         return -1;
     }
+    model_oom = 0;
+    if (!model_reserve)
+        model_reserve = malloc(MODEL_RESERVE);
     p->trace_path = strdup(path);
     p->format_version = jst_reader_version(rd);
     p->exit_status = -1;
@@ -640,6 +671,12 @@ static int add_file(struct jst_run *run, const char *path, char *err, size_t err
         struct jst_field_iter it;
         n_rec++;
         note_record_time(p, &rec);
+        if (model_oom || p->n_oom) { /* out of memory: count what is not kept */
+            free(model_reserve);
+            model_reserve = NULL;
+            p->n_oom++;
+            continue;
+        }
         jst_fields_begin(&it, &rec);
         switch (rec.type) {
         case JST_REC_BEGIN:
@@ -654,6 +691,8 @@ static int add_file(struct jst_run *run, const char *path, char *err, size_t err
             read_device(p, &it);
             break;
         case JST_REC_CALL:
+            if (!run->keep_calls && jst_model_fold_call(p, &rec))
+                break;
             read_call(p, &it);
             break;
         case JST_REC_CACHE_STATE:
@@ -696,7 +735,12 @@ static int add_file(struct jst_run *run, const char *path, char *err, size_t err
     jst_reader_close(rd);
     resolve_begins(p, begins, n_begins);
     jst_model_derive(p);
-    return (p->truncated || p->damage) ? 1 : 0;
+    p->n_oom += model_oom;
+    if (p->n_oom) {
+        free(model_reserve);
+        model_reserve = NULL;
+    }
+    return (p->truncated || p->damage || p->n_oom) ? 1 : 0;
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -800,13 +844,8 @@ int jst_is_jit_event(const struct jst_process *p, const struct jst_call_ev *c)
         return 0;
     if (is_link_add(c->call))
         return link_input_is(c, CU_JIT_INPUT_PTX);
-    if (c->call == JST_CALL_cuLinkComplete && c->handle) {
-        for (const struct jst_call_ev *a = p->calls; a < c; a++)
-            if (is_link_add(a->call) && a->handle == c->handle &&
-                link_input_is(a, CU_JIT_INPUT_NVVM))
-                return 1;
-    }
-    return 0;
+    (void)p;
+    return c->call == JST_CALL_cuLinkComplete && c->link_nvvm; /* see jst_model_index */
 }
 
 /* Ties a CUPTI JIT record to the load it belongs to: by the recorded load
@@ -814,26 +853,26 @@ int jst_is_jit_event(const struct jst_process *p, const struct jst_call_ev *c)
  * any thread: CUPTI does not say which), else any load containing it. */
 static struct jst_call_ev *cupti_owner(struct jst_process *p, const struct jst_cupti_ev *e)
 {
-    if (e->load_seq)
-        for (size_t i = 0; i < p->n_calls; i++)
-            if (p->calls[i].seq == e->load_seq)
-                return &p->calls[i];
+    if (e->load_seq) {
+        long i = jst_model_call_index(p, e->load_seq);
+        if (i >= 0)
+            return &p->calls[i];
+    }
     for (int pass = 0; pass < 2; pass++) {
-        for (size_t i = 0; i < p->n_calls; i++) {
-            struct jst_call_ev *c = &p->calls[i];
-            int cand = pass == 0 ? jst_is_jit_event(p, c) : c->verdict != JST_V_NONE;
-            if (cand && e->start_ns >= c->start_ns && e->start_ns <= ev_end(c->start_ns, c->dur_ns))
-                return c;
-        }
+        long i = jst_model_span_find(p, pass, e->start_ns);
+        if (i >= 0)
+            return &p->calls[i];
     }
     return NULL;
 }
 
 void jst_model_derive(struct jst_process *p)
 {
-    uint64_t last_end = p->last_record_ns, first_start = 0;
-    p->first_launch_ns = 0;
+    uint64_t last_end = p->last_record_ns > p->fold_last_end ? p->last_record_ns : p->fold_last_end;
+    uint64_t first_start = p->fold_first_start;
+    p->first_launch_ns = p->fold_first_launch;
     p->n_in_flight = 0;
+    jst_model_index(p);
     for (size_t i = 0; i < p->n_calls; i++) {
         struct jst_call_ev *c = &p->calls[i];
         if (c->in_flight) { /* it had run at least until the last record */
@@ -849,6 +888,8 @@ void jst_model_derive(struct jst_process *p)
             (!p->first_launch_ns || c->start_ns < p->first_launch_ns))
             p->first_launch_ns = c->start_ns;
     }
+    if (p->n_cupti)
+        jst_model_span_build(p);
     for (size_t i = 0; i < p->n_cupti; i++) {
         struct jst_cupti_ev *e = &p->cupti[i];
         struct jst_call_ev *c = cupti_owner(p, e);
@@ -864,6 +905,7 @@ void jst_model_derive(struct jst_process *p)
         else if (e->op == JST_CUPTI_CACHE_STORE)
             c->cupti_cache_store_ns = sat_add(c->cupti_cache_store_ns, d);
     }
+    jst_model_span_free(p);
     if (!p->has_end || p->end_ns < last_end)
         p->end_ns = p->end_ns > last_end ? p->end_ns : last_end;
 
@@ -915,6 +957,8 @@ void jst_model_derive(struct jst_process *p)
     /* Time before the program first touched the driver is not CUDA's: an
      * interpreter importing its libraries, say. Only known with a real
      * process start. */
+    jst_model_jit_union(p);
+    jst_model_estimates(p);
     p->pre_driver_ns = 0;
     if (p->proc_start_ns && p->first_launch_ns && first_start > p->proc_start_ns &&
         first_start <= p->first_launch_ns)
@@ -924,16 +968,6 @@ void jst_model_derive(struct jst_process *p)
     known = sat_add(sat_add(known, p->pre_driver_ns), p->rtc_ns);
     p->other_ns = p->ttfk_ns > known ? p->ttfk_ns - known : 0;
     jst_queries_derive(p);
-}
-
-const struct jst_stack *jst_model_stack(const struct jst_process *p, uint64_t id)
-{
-    if (!id)
-        return NULL;
-    for (size_t i = 0; i < p->n_stacks; i++)
-        if (p->stacks[i].id == id)
-            return &p->stacks[i];
-    return NULL;
 }
 
 static void free_strv(char **v, size_t n)
@@ -962,6 +996,10 @@ static void free_process(struct jst_process *p)
     for (size_t i = 0; i < p->n_calls; i++)
         free_call(&p->calls[i]);
     free(p->calls);
+    if (p->strs)
+        jst_strtab_free(p->strs);
+    free(p->strs);
+    jst_model_index_free(p);
     free(p->cache_start.path);
     free(p->cache_end.path);
     for (size_t i = 0; i < p->n_stacks; i++)
@@ -985,4 +1023,6 @@ void jst_model_free(struct jst_run *run)
         free_process(&run->procs[i]);
     free(run->procs);
     memset(run, 0, sizeof(*run));
+    free(model_reserve);
+    model_reserve = NULL;
 }

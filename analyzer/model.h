@@ -11,6 +11,8 @@
 #include "jitstall/format.h"
 
 struct jst_field_iter;
+struct jst_strtab;
+struct jst_seq_pos;
 
 /* One hooked call, as recorded (all JST_REC_CALL records, in order). */
 struct jst_call_ev {
@@ -54,6 +56,7 @@ struct jst_call_ev {
     /* added: a BEGIN record with no call record of its seq: the call had not
      * returned when the trace ends; dur_ns runs to the trace's last record */
     int in_flight;
+    int link_nvvm;           /* cuLinkComplete of a link fed LTO-IR (model_index.c) */
 };
 
 struct jst_device {
@@ -154,6 +157,22 @@ struct jst_process {
     size_t n_in_flight;
     int ttfk_in_flight;             /* no launch, a call in flight: ttfk_ns is how long
                                        the process had waited for its first kernel so far */
+    /* added (analyzer/model_index.c): JIT before the first launch as work
+     * (summed durations) and how many of those loads overlapped another;
+     * ttfk_jit_ns above is their union, the wall time they took */
+    uint64_t ttfk_jit_work_ns;
+    size_t ttfk_jit_overlap;
+
+    /* added (analyzer/model_index.c): memory and lookups that stay linear */
+    struct jst_strtab *strs;      /* call strings, each distinct one once */
+    uint64_t n_folded;            /* calls counted but not kept, see jst_run */
+    uint64_t fold_first_start, fold_last_end, fold_first_launch;
+    uint64_t n_oom;               /* records or fields lost for lack of memory */
+    struct jst_seq_pos *seq_ix;   /* calls sorted by seq */
+    size_t *stack_ix;             /* stack positions sorted by id */
+    uint64_t est_sass_ns;         /* mean successful SASS load, 0 if none */
+    uint64_t est_hit_ns;          /* mean successful JIT cache hit, 0 if none */
+    uint64_t cache_want_bytes;    /* what the JIT stored or failed to store */
 };
 
 /* A runtime compiler call (NVRTC, nvJitLink), not a driver call. */
@@ -173,6 +192,12 @@ struct jst_run {
     struct jst_process *procs;
     size_t n_procs;
     size_t n_unreadable;            /* files that could not be read at all */
+    /* Set before jst_model_add to keep every call. Otherwise calls no command
+     * but export needs one by one (lookups, launches, unloads: every call that
+     * is not a load, link step, runtime compile, cuInit or context creation)
+     * are only counted (n_folded) and their times folded into fold_*, so
+     * memory follows the loads, not the calls. */
+    int keep_calls;
 };
 
 /* Adds one trace file, or every *.jst file in a directory (not recursive),

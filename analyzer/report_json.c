@@ -153,9 +153,8 @@ static void json_process(struct jst_json *j, const struct rv_report *r, const st
     jst_json_ku64(j, "jit_cache_load_ns", p->jit_cache_load_ns);
     jst_json_key(j, "modules");
     jst_json_arr(j);
-    for (size_t i = 0; i < r->n_mods; i++)
-        if (r->mods[i].p == p)
-            json_module(j, &r->mods[i]);
+    for (size_t i = 0; i < rp->n_mods; i++)
+        json_module(j, &r->mods[r->proc_mods[rp->mods_at + i]]);
     jst_json_end(j);
     /* additional keys */
     jst_json_ku64(j, "ppid", p->ppid);
@@ -209,6 +208,8 @@ static void json_process(struct jst_json *j, const struct rv_report *r, const st
     jst_json_ku64(j, "pre_driver_ns", p->pre_driver_ns);
     jst_json_ku64(j, "other_ns", p->other_ns);
     jst_json_ku64(j, "rtc_ns", p->rtc_ns);
+    jst_json_ku64(j, "jit_work_ns", p->ttfk_jit_work_ns);
+    jst_json_ku64(j, "jit_overlap_loads", p->ttfk_jit_overlap);
     jst_json_end(j);
     jst_json_ku64(j, "jit_loads", rp->n_jit_loads);
     jst_json_key(j, "cache");

@@ -88,7 +88,13 @@ static void write_headline(FILE *f, const struct rv_report *r)
     for (size_t i = 0; i < r->n_procs; i++) {
         const struct rv_proc *rp = &r->procs[i];
         const struct jst_process *p = rp->p;
-        if (p->jit_ns != p->ttfk_jit_ns)
+        if (p->ttfk_jit_overlap > 1)
+            fprintf(f,
+                    "Process %" PRIu64 ": JIT before the first kernel was %s of work in %zu "
+                    "overlapping loads, %s of wall time.\n",
+                    p->pid, rv_dur(p->ttfk_jit_work_ns, a, 32), p->ttfk_jit_overlap,
+                    rv_dur(p->ttfk_jit_ns, b, 32));
+        if (p->jit_ns != p->ttfk_jit_work_ns)
             fprintf(f, "Process %" PRIu64 " spent %s in JIT over the whole run (%zu %s).\n", p->pid,
                     rv_dur(p->jit_ns, a, 32), rp->n_jit_loads,
                     rp->n_jit_loads == 1 ? "load" : "loads");

@@ -68,6 +68,31 @@ int rv_stack_build(struct rv_module *m, const struct jst_frame *f, size_t n, siz
     return 0;
 }
 
+/* m gets a chain of its own equal to src's (two loads from one place). */
+int rv_stack_copy(struct rv_module *m, const struct rv_module *src)
+{
+    m->stack = NULL;
+    m->n_stack = 0;
+    m->stack_more = src->stack_more;
+    if (!src->n_stack)
+        return 0;
+    m->stack = calloc(src->n_stack, sizeof(*m->stack));
+    if (!m->stack)
+        return -1;
+    for (size_t i = 0; i < src->n_stack; i++) {
+        const struct rv_frame *f = &src->stack[i];
+        struct rv_frame *d = &m->stack[m->n_stack++];
+        *d = *f;
+        d->func = d->file = d->object = d->text = NULL;
+        if ((f->func && !(d->func = strdup(f->func))) ||
+            (f->file && !(d->file = strdup(f->file))) ||
+            (f->object && !(d->object = strdup(f->object))) ||
+            (f->text && !(d->text = strdup(f->text))))
+            return -1;
+    }
+    return 0;
+}
+
 void rv_stack_free(struct rv_module *m)
 {
     for (size_t i = 0; i < m->n_stack; i++) {

@@ -72,6 +72,21 @@ static void breakdown_line(const struct tw *t, const char *label, uint64_t v, ui
     fputc('\n', t->f);
 }
 
+/* The JIT line's detail. Loads on several threads overlap: the line shows
+ * the wall time they took together, and here the work they did. */
+static void jit_detail(const struct jst_process *p, char *line, size_t n)
+{
+    char a[32], b[32], w[32];
+    if (p->ttfk_jit_overlap > 1)
+        snprintf(line, n, "%s of work in %zu overlapping loads; compile %s, cache load %s",
+                 rv_dur(p->ttfk_jit_work_ns, w, sizeof(w)), p->ttfk_jit_overlap,
+                 rv_dur(p->ttfk_jit_compile_ns, a, sizeof(a)),
+                 rv_dur(p->ttfk_jit_cache_load_ns, b, sizeof(b)));
+    else
+        snprintf(line, n, "compile %s, cache load %s", rv_dur(p->ttfk_jit_compile_ns, a, sizeof(a)),
+                 rv_dur(p->ttfk_jit_cache_load_ns, b, sizeof(b)));
+}
+
 static void write_process(const struct tw *t, const struct rv_report *r, const struct rv_proc *rp)
 {
     const struct jst_process *p = rp->p;
@@ -98,9 +113,7 @@ static void write_process(const struct tw *t, const struct rv_report *r, const s
         fprintf(t->f, "  %sTime to first kernel  %s%s%s%s\n", C(t, BOLD),
                 p->ttfk_in_flight ? "more than " : "", rv_dur(p->ttfk_ns, a, sizeof(a)),
                 C(t, RESET), p->ttfk_in_flight ? " (no kernel yet: a call still in flight)" : "");
-        snprintf(line, sizeof(line), "compile %s, cache load %s",
-                 rv_dur(p->ttfk_jit_compile_ns, a, sizeof(a)),
-                 rv_dur(p->ttfk_jit_cache_load_ns, b, sizeof(b)));
+        jit_detail(p, line, sizeof(line));
         breakdown_line(t, "JIT", p->ttfk_jit_ns, p->ttfk_ns, line, p->ttfk_jit_ns ? RED : "");
         snprintf(line, sizeof(line), "cuInit %s, context %s", rv_dur(p->init_ns, a, sizeof(a)),
                  rv_dur(p->ctx_ns, b, sizeof(b)));

@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "hashidx.h"
 #include "image.h"
+#include "model_index.h"
 #include "report_view.h"
 #include "symbolize.h"
 #include "trace.h"
@@ -216,13 +218,11 @@ static int is_culprit(const struct jst_process *p, const struct jst_call_ev *c)
            c->verdict == JST_V_DAMAGED;
 }
 
-static char *call_site(struct jst_symbolizer **sym, const struct jst_process *p,
-                       const struct jst_call_ev *c, struct jst_frame *frames, size_t *n_frames)
+static char *call_site_of(struct jst_symbolizer **sym, const struct jst_process *p,
+                          const struct jst_call_ev *c, struct jst_frame *frames, size_t *n_frames)
 {
     char buf[1024];
     *n_frames = 0;
-    if (!c->stack_id)
-        return NULL;
     if (!jst_model_stack(p, c->stack_id)) {
         snprintf(buf, sizeof(buf), "stack %" PRIu64 " is not in the trace", c->stack_id);
         return strdup(buf);
@@ -243,6 +243,99 @@ static char *call_site(struct jst_symbolizer **sym, const struct jst_process *p,
         jst_frame_str(&frames[i], buf, sizeof(buf));
     }
     return strdup(buf);
+}
+
+/* Call sites already worked out in one process, by stack and by the module
+ * map in effect (the number of map entries recorded before the call): loads
+ * from one place share a stack, and symbolizing it again for each of
+ * thousands of loads is most of a report's time. */
+struct site_ent {
+    uint64_t stack_id;
+    size_t n_mods;
+    char *site;    /* interned */
+    size_t mod_ix; /* the module whose chain (rv_module.stack) was built from it */
+};
+
+struct site_memo {
+    struct jst_hidx ix;
+    struct site_ent *v;
+    size_t n, cap;
+};
+
+/* The report's copy of s: each distinct text (fix, call site, demangled
+ * kernel) is kept once however many modules show it. NULL: out of memory. */
+static char *rv_intern(struct rv_report *r, const char *s)
+{
+    if (!r->strs && !(r->strs = calloc(1, sizeof(*r->strs))))
+        return NULL;
+    return (char *)jst_strtab_intern(r->strs, s, strlen(s));
+}
+
+static size_t mods_before(const struct jst_process *p, const struct jst_call_ev *c)
+{
+    long k = jst_model_call_index(p, c->seq);
+    size_t lo = 0, hi = p->n_mods; /* seq_after never decreases along the map */
+    while (k >= 0 && lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (p->mods[mid].seq_after <= (uint64_t)k)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return k >= 0 ? lo : SIZE_MAX;
+}
+
+/* The call site of module mod_ix (r->mods) and its chain of callers, from
+ * the memo when an earlier module had the same stack (its chain is copied),
+ * else symbolized. -1 only when memory ran out. */
+static int call_site(struct rv_report *r, struct jst_symbolizer **sym, struct site_memo *memo,
+                     const struct jst_process *p, size_t mod_ix, struct jst_frame *frames,
+                     size_t depth)
+{
+    struct rv_module *m = &r->mods[mod_ix];
+    const struct jst_call_ev *c = m->c;
+    m->call_site = NULL;
+    if (!c->stack_id)
+        return 0;
+    size_t nm = mods_before(p, c);
+    uint64_t h = jst_hash_u64(jst_hash_u64(JST_HASH_SEED, c->stack_id), nm);
+    size_t cur = 0, p1;
+    while ((p1 = jst_hidx_next(&memo->ix, h, &cur)) != 0) {
+        const struct site_ent *e = &memo->v[p1 - 1];
+        if (e->stack_id == c->stack_id && e->n_mods == nm) {
+            m->call_site = e->site;
+            return rv_stack_copy(m, &r->mods[e->mod_ix]);
+        }
+    }
+    size_t n_frames = 0;
+    char *made = call_site_of(sym, p, c, frames, &n_frames);
+    if (rv_stack_build(m, frames, n_frames, depth) < 0) {
+        free(made);
+        return -1;
+    }
+    char *site = made ? rv_intern(r, made) : NULL;
+    free(made);
+    if (!site)
+        return -1;
+    m->call_site = site;
+    if (memo->n == memo->cap) {
+        size_t cap = memo->cap ? memo->cap * 2 : 16;
+        struct site_ent *nv = realloc(memo->v, cap * sizeof *nv);
+        if (!nv)
+            return 0; /* no memo, still the right answer */
+        memo->v = nv;
+        memo->cap = cap;
+    }
+    if (jst_hidx_add(&memo->ix, h, memo->n) == 0)
+        memo->v[memo->n++] = (struct site_ent){c->stack_id, nm, site, mod_ix};
+    return 0;
+}
+
+static void site_memo_free(struct site_memo *m)
+{
+    free(m->v);
+    jst_hidx_free(&m->ix);
+    memset(m, 0, sizeof *m);
 }
 
 static void add_missing(struct rv_proc *rp, const char *fmt, ...)
@@ -277,6 +370,11 @@ static void find_missing(struct rv_proc *rp)
     else if (p->truncated)
         add_missing(rp, "the trace is truncated: it has no END record (the process was killed, "
                         "crashed or is still running); events not yet written are missing");
+    if (p->n_oom)
+        add_missing(rp,
+                    "jitstall ran out of memory reading the trace: %" PRIu64 " records or fields "
+                    "were dropped, so the figures below are incomplete",
+                    p->n_oom);
     if (!p->pid && !p->exe)
         add_missing(rp, "no process record: pid, program and start time are unknown");
     else if (!p->proc_start_ns)
@@ -287,7 +385,7 @@ static void find_missing(struct rv_proc *rp)
                         "trace ends, so time to first kernel is at least the time shown");
     else if (!p->first_launch_ns)
         add_missing(rp, "no kernel launch recorded: there is no time to first kernel");
-    if (!p->n_devices && p->n_calls)
+    if (!p->n_devices && (p->n_calls || p->n_folded))
         add_missing(rp, "no device record: the GPU architecture is unknown");
     if (!p->cache_start.present)
         add_missing(rp, "JIT cache state at start not recorded");
@@ -344,47 +442,109 @@ static int cmp_group(const void *a, const void *b)
     return x->m < y->m ? -1 : x->m > y->m; /* mods are ranked: keep their order */
 }
 
+/* Hash of what same_group compares. */
+static uint64_t group_hash(const struct rv_module *a)
+{
+    const struct jst_call_ev *x = a->c;
+    uint64_t h = jst_hash_str(JST_HASH_SEED, jst_load_origin(x));
+    h = jst_hash_str(jst_hash_str(h, x->name), x->reason);
+    h = jst_hash_str(jst_hash_str(h, x->jit_from), a->call_site);
+    h = jst_hash_str(h, a->fix);
+    h = jst_hash_u64(jst_hash_u64(jst_hash_u64(h, x->call), x->verdict), x->cache);
+    h = jst_hash_u64(jst_hash_u64(h, x->cache_reason), (uint64_t)x->result);
+    return jst_hash_u64(h, x->n_kernels);
+}
+
+static int cmp_size(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* For rv_group_pids: each group's processes in run order, once each, as
+ * slices of r->group_procs (pairs group << 32 | process index, sorted). */
+static int build_group_procs(struct rv_report *r)
+{
+    size_t n = 0;
+    r->group_procs = calloc(r->n_mods ? r->n_mods : 1, sizeof(*r->group_procs));
+    if (!r->group_procs)
+        return -1;
+    for (size_t i = 0; i < r->n_mods; i++)
+        if (r->mods[i].culprit)
+            r->group_procs[n++] = (r->mods[i].group << 32) | (size_t)(r->mods[i].p - r->run->procs);
+    qsort(r->group_procs, n, sizeof(*r->group_procs), cmp_size);
+    size_t w = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (w && r->group_procs[w - 1] == r->group_procs[i])
+            continue;
+        size_t g = r->group_procs[i] >> 32;
+        if (!w || (r->group_procs[w - 1] >> 32) != g)
+            r->groups[g].procs_at = w;
+        r->groups[g].n_procs++;
+        r->group_procs[w++] = r->group_procs[i];
+    }
+    return 0;
+}
+
 /* Groups the culprits (mods is already ranked), then ranks the groups. */
 static int build_groups(struct rv_report *r)
 {
+    struct jst_hidx ix = {0};
+    size_t *gof = calloc(r->n_mods ? r->n_mods : 1, sizeof(*gof));
     r->groups = calloc(r->n_mods ? r->n_mods : 1, sizeof(*r->groups));
-    if (!r->groups)
-        return -1;
+    if (!r->groups || !gof)
+        goto oom;
     for (size_t i = 0; i < r->n_mods; i++) {
         struct rv_module *m = &r->mods[i];
         if (!m->culprit)
             continue;
-        size_t g;
-        for (g = 0; g < r->n_groups; g++)
-            if (same_group(r->groups[g].m, m))
+        uint64_t h = group_hash(m);
+        size_t g = r->n_groups, cur = 0, p1;
+        while ((p1 = jst_hidx_next(&ix, h, &cur)) != 0)
+            if (same_group(r->groups[p1 - 1].m, m)) {
+                g = p1 - 1;
                 break;
-        if (g == r->n_groups)
-            r->groups[r->n_groups++] = (struct rv_group){m, 0, 0};
+            }
+        if (g == r->n_groups) {
+            if (jst_hidx_add(&ix, h, g) < 0)
+                goto oom;
+            r->groups[r->n_groups++] = (struct rv_group){m, 0, 0, 0, 0};
+        }
+        gof[i] = g;
         r->groups[g].n++;
         r->groups[g].lost_ns = sat_add(r->groups[g].lost_ns, m->lost_ns);
     }
+    jst_hidx_free(&ix);
     if (r->n_groups)
         qsort(r->groups, r->n_groups, sizeof(*r->groups), cmp_group);
+    /* where each group went: its leader module knows its old group number */
+    size_t *rank = calloc(r->n_groups ? r->n_groups : 1, sizeof(*rank));
+    if (!rank)
+        goto oom;
+    for (size_t g = 0; g < r->n_groups; g++)
+        rank[gof[r->groups[g].m - r->mods]] = g;
     for (size_t i = 0; i < r->n_mods; i++)
-        for (size_t g = 0; r->mods[i].culprit && g < r->n_groups; g++)
-            if (same_group(r->groups[g].m, &r->mods[i])) {
-                r->mods[i].group = g;
-                break;
-            }
-    return 0;
+        if (r->mods[i].culprit)
+            r->mods[i].group = rank[gof[i]];
+    free(rank);
+    free(gof);
+    return build_group_procs(r);
+oom:
+    jst_hidx_free(&ix);
+    free(gof);
+    return -1;
 }
 
 const char *rv_group_pids(const struct rv_report *r, size_t g, char *buf, size_t n)
 {
     size_t shown = 0, more = 0;
     uint64_t last = UINT64_MAX;
+    const struct rv_group *gr = &r->groups[g];
     buf[0] = '\0';
-    for (size_t i = 0; i < r->n_procs; i++) {
-        const struct jst_process *p = r->procs[i].p;
-        int member = 0;
-        for (size_t k = 0; k < r->n_mods && !member; k++)
-            member = r->mods[k].culprit && r->mods[k].group == g && r->mods[k].p == p;
-        if (!member || p->pid == last)
+    for (size_t i = 0; i < gr->n_procs; i++) {
+        const struct jst_process *p =
+            &r->run->procs[r->group_procs[gr->procs_at + i] & 0xffffffffu];
+        if (p->pid == last)
             continue;
         last = p->pid;
         if (shown < 6)
@@ -417,22 +577,36 @@ static uint64_t wall_end(const struct jst_process *p)
  * latest's (by wall-clock time, comparable across hosts). */
 static int build_caches(struct rv_report *r)
 {
+    struct jst_hidx ix = {0}; /* cache key -> index in caches */
+    size_t cap = 0;
     for (size_t i = 0; i < r->n_procs; i++) {
         const struct jst_process *p = r->procs[i].p;
         const struct jst_cache_state *s = cache_state(p);
         if (!s)
             continue;
-        size_t j;
-        for (j = 0; j < r->n_caches; j++) {
-            const struct jst_cache_state *o = cache_state(r->caches[j].first);
+        uint64_t h = jst_hash_u64(jst_hash_u64(jst_hash_str(JST_HASH_SEED, s->path), s->disabled),
+                                  s->max_bytes);
+        size_t j = r->n_caches, cur = 0, p1;
+        while ((p1 = jst_hidx_next(&ix, h, &cur)) != 0) {
+            const struct jst_cache_state *o = cache_state(r->caches[p1 - 1].first);
             if (!strcmp(o->path, s->path) && o->disabled == s->disabled &&
-                o->max_bytes == s->max_bytes)
+                o->max_bytes == s->max_bytes) {
+                j = p1 - 1;
                 break;
+            }
         }
         if (j == r->n_caches) {
-            struct rv_cache *nv = realloc(r->caches, (r->n_caches + 1) * sizeof(*nv));
-            if (!nv)
+            struct rv_cache *nv = r->n_caches < cap
+                                      ? r->caches
+                                      : realloc(r->caches, (cap ? cap * 2 : 4) * sizeof(*nv));
+            if (!nv || jst_hidx_add(&ix, h, j) < 0) {
+                jst_hidx_free(&ix);
+                if (nv)
+                    r->caches = nv;
                 return -1;
+            }
+            if (r->n_caches == cap)
+                cap = cap ? cap * 2 : 4;
             r->caches = nv;
             r->caches[j] = (struct rv_cache){s->path, p, p, 0};
             r->n_caches++;
@@ -444,6 +618,46 @@ static int build_caches(struct rv_report *r)
             c->last = p;
         c->path = cache_state(c->first)->path;
         c->n_procs++;
+    }
+    jst_hidx_free(&ix);
+    return 0;
+}
+
+/* Each process's modules in rank order (a counting sort by process), so a
+ * writer that lists them per process does not scan every module per process. */
+static int build_proc_mods(struct rv_report *r)
+{
+    r->proc_mods = calloc(r->n_mods ? r->n_mods : 1, sizeof(*r->proc_mods));
+    if (!r->proc_mods)
+        return -1;
+    for (size_t i = 0; i < r->n_mods; i++)
+        r->procs[r->mods[i].p - r->run->procs].n_mods++;
+    size_t at = 0;
+    for (size_t i = 0; i < r->n_procs; i++) {
+        r->procs[i].mods_at = at;
+        at += r->procs[i].n_mods;
+        r->procs[i].n_mods = 0;
+    }
+    for (size_t i = 0; i < r->n_mods; i++) {
+        struct rv_proc *rp = &r->procs[r->mods[i].p - r->run->procs];
+        r->proc_mods[rp->mods_at + rp->n_mods++] = i;
+    }
+    return 0;
+}
+
+static int demangle_kernels(struct rv_report *r, struct rv_module *m)
+{
+    const struct jst_call_ev *c = m->c;
+    if (!c->n_kernels)
+        return 0;
+    m->kernels = calloc(c->n_kernels, sizeof(char *));
+    if (!m->kernels)
+        return -1;
+    for (size_t q = 0; q < c->n_kernels; q++) {
+        char d[1024];
+        jst_demangle(c->kernels[q], d, sizeof(d));
+        if (!(m->kernels[q] = rv_intern(r, d[0] ? d : c->kernels[q])))
+            return -1;
     }
     return 0;
 }
@@ -482,10 +696,11 @@ int rv_build_depth(struct rv_report *r, const struct jst_run *run, char **errors
         const struct jst_process *p = &run->procs[i];
         struct rv_proc *rp = &r->procs[r->n_procs++];
         struct jst_symbolizer *sym = NULL;
+        struct site_memo memo = {0};
         rp->p = p;
         rp->projected_ttfk_ns = jst_fixes_projected_ttfk(p);
         find_missing(rp);
-        if (p->truncated || p->damage)
+        if (p->truncated || p->damage || p->n_oom)
             r->partial = 1;
         for (size_t k = 0; k < p->n_calls; k++) {
             const struct jst_call_ev *c = &p->calls[k];
@@ -501,31 +716,22 @@ int rv_build_depth(struct rv_report *r, const struct jst_run *run, char **errors
             m->saves_ns = jst_fix_load_saves(p, c);
             rp->n_jit_loads += jst_is_jit_event(p, c);
             jst_fix_for_load(p, c, NULL, fix, sizeof(fix));
-            if (fix[0] && !(m->fix = strdup(fix)))
+            if (fix[0] && !(m->fix = rv_intern(r, fix)))
                 goto oom_sym;
-            size_t n_frames;
-            m->call_site = call_site(&sym, p, c, frames, &n_frames);
-            if (rv_stack_build(m, frames, n_frames, depth) < 0)
+            if (call_site(r, &sym, &memo, p, (size_t)(m - r->mods), frames, depth) < 0)
                 goto oom_sym;
-            if (c->n_kernels) {
-                m->kernels = calloc(c->n_kernels, sizeof(char *));
-                if (!m->kernels)
-                    goto oom_sym;
-                for (size_t q = 0; q < c->n_kernels; q++) {
-                    char d[1024];
-                    jst_demangle(c->kernels[q], d, sizeof(d));
-                    if (!(m->kernels[q] = strdup(d[0] ? d : c->kernels[q])))
-                        goto oom_sym;
-                }
-            }
+            if (demangle_kernels(r, m) < 0)
+                goto oom_sym;
             continue;
         oom_sym:
             if (sym)
                 jst_symbolizer_free(sym);
+            site_memo_free(&memo);
             goto oom;
         }
         if (sym)
             jst_symbolizer_free(sym);
+        site_memo_free(&memo);
         if (p->ttfk_ns > r->ttfk_max_ns)
             r->ttfk_max_ns = p->ttfk_ns;
         if (rp->projected_ttfk_ns > r->projected_ttfk_max_ns)
@@ -536,7 +742,7 @@ int rv_build_depth(struct rv_report *r, const struct jst_run *run, char **errors
     }
     if (r->n_mods)
         qsort(r->mods, r->n_mods, sizeof(*r->mods), cmp_mod);
-    if (build_caches(r) < 0 || build_groups(r) < 0)
+    if (build_caches(r) < 0 || build_groups(r) < 0 || build_proc_mods(r) < 0)
         goto oom;
     free(frames);
     return 0;
@@ -549,15 +755,13 @@ oom:
 void rv_free(struct rv_report *r)
 {
     for (size_t i = 0; i < r->n_mods; i++) {
-        free(r->mods[i].call_site);
         rv_stack_free(&r->mods[i]);
-        free(r->mods[i].fix);
-        if (r->mods[i].kernels)
-            for (size_t q = 0; q < r->mods[i].c->n_kernels; q++)
-                free(r->mods[i].kernels[q]);
-        free(r->mods[i].kernels);
+        free(r->mods[i].kernels); /* the strings are interned */
     }
     free(r->mods);
+    if (r->strs)
+        jst_strtab_free(r->strs);
+    free(r->strs);
     for (size_t i = 0; i < r->n_procs; i++) {
         for (size_t q = 0; q < r->procs[i].n_missing; q++)
             free(r->procs[i].missing[q]);
@@ -569,6 +773,8 @@ void rv_free(struct rv_report *r)
     free(r->errors);
     free(r->caches);
     free(r->groups);
+    free(r->group_procs);
+    free(r->proc_mods);
     jst_fixes_free(&r->fixes);
     jst_races_free(&r->races);
     memset(r, 0, sizeof(*r));

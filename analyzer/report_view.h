@@ -34,9 +34,9 @@ struct rv_module {
     int culprit;       /* JIT compiled, or failed: worth a line in Culprits */
     uint64_t lost_ns;  /* JIT events: their duration; others 0 */
     uint64_t saves_ns; /* what its own fix saves */
-    char *call_site;   /* symbolized frame, or NULL when no stack */
-    char *fix;         /* one-line fix, or NULL */
-    char **kernels;    /* demangled, n = c->n_kernels */
+    char *call_site;   /* symbolized frame, or NULL when no stack (shared) */
+    char *fix;         /* one-line fix, or NULL (shared) */
+    char **kernels;    /* demangled, n = c->n_kernels (strings shared) */
     size_t group;      /* culprits: index into rv_report.groups */
 
     struct rv_frame *stack; /* the chain: call site first, outward to main */
@@ -51,6 +51,7 @@ struct rv_group {
     const struct rv_module *m; /* the member that lost most */
     size_t n;                  /* members */
     uint64_t lost_ns;          /* summed */
+    size_t procs_at, n_procs;  /* its processes: a slice of rv_report.group_procs */
 };
 
 /* A cache directory as seen by the processes that used it. */
@@ -66,6 +67,7 @@ struct rv_proc {
     size_t n_jit_loads;
     char **missing; /* what this trace lacks, one line each */
     size_t n_missing;
+    size_t mods_at, n_mods; /* its modules, ranked: a slice of rv_report.proc_mods */
 };
 
 struct rv_error {
@@ -80,6 +82,9 @@ struct rv_report {
     size_t n_mods;
     struct rv_group *groups; /* ranked by lost_ns, largest first */
     size_t n_groups;
+    size_t *group_procs; /* group << 32 | index in run->procs, sorted */
+    size_t *proc_mods;   /* indexes into mods, by process, ranked within */
+    struct jst_strtab *strs; /* fix, call_site and kernels texts of mods */
     struct rv_cache *caches;
     size_t n_caches;
     struct jst_fixes fixes;
@@ -105,6 +110,7 @@ void rv_free(struct rv_report *r);
  * jitstall, at most depth frames (0: all). Returns 0, or -1 when out of memory. */
 struct jst_frame;
 int rv_stack_build(struct rv_module *m, const struct jst_frame *f, size_t n, size_t depth);
+int rv_stack_copy(struct rv_module *m, const struct rv_module *src);
 void rv_stack_free(struct rv_module *m);
 
 /* Writers; each returns 0, or -1 on a write error. */

@@ -3,7 +3,9 @@
  * recorded module is opened from its path (or, when the file on disk is gone
  * or has another build-id, from the build-id debug directory) and reported at
  * its recorded load bias; IPs become function, file and line, or
- * module+offset with a plain note saying why not.
+ * module+offset with a plain note saying why not. A module file is opened
+ * once per analyzer run, not once per trace: a directory of thousands of
+ * traces of one program reads its debug sections once.
  */
 #include <ctype.h>
 #include <dwarf.h>
@@ -30,21 +32,52 @@
 #define SYM_NOTE_NOSYMS "no symbols"
 #define SYM_PYTHON "[python interpreter]"
 
-struct sym_mod {
-    int tried;
+/* One module file as opened, shared by every trace that maps the same file:
+ * same recorded path and identity (build-id, size, mtime) and the same file
+ * on disk now (device, inode, size, mtime). */
+struct sym_file {
+    char *path;
+    uint8_t *build_id;
+    size_t build_id_len;
+    uint64_t file_size, mtime_ns;
+    struct stat disk; /* st_ino 0 and st_dev 0: not there */
+    char debug_root[PATH_MAX];
     Dwfl *dwfl; /* NULL when the module cannot be read */
     Dwfl_Module *mod;
-    const char *note; /* why frames in it cannot be symbolized */
+    uint64_t bias; /* the load bias it was reported at */
+    const char *note;
+    struct sym_file *next;
+};
+
+struct sym_mod {
+    int tried;
+    struct sym_file *file; /* NULL: not opened (python, or out of memory) */
+    uint64_t delta;        /* this process's bias minus the file's */
+    const char *note;      /* why frames in it cannot be symbolized */
     int internal, python;
 };
 
 struct jst_symbolizer {
     const struct jst_process *p;
     struct sym_mod *mods; /* parallel to p->mods */
+    size_t *stack_ix;     /* stacks sorted by id, built on first use */
+    struct sym_seq *seq_ix;
+    int indexed;
     char debug_root[PATH_MAX];
-    char *debuginfo_path; /* for dwfl_standard_find_debuginfo */
-    Dwfl_Callbacks cb;    /* libdwfl keeps a pointer to it */
 };
+
+struct sym_seq {
+    uint64_t seq;
+    size_t pos;
+};
+
+/* The files opened so far in this run, and libdwfl's callbacks (it keeps a
+ * pointer to them and to the debuginfo path). */
+#define SYM_BUCKETS 1024
+static struct sym_file *sym_files[SYM_BUCKETS];
+static size_t sym_n_opened;
+static char *sym_debuginfo_path;
+static Dwfl_Callbacks sym_cb;
 
 static const char *sym_base(const char *path)
 {
@@ -107,16 +140,25 @@ struct jst_symbolizer *jst_symbolizer_new(const struct jst_process *p)
     const char *root = getenv("JITSTALL_DEBUG_DIR");
     snprintf(s->debug_root, sizeof s->debug_root, "%s", root && *root ? root : "/usr/lib/debug");
     size_t n = strlen(s->debug_root) + 16;
-    s->debuginfo_path = malloc(n);
-    if (!s->mods || !s->debuginfo_path) {
+    char *dip = malloc(n);
+    if (!s->mods || !dip) {
+        free(dip);
         jst_symbolizer_free(s);
         return NULL;
     }
-    snprintf(s->debuginfo_path, n, "-:.debug:%s", s->debug_root);
-    s->cb.find_elf = dwfl_build_id_find_elf;
-    s->cb.find_debuginfo = dwfl_standard_find_debuginfo;
-    s->cb.section_address = dwfl_offline_section_address;
-    s->cb.debuginfo_path = &s->debuginfo_path;
+    snprintf(dip, n, "-:.debug:%s", s->debug_root);
+    /* The debug root is read once per run: files opened under an older one
+     * keep it (it is part of their identity). */
+    if (!sym_debuginfo_path || strcmp(sym_debuginfo_path, dip) != 0) {
+        free(sym_debuginfo_path);
+        sym_debuginfo_path = dip;
+    } else {
+        free(dip);
+    }
+    sym_cb.find_elf = dwfl_build_id_find_elf;
+    sym_cb.find_debuginfo = dwfl_standard_find_debuginfo;
+    sym_cb.section_address = dwfl_offline_section_address;
+    sym_cb.debuginfo_path = &sym_debuginfo_path;
     elf_version(EV_CURRENT);
     return s;
 }
@@ -125,13 +167,33 @@ void jst_symbolizer_free(struct jst_symbolizer *s)
 {
     if (!s)
         return;
-    if (s->mods && s->p)
-        for (size_t i = 0; i < s->p->n_mods; i++)
-            if (s->mods[i].dwfl)
-                dwfl_end(s->mods[i].dwfl);
     free(s->mods);
-    free(s->debuginfo_path);
+    free(s->stack_ix);
+    free(s->seq_ix);
     free(s);
+}
+
+void jst_symbolize_cache_clear(void)
+{
+    for (size_t b = 0; b < SYM_BUCKETS; b++) {
+        while (sym_files[b]) {
+            struct sym_file *f = sym_files[b];
+            sym_files[b] = f->next;
+            if (f->dwfl)
+                dwfl_end(f->dwfl);
+            free(f->path);
+            free(f->build_id);
+            free(f);
+        }
+    }
+    free(sym_debuginfo_path);
+    sym_debuginfo_path = NULL;
+    sym_n_opened = 0;
+}
+
+size_t jst_symbolize_files_opened(void)
+{
+    return sym_n_opened;
 }
 
 /* Build-id of the ELF file at path: 1 read (len may be 0: none), 0 missing, -1 not ELF. */
@@ -202,8 +264,96 @@ static const char *sym_pick_file(struct jst_symbolizer *s, const struct jst_modm
     return NULL;
 }
 
-/* Opens module i of the map once: a Dwfl of its own, so that modules that
- * reused an address range after a dlclose never overlap. */
+static uint64_t sym_key_hash(const struct jst_modmap *m, const struct stat *st)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (const char *c = m->path; *c; c++)
+        h = (h ^ (unsigned char)*c) * 0x100000001b3ull;
+    for (size_t i = 0; i < m->build_id_len; i++)
+        h = (h ^ m->build_id[i]) * 0x100000001b3ull;
+    h = (h ^ m->file_size) * 0x100000001b3ull;
+    h = (h ^ m->mtime_ns) * 0x100000001b3ull;
+    h = (h ^ (uint64_t)st->st_ino) * 0x100000001b3ull;
+    return (h ^ (uint64_t)st->st_size) * 0x100000001b3ull;
+}
+
+static int sym_same_file(const struct sym_file *f, const struct jst_modmap *m,
+                         const struct stat *st, const char *root)
+{
+    return strcmp(f->path, m->path) == 0 && f->build_id_len == m->build_id_len &&
+           (!m->build_id_len || memcmp(f->build_id, m->build_id, m->build_id_len) == 0) &&
+           f->file_size == m->file_size && f->mtime_ns == m->mtime_ns &&
+           f->disk.st_dev == st->st_dev && f->disk.st_ino == st->st_ino &&
+           f->disk.st_size == st->st_size && f->disk.st_mtim.tv_sec == st->st_mtim.tv_sec &&
+           f->disk.st_mtim.tv_nsec == st->st_mtim.tv_nsec && strcmp(f->debug_root, root) == 0;
+}
+
+/* Opens a module file: a Dwfl of its own, so that modules that reused an
+ * address range after a dlclose never overlap; reported at this map entry's
+ * bias (other processes use it shifted by their own). */
+static void sym_file_open(struct jst_symbolizer *s, const struct jst_modmap *m, struct sym_file *f)
+{
+    char dbg[PATH_MAX];
+    const char *file = sym_pick_file(s, m, dbg, sizeof dbg, &f->note);
+    if (!file)
+        return;
+    sym_n_opened++;
+    Dwfl *d = dwfl_begin(&sym_cb);
+    if (!d) {
+        f->note = SYM_NOTE_UNREADABLE;
+        return;
+    }
+    dwfl_report_begin(d);
+    /* ET_DYN: the recorded bias plus each segment's p_vaddr; ET_EXEC: as linked. */
+    Dwfl_Module *mod = dwfl_report_elf(d, sym_base(m->path), file, -1, m->bias, true);
+    dwfl_report_end(d, NULL, NULL);
+    if (!mod) {
+        dwfl_end(d);
+        f->note = SYM_NOTE_UNREADABLE;
+        return;
+    }
+    f->dwfl = d;
+    f->mod = mod;
+    f->bias = m->bias;
+}
+
+/* The shared file entry for map entry m, opened on first use; NULL when out
+ * of memory. */
+static struct sym_file *sym_file_get(struct jst_symbolizer *s, const struct jst_modmap *m)
+{
+    struct stat st;
+    if (stat(m->path, &st) != 0)
+        memset(&st, 0, sizeof st);
+    uint64_t h = sym_key_hash(m, &st);
+    struct sym_file **b = &sym_files[h % SYM_BUCKETS];
+    for (struct sym_file *f = *b; f; f = f->next)
+        if (sym_same_file(f, m, &st, s->debug_root))
+            return f;
+    struct sym_file *f = calloc(1, sizeof *f);
+    if (!f)
+        return NULL;
+    f->path = strdup(m->path);
+    f->build_id = m->build_id_len ? malloc(m->build_id_len) : NULL;
+    if (!f->path || (m->build_id_len && !f->build_id)) {
+        free(f->path);
+        free(f->build_id);
+        free(f);
+        return NULL;
+    }
+    if (m->build_id_len)
+        memcpy(f->build_id, m->build_id, m->build_id_len);
+    f->build_id_len = m->build_id_len;
+    f->file_size = m->file_size;
+    f->mtime_ns = m->mtime_ns;
+    f->disk = st;
+    snprintf(f->debug_root, sizeof f->debug_root, "%s", s->debug_root);
+    sym_file_open(s, m, f);
+    f->next = *b;
+    *b = f;
+    return f;
+}
+
+/* Ties module i of the map to its shared file, once per symbolizer. */
 static struct sym_mod *sym_open(struct jst_symbolizer *s, size_t i)
 {
     struct sym_mod *sm = &s->mods[i];
@@ -215,36 +365,94 @@ static struct sym_mod *sym_open(struct jst_symbolizer *s, size_t i)
     sm->python = sym_python_path(m->path);
     if (sm->python)
         return sm;
-    char dbg[PATH_MAX];
-    const char *file = sym_pick_file(s, m, dbg, sizeof dbg, &sm->note);
-    if (!file)
-        return sm;
-    Dwfl *d = dwfl_begin(&s->cb);
-    if (!d) {
+    sm->file = sym_file_get(s, m);
+    if (!sm->file) {
         sm->note = SYM_NOTE_UNREADABLE;
         return sm;
     }
-    dwfl_report_begin(d);
-    /* ET_DYN: the recorded bias plus each segment's p_vaddr; ET_EXEC: as linked. */
-    Dwfl_Module *mod = dwfl_report_elf(d, sym_base(m->path), file, -1, m->bias, true);
-    dwfl_report_end(d, NULL, NULL);
-    if (!mod) {
-        dwfl_end(d);
-        sm->note = SYM_NOTE_UNREADABLE;
-        return sm;
-    }
-    sm->dwfl = d;
-    sm->mod = mod;
+    sm->note = sm->file->note;
+    sm->delta = m->bias - sm->file->bias;
     return sm;
 }
 
-/* Index of the call with this sequence number, or -1. */
-static long sym_call_index(const struct jst_process *p, uint64_t seq)
+static const struct jst_stack *sym_stacks;
+
+static int sym_cmp_stack(const void *a, const void *b)
 {
-    for (size_t i = 0; i < p->n_calls; i++)
-        if (p->calls[i].seq == seq)
-            return (long)i;
-    return -1;
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    if (sym_stacks[x].id != sym_stacks[y].id)
+        return sym_stacks[x].id < sym_stacks[y].id ? -1 : 1;
+    return x < y ? -1 : x > y;
+}
+
+static int sym_cmp_seq(const void *a, const void *b)
+{
+    const struct sym_seq *x = a, *y = b;
+    if (x->seq != y->seq)
+        return x->seq < y->seq ? -1 : 1;
+    return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+/* Sorted indexes of the stacks by id and the calls by seq, so that each
+ * lookup is a binary search, not a scan of the trace (left NULL when out of
+ * memory: the lookups then scan). */
+static void sym_index(struct jst_symbolizer *s)
+{
+    const struct jst_process *p = s->p;
+    s->indexed = 1;
+    if (p->n_stacks && (s->stack_ix = malloc(p->n_stacks * sizeof *s->stack_ix)) != NULL) {
+        for (size_t i = 0; i < p->n_stacks; i++)
+            s->stack_ix[i] = i;
+        sym_stacks = p->stacks;
+        qsort(s->stack_ix, p->n_stacks, sizeof *s->stack_ix, sym_cmp_stack);
+    }
+    if (p->n_calls && (s->seq_ix = malloc(p->n_calls * sizeof *s->seq_ix)) != NULL) {
+        for (size_t i = 0; i < p->n_calls; i++)
+            s->seq_ix[i] = (struct sym_seq){p->calls[i].seq, i};
+        qsort(s->seq_ix, p->n_calls, sizeof *s->seq_ix, sym_cmp_seq);
+    }
+}
+
+static const struct jst_stack *sym_stack(struct jst_symbolizer *s, uint64_t id)
+{
+    const struct jst_process *p = s->p;
+    if (!s->stack_ix) {
+        for (size_t i = 0; i < p->n_stacks; i++)
+            if (p->stacks[i].id == id)
+                return &p->stacks[i];
+        return NULL;
+    }
+    size_t lo = 0, hi = p->n_stacks;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (p->stacks[s->stack_ix[mid]].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < p->n_stacks && p->stacks[s->stack_ix[lo]].id == id ? &p->stacks[s->stack_ix[lo]]
+                                                                   : NULL;
+}
+
+/* Index of the (first) call with this sequence number, or -1. */
+static long sym_call_index(struct jst_symbolizer *s, uint64_t seq)
+{
+    const struct jst_process *p = s->p;
+    if (!s->seq_ix) {
+        for (size_t i = 0; i < p->n_calls; i++)
+            if (p->calls[i].seq == seq)
+                return (long)i;
+        return -1;
+    }
+    size_t lo = 0, hi = p->n_calls;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->seq_ix[mid].seq < seq)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < p->n_calls && s->seq_ix[lo].seq == seq ? (long)s->seq_ix[lo].pos : -1;
 }
 
 /* The map entry that held ip when call number k ran: loaded (initially or by a
@@ -401,14 +609,16 @@ static size_t sym_frames(struct jst_symbolizer *s, uint64_t ip, long k, struct j
         sym_copy(f->func, sizeof f->func, SYM_PYTHON);
         return 1;
     }
-    if (!sm->mod) {
+    if (!sm->file || !sm->file->mod) {
         f->note = sm->note;
         return 1;
     }
-    Dwarf_Addr a = ip ? ip - 1 : ip;
+    /* The file is reported at the bias of the first process that used it. */
+    Dwarf_Addr a = (ip ? ip - 1 : ip) - sm->delta;
+    Dwfl_Module *mod = sm->file->mod;
     GElf_Off off;
     GElf_Sym sym;
-    const char *name = dwfl_module_addrinfo(sm->mod, a, &off, &sym, NULL, NULL, NULL);
+    const char *name = dwfl_module_addrinfo(mod, a, &off, &sym, NULL, NULL, NULL);
     if (name && *name) {
         /* .dynsym names may carry a symbol version: "__libc_start_main@@GLIBC_2.34". */
         char plain[sizeof f->func];
@@ -418,7 +628,7 @@ static size_t sym_frames(struct jst_symbolizer *s, uint64_t ip, long k, struct j
             *at = '\0';
         jst_demangle(plain, f->func, sizeof f->func);
     }
-    Dwfl_Line *line = dwfl_module_getsrc(sm->mod, a);
+    Dwfl_Line *line = dwfl_module_getsrc(mod, a);
     if (line) {
         int lineno = 0;
         const char *file = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
@@ -429,7 +639,7 @@ static size_t sym_frames(struct jst_symbolizer *s, uint64_t ip, long k, struct j
     }
     if (!f->func[0] && !f->file[0])
         f->note = SYM_NOTE_NOSYMS;
-    size_t n = sym_inlined(sm->mod, a, out, max);
+    size_t n = sym_inlined(mod, a, out, max);
     for (size_t i = 0; i < n; i++)
         if (!out[i].internal && out[i].func[0])
             out[i].internal = sym_internal_func(out[i].func, out[i].file);
@@ -441,13 +651,12 @@ size_t jst_symbolize_stack(struct jst_symbolizer *s, uint64_t stack_id, uint64_t
 {
     if (!s || !stack_id)
         return 0;
-    const struct jst_stack *st = NULL;
-    for (size_t i = 0; i < s->p->n_stacks && !st; i++)
-        if (s->p->stacks[i].id == stack_id)
-            st = &s->p->stacks[i];
+    if (!s->indexed)
+        sym_index(s);
+    const struct jst_stack *st = sym_stack(s, stack_id);
     if (!st)
         return 0;
-    long k = sym_call_index(s->p, seq);
+    long k = sym_call_index(s, seq);
     size_t n = 0;
     for (size_t i = 0; i < st->n && n < max; i++)
         n += sym_frames(s, st->ips[i], k, out + n, max - n);

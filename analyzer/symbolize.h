@@ -21,8 +21,14 @@ struct jst_frame {
 };
 
 struct jst_symbolizer;
+/* A symbolizer for process p. Module files stay open for the whole run,
+ * shared by the symbolizers of every process that maps the same file, until
+ * jst_symbolize_cache_clear(). */
 struct jst_symbolizer *jst_symbolizer_new(const struct jst_process *p);
 void jst_symbolizer_free(struct jst_symbolizer *s);
+void jst_symbolize_cache_clear(void);
+/* Module files opened (read for symbols) since the last clear. */
+size_t jst_symbolize_files_opened(void);
 /* Fills up to max frames of stack id, innermost first; returns the count. */
 size_t jst_symbolize_stack(struct jst_symbolizer *s, uint64_t stack_id, uint64_t seq,
                            struct jst_frame *out, size_t max);

@@ -3,7 +3,8 @@
  * addresses of this test program symbolize to the right function, file and
  * line; unknown, missing, changed, internal and Python modules are said so
  * plainly; the build-id debug directory is used when the file changed; the map
- * entry in effect at an event's sequence number is the one used.
+ * entry in effect at an event's sequence number is the one used; a module file
+ * is read once for all the processes that map it.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -489,6 +490,37 @@ static void test_map_entry_in_effect_at_the_event(void **state)
     free_proc(&p);
 }
 
+/* A directory of thousands of traces of one program: its file is opened and
+ * its debug sections read once, whatever each process's load bias, and each
+ * process still gets its own offsets. */
+static void test_module_file_read_once_for_many_processes(void **state)
+{
+    (void)state;
+    uint64_t ips[2];
+    tsym_chain_outer(ips);
+    jst_symbolize_cache_clear();
+    for (uint64_t k = 0; k < 3; k++) {
+        uint64_t shift = k * 0x10000000ull;
+        uint64_t moved[2] = {ips[0] + shift, ips[1] + shift};
+        struct jst_process p = {0};
+        add_mod(&p, JST_MOD_INITIAL, 0, self.path, self.bias + shift, self.start + shift,
+                self.end + shift, self.build_id, self.build_id_len);
+        add_stack(&p, 1, moved, 2);
+        struct jst_symbolizer *s = jst_symbolizer_new(&p);
+        struct jst_frame f[4];
+        assert_int_equal(jst_symbolize_stack(s, 1, 0, f, 4), 2);
+        assert_string_equal(f[0].func, "tsym_chain_inner");
+        assert_int_equal(f[0].line, line_inner);
+        assert_int_equal(f[0].offset, ips[0] - self.bias);
+        assert_string_equal(f[1].func, "tsym_chain_outer");
+        jst_symbolizer_free(s);
+        free_proc(&p);
+    }
+    assert_int_equal(jst_symbolize_files_opened(), 1);
+    jst_symbolize_cache_clear();
+    assert_int_equal(jst_symbolize_files_opened(), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -502,6 +534,7 @@ int main(void)
         cmocka_unit_test(test_changed_module_is_not_trusted),
         cmocka_unit_test(test_debug_file_found_by_build_id),
         cmocka_unit_test(test_map_entry_in_effect_at_the_event),
+        cmocka_unit_test(test_module_file_read_once_for_many_processes),
     };
     return cmocka_run_group_tests(tests, setup_self, NULL);
 }

@@ -1,0 +1,332 @@
+#!/usr/bin/env python3
+"""CLI tests of the analyzer at scale: every command is linear in the trace,
+memory follows the loads and not the calls, an allocation failure is said,
+and overlapping loads are counted once in the time to first kernel.
+
+Each case builds traces with gen_trace (the real writer) and asserts on the
+real output. The linearity cases use traces large enough that a quadratic
+pass takes minutes while a linear one takes a fraction of a second, with a
+limit of 60 s: structural, not a timing measurement. ctest runs one case
+per test (tests/cli/CMakeLists.txt):
+
+    python3 test_scale.py --list      names of the cases
+    python3 test_scale.py CASE...     run cases (all when none is named)
+
+Environment: JST_CLI (the jitstall binary), JST_GEN_TRACE (gen_trace),
+JST_SANITIZED=1 (an ASan build: the memory-limit cases are skipped).
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+SKIP = 77
+CASES = {}
+LIMIT_S = 60
+
+
+def case(fn):
+    CASES[fn.__name__[len("test_"):]] = fn
+    return fn
+
+
+class Failure(Exception):
+    pass
+
+
+class Skip(Exception):
+    pass
+
+
+def expect(cond, msg):
+    if not cond:
+        raise Failure(msg)
+
+
+def head(pid=100, start_ms=1000):
+    return (f'process pid={pid} ppid=1 exe="/opt/app/bin/prog" arg=prog host=ci '
+            f"realtime=1700000000s mono={start_ms}ms proc_start={start_ms}ms version=0.1.0\n"
+            'device device=0 cc_major=9 cc_minor=0 dev_name="NVIDIA H200"\n')
+
+
+def call(api, start_us, dur_us, **kw):
+    fields = " ".join(f"{k}={v}" for k, v in kw.items())
+    return f"call call={api} start={start_us}us dur={dur_us}us result=0 {fields}\n"
+
+
+def load(i, t_us, dur_us, jit=True, cache="hit", **kw):
+    """Load i: its own library and kernel, so every one is its own culprit
+    group and its own fix text (what made grouping quadratic)."""
+    src = f'"/opt/app/lib/libk{i}.so"'
+    if jit:
+        return call("cuModuleLoadData", t_us, dur_us, image_kind="fatbin", image_hash=hex(i + 1),
+                    source=src, verdict="ptx_jit", jit_from="compute_80", target_cc=90,
+                    kernel=f"_Z2k{i}v", cache=cache, ptx_size=40000, stack_id=1 + i % 50,
+                    **kw)
+    return call("cuModuleLoadData", t_us, dur_us, image_kind="fatbin", image_hash=hex(i + 1),
+                source=src, verdict="sass", sass_arch="sm_90", target_cc=90, kernel=f"_Z2k{i}v",
+                **kw)
+
+
+def stacks():
+    # Stacks in a module that is not on disk: symbolizing stays cheap and
+    # the call-site notes are deterministic.
+    s = ('modmap mod_event=initial mod_path="/opt/app/bin/prog" bias=0x400000 '
+         "mod_start=0x400000 mod_end=0x800000\n")
+    for k in range(1, 51):
+        s += f"stack stack_id={k} ips={hex(0x401000 + 16 * k)},{hex(0x402000 + 16 * k)}\n"
+    return s
+
+
+class Env:
+    def __init__(self):
+        self.cli = os.environ.get("JST_CLI")
+        self.gen = os.environ.get("JST_GEN_TRACE")
+        if not self.cli or not self.gen:
+            raise SystemExit("test_scale.py: JST_CLI and JST_GEN_TRACE must be set (run via ctest)")
+        self.tmp = tempfile.mkdtemp(prefix="jst-scale-")
+
+    def close(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def path(self, name):
+        return os.path.join(self.tmp, name)
+
+    def trace(self, name, spec):
+        out = self.path(name + ".jst")
+        r = subprocess.run([self.gen, out], input=spec.encode(), capture_output=True)
+        if r.returncode != 0:
+            raise Failure(f"gen_trace failed: {r.stderr.decode(errors='replace')[:2000]}")
+        return out
+
+    def run(self, *args, limit_as=None):
+        argv = [self.cli] + [str(a) for a in args]
+        if limit_as:  # MiB of address space, as `ulimit -v` sets it
+            if os.environ.get("JST_SANITIZED") == "1":
+                raise Skip("an address-space limit cannot hold ASan's shadow memory")
+            argv = ["bash", "-c", f'ulimit -v {limit_as * 1024} && exec "$0" "$@"'] + argv
+        e = dict(os.environ)
+        e["NO_COLOR"] = "1"
+        try:
+            r = subprocess.run(argv, capture_output=True, env=e, timeout=LIMIT_S)
+        except subprocess.TimeoutExpired:
+            raise Failure(f"jitstall {' '.join(map(str, args))} ran past {LIMIT_S} s: "
+                          "not linear in the trace")
+        return r.returncode, r.stdout.decode(errors="replace"), r.stderr.decode(errors="replace")
+
+
+def many_loads_spec(n):
+    s = head() + stacks()
+    t = 1_010_000
+    s += call("cuInit", t, 1000)
+    t += 2000
+    for i in range(n):
+        # JIT loads of every cache outcome (the fix estimates look at the
+        # process's mean hit and SASS load, and the cache size wanted) and a
+        # SASS load every fourth.
+        kind = i % 4
+        if kind == 0:
+            s += load(i, t, 300, jit=False)
+        elif kind == 1:
+            s += load(i, t, 2000, cache="hit")
+        elif kind == 2:
+            s += load(i, t, 2500, cache="miss_stored", cache_new_bytes=60000)
+        else:
+            s += load(i, t, 2500, cache="miss_not_stored", cache_reason="too_small")
+        s += call("cuModuleGetFunction", t + 2600, 1, name=f"_Z2k{i}v", func=hex(0x10000 + i))
+        t += 3000
+    s += call("cuLaunchKernel", t, 5, name="_Z2k1v", func="0x10001")
+    s += "end exit_status=0 end_reason=exit\n"
+    return s
+
+
+@case
+def test_every_command_linear_in_loads(env):
+    # 30,000 loads with distinct libraries: the old report took about 17 s
+    # for 10,000 such loads and grew faster than the square.
+    t = env.trace("many", many_loads_spec(30000))
+    for args in (["report"], ["report", "--json"], ["report", "--markdown"],
+                 ["check", "--max-jit-ms", "1e12"], ["baseline", "-o", env.path("b.json")],
+                 ["diff", t], ["export", "--format", "chrome", "-o", env.path("x.json")],
+                 ["dump", "--json"]):
+        argv = args + ([t] if args[0] != "diff" else [t])
+        rc, out, err = env.run(*argv)
+        expect(rc in (0, 1), f"jitstall {' '.join(args)}: exit {rc}: {err[:500]}")
+    rc, out, err = env.run("report", "--json", t)
+    j = json.loads(out)
+    n = len(j["processes"][0]["modules"])
+    expect(n == 30000, f"{n} modules, expected 30000")
+
+
+@case
+def test_links_and_cupti_linear(env):
+    # LTO-IR link steps (a cuLinkComplete is JIT when an earlier cuLinkAddData
+    # on its handle was NVVM) and CUPTI records tied to their loads by time.
+    n = 15000
+    s = head()
+    t = 1_010_000
+    for i in range(n):
+        h = hex(0x100 + i)
+        s += call("cuLinkAddData", t, 10, handle=h, jit_input=5, name=f'"lto{i}"')
+        s += call("cuLinkComplete", t + 20, 1000, handle=h, cubin_size=1000)
+        s += f"cupti cupti_op=cache_load cupti_start={t + 30}us cupti_end={t + 430}us\n"
+        t += 2000
+    s += call("cuLaunchKernel", t, 5, name="_Z1kv", func="0x1")
+    s += "end exit_status=0 end_reason=exit\n"
+    tr = env.trace("links", s)
+    rc, out, err = env.run("report", "--json", tr)
+    expect(rc == 0, f"report: exit {rc}: {err[:500]}")
+    j = json.loads(out)
+    p = j["processes"][0]
+    expect(p["jit_loads"] == n, f"jit_loads {p['jit_loads']}, expected {n}")
+    load = p["ttfk_breakdown"]["jit_cache_load_ns"]
+    expect(load == n * 400_000, f"cache load {load}: CUPTI records not tied to their links")
+
+
+def distinct_loads_spec(n, tag):
+    s = head() + call("cuInit", 1_010_000, 1000)
+    t = 1_020_000
+    for i in range(n):
+        s += call("cuModuleLoadData", t, 100, verdict="sass", sass_arch="sm_90",
+                  image_hash=hex(ord(tag) << 32 | (i + 1)),
+                  source=f'"/opt/lib/lib{tag}{i}.so"', kernel=f"_Z2k{i}v")
+        t += 200
+    s += call("cuLaunchKernel", t, 5, name="_Z2k0v", func="0x1")
+    s += "end exit_status=0 end_reason=exit\n"
+    return s
+
+
+@case
+def test_diff_and_baseline_match_linear(env):
+    # Two runs whose 80,000 modules match nothing in the other: pairing each
+    # module by scanning the other run's list took 80,000 x 80,000 steps.
+    n = 80000
+    a = env.trace("a", distinct_loads_spec(n, "A"))
+    b = env.trace("b", distinct_loads_spec(n, "B"))
+    rc, out, err = env.run("diff", "--json", a, b)
+    expect(rc in (0, 1), f"diff: exit {rc}: {err[:500]}")
+    mods = json.loads(out)["processes"][0]["modules"]
+    expect(len(mods) == 2 * n, f"{len(mods)} module lines, expected {2 * n}")
+    rc, out, err = env.run("baseline", "-o", env.path("base.json"), a)
+    expect(rc == 0, f"baseline: exit {rc}: {err[:500]}")
+    rc, out, err = env.run("check", "--baseline", env.path("base.json"), b)
+    expect(rc in (0, 1), f"check --baseline: exit {rc}: {err[:500]}")
+
+
+def lookups_spec(n):
+    # One load, then n lookups of its kernel, then the first launch: the
+    # launch is the last record, so a reader that drops records loses it.
+    s = head() + call("cuInit", 1_010_000, 1000)
+    s += load(0, 1_020_000, 2000, cache="hit")
+    t = 1_030_000
+    body = []
+    for i in range(n):
+        body.append(f"call call=cuModuleGetFunction start={t + i}us dur=1us result=0 "
+                    f"name=_Z2k0v func=0x10000\n")
+    s += "".join(body)
+    s += call("cuLaunchKernel", t + n + 10, 5, name="_Z2k0v", func="0x10000")
+    s += "end exit_status=0 end_reason=exit\n"
+    return s
+
+
+@case
+def test_lookups_fit_in_bounded_memory(env):
+    # 1,000,000 lookups took about 360 MB to report (every call kept, every
+    # string copied); under a 200 MiB address-space limit records were lost
+    # without a word. Now they are counted, not kept.
+    n = 1_000_000
+    tr = env.trace("lookups", lookups_spec(n))
+    rc, out, err = env.run("report", "--json", tr, limit_as=200)
+    expect(rc == 0, f"report under 200 MiB: exit {rc}: {err[:500]}")
+    j = json.loads(out)
+    p = j["processes"][0]
+    expect(p["ttfk_ns"] == (n + 10 + 30_000) * 1000,
+           f"ttfk {p['ttfk_ns']}: the last record (the first launch) was lost")
+    expect(not any("out of memory" in m for m in p["missing"]), f"missing: {p['missing']}")
+
+
+@case
+def test_out_of_memory_is_said(env):
+    # Loads are kept one by one; under a limit too small for them the reader
+    # runs out of memory. It must say so and mark the trace partial, never
+    # report a clean run with loads missing.
+    n = 60000
+    s = head() + call("cuInit", 1_010_000, 1000)
+    t = 1_020_000
+    big = "x" * 3000
+    for i in range(n):
+        s += call("cuModuleLoadData", t, 100, verdict="sass", sass_arch="sm_90",
+                  source=f'"/opt/lib/{big}{i}.so"')
+        t += 200
+    s += call("cuLaunchKernel", t, 5, name="_Z1kv", func="0x1")
+    s += "end exit_status=0 end_reason=exit\n"
+    tr = env.trace("oom", s)
+    rc, out, err = env.run("report", tr, limit_as=120)
+    expect(re.search(r"oom\.jst: out of memory while reading: \d+ records or fields dropped", err),
+           f"no out-of-memory line on stderr (exit {rc}): {err[:500]}")
+    # The reader keeps no more of the trace and gives back the memory it set
+    # aside, so the report still comes out, saying what is missing.
+    # (exit 0 today, as for other partial traces; never 2, "unreadable")
+    expect(rc >= 0 and rc != 2, f"exit {rc}: {err[:500]}")
+    expect(re.search(r"jitstall ran out of memory reading the trace: \d+ records or fields "
+                     r"were dropped", out), out[:1500])
+
+
+@case
+def test_overlapping_loads_count_once(env):
+    # Four 100 ms JIT loads on four threads at the same time, first launch
+    # 20 ms after they end: the JIT took 100 ms of the 130 ms to the first
+    # kernel, not 400 ms (307%).
+    s = head(start_ms=1000)
+    for k in range(4):
+        s += call("cuModuleLoadData", 1_010_000, 100_000, tid=10 + k, image_kind="fatbin",
+                  image_hash=hex(k + 1), source=f'"/opt/lib/lib{k}.so"', verdict="ptx_jit",
+                  jit_from="compute_80", target_cc=90, kernel=f"_Z2k{k}v", cache="miss_stored",
+                  ptx_size=40000)
+    s += call("cuLaunchKernel", 1_130_000, 5, tid=10, name="_Z2k0v", func="0x1")
+    s += "end exit_status=0 end_reason=exit\n"
+    tr = env.trace("overlap", s)
+    rc, out, err = env.run("report", tr)
+    expect(rc == 0, f"report: exit {rc}: {err}")
+    line = next((l for l in out.splitlines() if l.strip().startswith("JIT ")), "")
+    expect(re.search(r"JIT\s+100\.0 ms\s+76\.9%", line), f"JIT line: {line!r}")
+    expect("400.0 ms of work in 4 overlapping loads" in line, f"JIT line: {line!r}")
+    rc, out, err = env.run("report", "--json", tr)
+    b = json.loads(out)["processes"][0]["ttfk_breakdown"]
+    expect(b["jit_ns"] == 100_000_000 and b["jit_work_ns"] == 400_000_000 and
+           b["jit_overlap_loads"] == 4, f"breakdown: {b}")
+    rc, out, err = env.run("report", "--markdown", tr)
+    expect("400.0 ms of work in 4 overlapping loads, 100.0 ms of wall time" in out, out)
+
+
+def main(argv):
+    if argv[1:] == ["--list"]:
+        print("\n".join(CASES))
+        return 0
+    names = argv[1:] or list(CASES)
+    rc = 0
+    for n in names:
+        if n not in CASES:
+            print(f"unknown case {n}", file=sys.stderr)
+            return 2
+        env = Env()
+        try:
+            CASES[n](env)
+            print(f"ok: {n}")
+        except Skip as e:
+            print(f"skip: {n}: {e}")
+            if len(names) == 1:
+                rc = SKIP
+        except Failure as e:
+            print(f"FAIL: {n}: {e}", file=sys.stderr)
+            rc = 1
+        finally:
+            env.close()
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
