@@ -1,5 +1,5 @@
 /*
- * NVIDIA's compatibility rules (FACTS.md): which SASS runs on a compute
+ * NVIDIA's compatibility rules (docs/DRIVER.md, "Which image the driver picks"): which SASS runs on a compute
  * capability, which PTX can be JIT-compiled for it, and the driver's choice
  * for a whole image, with one human line saying why.
  */

@@ -57,7 +57,7 @@ struct jst_decision {
     char reason[160];        /* one line, e.g. "PTX compute_75 only; GPU is sm_90" */
 };
 /* Decides what the driver does with img on a device of compute capability cc
- * (major*10+minor, e.g. 90), following NVIDIA's rules (FACTS.md). */
+ * (major*10+minor, e.g. 90), following NVIDIA's rules (docs/DRIVER.md, "Which image the driver picks"). */
 void jst_image_decide(const struct jst_image *img, unsigned cc, int env_flags,
                       struct jst_decision *out);
 

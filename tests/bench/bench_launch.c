@@ -4,7 +4,7 @@
  * (the simulated one in tests), then launches the same function N times
  * through the route asked for, and prints ns per launch.
  *
- * Instruction counts are the stable figure (FACTS.md: budget 40 added
+ * Instruction counts are the stable figure (docs/PERFORMANCE.md: budget 40 added
  * instructions per launch). Measure the delta with callgrind, counting only
  * the launch loop (bench_loop), with and without the preload:
  *

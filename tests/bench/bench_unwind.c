@@ -4,7 +4,7 @@
  * jst_bt_capture() (interpose/backtrace.c and modmap.c compiled in: the
  * loader-counter check, unwind, own-frame skip, hash and table lookup of an
  * already-seen stack), and prints each in ns per
- * capture and as a share of a 2.4 ms SASS module load (FACTS.md), the
+ * capture and as a share of a 2.4 ms SASS module load (measured on an H200), the
  * cheapest call that is ever captured. Run by hand: build-x/bench_unwind.
  */
 #include <stdio.h>
@@ -17,7 +17,7 @@
 #include "../../interpose/backtrace.c"
 #include "../../interpose/modmap.c"
 
-#define BENCH_LOAD_NS 2400000.0 /* load of an image with sm_90 SASS (FACTS.md) */
+#define BENCH_LOAD_NS 2400000.0 /* load of an image with sm_90 SASS (measured on an H200) */
 #define BENCH_REPS 5
 
 static unsigned long bench_records;

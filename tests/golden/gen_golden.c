@@ -2,7 +2,7 @@
  * gen_golden: writes the stored traces of the golden report tests through the
  * real trace writer (common/trace.h), so they are byte-stable and need neither
  * the preload nor a GPU. Every scenario is spelled out below, with the times
- * and sizes FACTS.md measured on an H200.
+ * and sizes docs/DRIVER.md records from an H200.
  *
  * usage: gen_golden OUTDIR     (writes OUTDIR/<case>.jst and OUTDIR/ranks/)
  */

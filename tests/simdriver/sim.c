@@ -3,7 +3,7 @@
  * without a GPU. Never ship it or install it as a driver: it runs no kernel
  * and allocates "device" memory with malloc.
  *
- * It behaves like the real driver on the points in /work/shared/FACTS.md:
+ * It behaves like the real driver on the points docs/DRIVER.md records:
  * the exported names and exact signatures (from the toolkit's cuda.h), the
  * cuGetProcAddress versioning (PFN_* suffixes of cudaTypedefs.h), which image
  * a load uses (common/image.h rules), the PTX JIT cost and the on-disk JIT

@@ -1,6 +1,6 @@
 /*
  * The simulated driver's JIT cache on disk, laid out like the real one (see
- * FACTS.md, and seen on an H200): an `index` file plus entry files at
+ * docs/DRIVER.md, "The JIT cache", as seen on an H200): an `index` file plus entry files at
  * <path>/<1 hex>/<1 hex>/<14 hex>. The index is rewritten on every store and
  * left alone on a hit, as the real driver does.
  *
