@@ -19,6 +19,7 @@
 #include <sys/auxv.h>
 #include <sys/syscall.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "backtrace.h"
@@ -440,10 +441,36 @@ __attribute__((constructor)) static void jst_ctor(void)
 
 /* ---- opening the trace ---- */
 
+/* JITSTALL_DIR and its missing parents are created, mode 0700 (a trace holds
+ * the command line and the environment's CUDA_* variables), as heaptrack and
+ * nsys create their output directories. Existing directories are left as they
+ * are. Stack memory only. */
+static void make_trace_dir(const char *dir)
+{
+    char buf[PATH_MAX];
+    size_t n = strlen(dir);
+    if (n == 0 || n >= sizeof buf)
+        return;
+    memcpy(buf, dir, n + 1);
+    for (size_t i = 1; i <= n; i++) {
+        if (buf[i] != '/' && buf[i] != '\0')
+            continue;
+        char c = buf[i];
+        buf[i] = '\0';
+        if (mkdir(buf, 0700) != 0 && errno != EEXIST) {
+            jst_dbg("cannot create %s: %s", buf, strerror(errno));
+            return;
+        }
+        buf[i] = c;
+    }
+}
+
 static struct jst_writer *open_file(const char *host, uint64_t rt)
 {
     char path[PATH_MAX + 256];
     const char *dir = cfg_dir[0] ? cfg_dir : ".";
+    if (cfg_dir[0])
+        make_trace_dir(cfg_dir);
     unsigned long long secs = (unsigned long long)(rt / 1000000000ull);
     for (int attempt = 0; attempt < 100; attempt++) {
         int n;
