@@ -149,6 +149,13 @@ static void elfv_sec(const struct elfv *v, uint64_t i, struct sec *s)
     read_sec(v->p + v->shoff + i * 64, s);
 }
 
+/* Does section s have bytes in the file? Only those were checked against the
+ * image by elfv_open: a NOBITS or NULL section's offset and size are not. */
+static int sec_has_bytes(const struct elfv *v, const struct sec *s)
+{
+    return s->type != SHT_NOBITS && s->type != SHT_NULL && in_bounds(s->off, s->size, v->n);
+}
+
 /* Does section s have the given name? Bounded by the string table. */
 static int sec_named(const struct elfv *v, const struct sec *s, const char *name)
 {
@@ -212,13 +219,13 @@ int cubin_check(const uint8_t *p, size_t n, unsigned *sm, unsigned *variant, cha
     for (uint64_t i = 0; i < v.shnum && !have; i++) {
         struct sec s;
         elfv_sec(&v, i, &s);
-        if (s.type == SHT_NOTE && sec_named(&v, &s, ".note.nv.tkinfo"))
+        if (s.type == SHT_NOTE && sec_has_bytes(&v, &s) && sec_named(&v, &s, ".note.nv.tkinfo"))
             have = variant_from_tkinfo(p + s.off, (size_t)s.size, variant) == 0;
     }
     for (uint64_t i = 0; i < v.shnum && !have; i++) {
         struct sec s;
         elfv_sec(&v, i, &s);
-        if (sec_named(&v, &s, ".nv.compat"))
+        if (sec_has_bytes(&v, &s) && sec_named(&v, &s, ".nv.compat"))
             have = variant_from_compat(p + s.off, (size_t)s.size, variant) == 0;
     }
     return 0;

@@ -3,6 +3,10 @@
 # the build needs are there (installs them as root, else prints the apt-get line).
 jst_need_pkgs=(build-essential cmake pkg-config libzstd-dev libunwind-dev liblz4-dev
                libelf-dev libdw-dev libcmocka-dev python3 python3-pytest libxml2-utils)
+# CI also runs the fuzz targets, which need clang's libFuzzer.
+if [ "${CI:-}" = true ] || [ "${JITSTALL_FUZZ:-0}" = 1 ]; then
+  jst_need_pkgs+=(clang)
+fi
 jst_deps() {
   local missing=() p
   for p in "${jst_need_pkgs[@]}"; do
