@@ -320,6 +320,44 @@ static void test_version1_still_reads(void **state)
     jst_reader_close(rd);
 }
 
+/* The descriptor open on path, from /proc/self/fd, or -1. */
+static int fd_of(const char *path)
+{
+    for (int fd = 0; fd < 65536; fd++) {
+        char link[64], target[4096];
+        snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+        ssize_t n = readlink(link, target, sizeof(target) - 1);
+        if (n > 0) {
+            target[n] = 0;
+            if (!strcmp(target, path))
+                return fd;
+        }
+    }
+    return -1;
+}
+
+/* The trace's descriptor sits above the numbers programs use, close-on-exec,
+ * and the low number it was opened on is free again. */
+static void test_descriptor_is_high(void **state)
+{
+    (void)state;
+    char path[128];
+    tmp_path(path, sizeof(path), "high.jst");
+    int probe = open("/dev/null", O_RDONLY | O_CLOEXEC); /* lowest free number */
+    assert_true(probe >= 0);
+    close(probe);
+    struct jst_writer *w = jst_writer_open(path);
+    assert_non_null(w);
+    int fd = fd_of(path);
+    assert_true(fd >= 64);
+    assert_int_equal(fcntl(fd, F_GETFD), FD_CLOEXEC);
+    int again = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    assert_int_equal(again, probe);
+    close(again);
+    assert_int_equal(jst_writer_close(w), 0);
+    assert_int_equal(fd_of(path), -1);
+}
+
 /* Closes every descriptor from 3 up, as daemons do. */
 static void close_from_3(void)
 {
@@ -415,6 +453,7 @@ int main(void)
         cmocka_unit_test(test_big_trace_two_bytes_changed),
         cmocka_unit_test(test_cut_block_is_truncation),
         cmocka_unit_test(test_version1_still_reads),
+        cmocka_unit_test(test_descriptor_is_high),
         cmocka_unit_test(test_closed_descriptor_reopens_same_file),
         cmocka_unit_test(test_closed_descriptor_and_removed_file),
     };
