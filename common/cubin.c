@@ -37,6 +37,8 @@ static int in_bounds(uint64_t off, uint64_t len, size_t n)
     return off <= n && len <= n - off;
 }
 
+/* For an image of unknown size: every read beyond the 64-byte ELF header
+ * (which the caller has read) is first checked to be mapped memory. */
 size_t cubin_extent(const uint8_t *p)
 {
     if (!elf_ident_ok(p))
@@ -53,12 +55,13 @@ size_t cubin_extent(const uint8_t *p)
         ext = e > ext ? e : ext;
     }
     if (shoff) {
-        if (shoff > lim || shentsize != 64)
+        if (shoff > lim || shentsize != 64 || !jst_mem_readable(p + shoff, 64))
             return 0;
         uint64_t count = shnum;
         if (count == 0) /* extended numbering: the count is in section 0 */
             count = jst_rd64(p + shoff + 32);
-        if (count > 65536)
+        /* The table is where the header says, in memory of unknown size. */
+        if (count > 65536 || !jst_mem_readable(p + shoff, count * 64))
             return 0;
         uint64_t e = shoff + count * 64;
         ext = e > ext ? e : ext;
