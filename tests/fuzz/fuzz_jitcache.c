@@ -20,7 +20,7 @@
 #include "jitcache.h"
 #include "jitstall/format.h"
 
-static char g_dir[64];
+static char g_dir[4200];
 
 static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
@@ -56,7 +56,7 @@ static const uint8_t *take_line(const uint8_t *p, const uint8_t *end, char *out,
 
 static void put_file(const uint8_t *item)
 {
-    char path[160];
+    char path[4400];
     static const char hex[] = "0123456789abcdefxyz-";
     if (item[0] & 2) {
         snprintf(path, sizeof(path), "%s/index", g_dir);
@@ -85,7 +85,9 @@ static void put_file(const uint8_t *item)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (!g_dir[0]) {
-        snprintf(g_dir, sizeof(g_dir), "/tmp/jst-fuzz-cache-%d", (int)getpid());
+        const char *tmp = getenv("TMPDIR"); /* run_fuzz.sh: its scratch directory */
+        snprintf(g_dir, sizeof(g_dir), "%s/jst-fuzz-cache-%d", tmp && *tmp ? tmp : "/tmp",
+                 (int)getpid());
         setenv("CUDA_CACHE_PATH", g_dir, 1);
         atexit(rm_dir_at_exit);
     }

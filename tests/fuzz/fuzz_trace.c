@@ -125,7 +125,11 @@ static void run_blocks(const uint8_t *data, size_t size)
         size_t stored = len;
         uint8_t enc = JST_BLOCK_ENC_PLAIN;
         if (op & 1) {
-            size_t k = ZSTD_compress(z, ZSTD_compressBound(size) + 1, raw, len, 1);
+            static ZSTD_CCtx *cctx; /* one for the whole run: creating one is slow */
+            if (!cctx)
+                cctx = ZSTD_createCCtx();
+            size_t k = cctx ? ZSTD_compressCCtx(cctx, z, ZSTD_compressBound(size) + 1, raw, len, 1)
+                            : (size_t)-1;
             if (!ZSTD_isError(k)) {
                 pay = z;
                 stored = k;

@@ -30,12 +30,13 @@ mkdir -p "$b/crashes"
 status=0
 for t in "${targets[@]}"; do
   scratch=$(mktemp -d)
+  mkdir -p "$scratch/new" "$scratch/tmp"
   log="$b/fuzz_$t.log"
-  (cd "$b/crashes" && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+  (cd "$b/crashes" && TMPDIR="$scratch/tmp" ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
      UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
      "$b/tests/fuzz/fuzz_$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
      -max_len=65536 -print_final_stats=1 -artifact_prefix="$b/crashes/$t-" \
-     "$scratch" "$top/tests/fuzz/corpus/$t") >"$log" 2>&1
+     "$scratch/new" "$top/tests/fuzz/corpus/$t") >"$log" 2>&1
   rc=$?
   # The last status line carries coverage; the final stats the executions.
   cov=$(grep -oE 'cov: [0-9]+' "$log" | tail -1)
