@@ -18,6 +18,7 @@ if [ "$fmt_ok" = 1 ]; then
   c=$(fresh "$C/fmt_cudart")
   run_case fmt_cudart "$c" -- "$P/fmt_cudart"
   t=$(ls "$W"/t/fmt_cudart/trace/*.jst 2>/dev/null | head -1)
+  shape=0
   if [ -z "$t" ]; then
     fail "format: the cudart program left no trace"
   else
@@ -38,11 +39,16 @@ PY
 )
     read -r v fl nb np whole nrec nload size <<<"$facts"
     echo "== format: real cudart trace: version $v, $size bytes, $nb blocks ($np plain), $nrec records, $nload cuLibraryLoadData"
-    if [ "${v:-}" = 2 ] && [ "${fl:-}" = 2 ] && [ "${whole:-}" = True ] && [ "${nload:-0}" -ge 1 ]; then
+    shape=0
+    if [[ "${size:-}" =~ ^[0-9]+$ && "${nload:-}" =~ ^[0-9]+$ ]] && [ "${v:-}" = 2 ] &&
+       [ "${fl:-}" = 2 ] && [ "${whole:-}" = True ] && [ "$nload" -ge 1 ]; then
       ok "format: cudart traces as version 2, blocks end to end, loads present"
+      shape=1
     else
       fail "format: unexpected trace shape: $facts"
     fi
+  fi
+  if [ -n "$t" ] && [ "$shape" = 1 ]; then
     # 2. Two bytes changed in the middle: records of the other blocks recovered.
     python3 - "$t" "$fmt_dir/hurt.jst" <<'PY'
 import sys
