@@ -55,13 +55,14 @@ size_t cubin_extent(const uint8_t *p)
         ext = e > ext ? e : ext;
     }
     if (shoff) {
-        if (shoff > lim || shentsize != 64 || !jst_mem_readable(p + shoff, 64))
+        if (shoff > lim || shentsize != 64 || !jst_mem_readable(p, shoff + 64))
             return 0;
         uint64_t count = shnum;
         if (count == 0) /* extended numbering: the count is in section 0 */
             count = jst_rd64(p + shoff + 32);
-        /* The table is where the header says, in memory of unknown size. */
-        if (count > 65536 || !jst_mem_readable(p + shoff, count * 64))
+        /* The image is one piece of memory of unknown size: from its start
+         * to the end of the table, all of it must be readable. */
+        if (count > 65536 || !jst_mem_readable(p, shoff + count * 64))
             return 0;
         uint64_t e = shoff + count * 64;
         ext = e > ext ? e : ext;
