@@ -26,8 +26,10 @@ static const char dump_usage[] =
     "  -h, --help  this text\n"
     "\n"
     "A trace that stops early (the process was killed) is printed up to its last\n"
-    "record, with \"truncated after N records\" on stderr; exit status 0.\n"
-    "An unreadable or damaged trace: one line on stderr, exit status 2.\n";
+    "record, with \"truncated after N records\" on stderr. A damaged trace is\n"
+    "printed without its damaged parts, with one line on stderr saying where the\n"
+    "damage is. Both are partial, not errors: exit status 0. A file that cannot\n"
+    "be opened or is not a trace: one line on stderr, exit status 2.\n";
 
 /* ---- value formatting ---- */
 
@@ -431,15 +433,17 @@ static int dump_file(const char *path, int json, int heading, struct key_index *
         damaged += bad != 0;
     }
     fflush(stdout);
-    if (rc < 0) {
-        jst_errorf("dump", "%s: %s (after %llu records)", path, jst_reader_error(rd), count);
-        status = JST_EXIT_USAGE;
-    } else if (damaged) {
-        jst_errorf("dump", "%s: %llu damaged records", path, damaged);
-        status = JST_EXIT_USAGE;
-    } else if (jst_reader_truncated(rd)) {
+    /* Damage and truncation make a partial trace: said on stderr, exit 0
+     * (the rule of every command, jitstall(1)). */
+    if (rc < 0)
+        jst_errorf("dump", "warning: %s: partial trace: %s (after %llu records)", path,
+                   jst_reader_error(rd), count);
+    if (jst_reader_damaged(rd))
+        jst_errorf("dump", "warning: %s: partial trace: damaged: %s", path, jst_reader_damage(rd));
+    if (damaged)
+        jst_errorf("dump", "warning: %s: partial trace: %llu damaged records", path, damaged);
+    if (rc >= 0 && jst_reader_truncated(rd))
         jst_errorf("dump", "%s: truncated after %llu records", path, count);
-    }
     jst_reader_close(rd);
     return status;
 }

@@ -731,6 +731,8 @@ static int add_file(struct jst_run *run, const char *path, char *err, size_t err
         const char *e = jst_reader_error(rd);
         p->damage = xasprintf("after record %zu: %s", n_rec, e && *e ? e : "damaged data");
     }
+    if (jst_reader_damaged(rd) && !p->damage) /* skipped blocks; the rest was read */
+        p->damage = xasprintf("%s", jst_reader_damage(rd));
     p->truncated = jst_reader_truncated(rd) || !p->has_end;
     jst_reader_close(rd);
     resolve_begins(p, begins, n_begins);

@@ -365,7 +365,7 @@ static void find_missing(struct rv_proc *rp)
 {
     const struct jst_process *p = rp->p;
     if (p->damage)
-        add_missing(rp, "the trace is damaged (%s); events after that point are missing",
+        add_missing(rp, "the trace is damaged (%s); the events in the damaged part are missing",
                     p->damage);
     else if (p->truncated)
         add_missing(rp, "the trace is truncated: it has no END record (the process was killed, "

@@ -37,6 +37,8 @@ static int in_bounds(uint64_t off, uint64_t len, size_t n)
     return off <= n && len <= n - off;
 }
 
+/* For an image of unknown size: every read beyond the 64-byte ELF header
+ * (which the caller has read) is first checked to be mapped memory. */
 size_t cubin_extent(const uint8_t *p)
 {
     if (!elf_ident_ok(p))
@@ -53,12 +55,14 @@ size_t cubin_extent(const uint8_t *p)
         ext = e > ext ? e : ext;
     }
     if (shoff) {
-        if (shoff > lim || shentsize != 64)
+        if (shoff > lim || shentsize != 64 || !jst_mem_readable(p, shoff + 64))
             return 0;
         uint64_t count = shnum;
         if (count == 0) /* extended numbering: the count is in section 0 */
             count = jst_rd64(p + shoff + 32);
-        if (count > 65536)
+        /* The image is one piece of memory of unknown size: from its start
+         * to the end of the table, all of it must be readable. */
+        if (count > 65536 || !jst_mem_readable(p, shoff + count * 64))
             return 0;
         uint64_t e = shoff + count * 64;
         ext = e > ext ? e : ext;
@@ -149,6 +153,13 @@ static void elfv_sec(const struct elfv *v, uint64_t i, struct sec *s)
     read_sec(v->p + v->shoff + i * 64, s);
 }
 
+/* Does section s have bytes in the file? Only those were checked against the
+ * image by elfv_open: a NOBITS or NULL section's offset and size are not. */
+static int sec_has_bytes(const struct elfv *v, const struct sec *s)
+{
+    return s->type != SHT_NOBITS && s->type != SHT_NULL && in_bounds(s->off, s->size, v->n);
+}
+
 /* Does section s have the given name? Bounded by the string table. */
 static int sec_named(const struct elfv *v, const struct sec *s, const char *name)
 {
@@ -212,13 +223,13 @@ int cubin_check(const uint8_t *p, size_t n, unsigned *sm, unsigned *variant, cha
     for (uint64_t i = 0; i < v.shnum && !have; i++) {
         struct sec s;
         elfv_sec(&v, i, &s);
-        if (s.type == SHT_NOTE && sec_named(&v, &s, ".note.nv.tkinfo"))
+        if (s.type == SHT_NOTE && sec_has_bytes(&v, &s) && sec_named(&v, &s, ".note.nv.tkinfo"))
             have = variant_from_tkinfo(p + s.off, (size_t)s.size, variant) == 0;
     }
     for (uint64_t i = 0; i < v.shnum && !have; i++) {
         struct sec s;
         elfv_sec(&v, i, &s);
-        if (sec_named(&v, &s, ".nv.compat"))
+        if (sec_has_bytes(&v, &s) && sec_named(&v, &s, ".nv.compat"))
             have = variant_from_compat(p + s.off, (size_t)s.size, variant) == 0;
     }
     return 0;

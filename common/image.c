@@ -75,6 +75,10 @@ static void inspect_cubin(const uint8_t *p, size_t known, struct jst_image *img)
             jst_image_damage(img, "cubin headers give no sane extent");
             return;
         }
+        if (!jst_mem_readable(p, n)) {
+            jst_image_damage(img, "cubin headers claim %zu bytes, past readable memory", n);
+            return;
+        }
     }
     img->size = n;
     struct jst_entry e = {0};
@@ -97,6 +101,10 @@ static void inspect_fatbin(const uint8_t *p, size_t known, struct jst_image *img
         n = fatbin_extent(p);
         if (!n) {
             jst_image_damage(img, "fatbin header gives no sane size");
+            return;
+        }
+        if (!jst_mem_readable(p, n)) {
+            jst_image_damage(img, "fatbin header claims %zu bytes, past readable memory", n);
             return;
         }
     }
@@ -144,6 +152,10 @@ int jst_image_inspect(const void *ptr, size_t known_size, struct jst_image *out)
             return 0;
         }
         out->base = fb;
+        if (!jst_mem_readable(fb, FATBIN_HDR_SIZE)) {
+            jst_image_damage(out, "fatbin wrapper data pointer is not readable memory");
+            return 0;
+        }
         if (jst_rd32(fb) != FATBIN_MAGIC) {
             jst_image_damage(out, "fatbin wrapper data has no fatbin magic");
             return 0;
@@ -153,7 +165,7 @@ int jst_image_inspect(const void *ptr, size_t known_size, struct jst_image *out)
     }
     if (magic == FATBIN_MAGIC) {
         out->kind = JST_IMG_FATBIN;
-        if (known_size && known_size < FATBIN_HDR_SIZE) {
+        if (known_size ? known_size < FATBIN_HDR_SIZE : !jst_mem_readable(p, FATBIN_HDR_SIZE)) {
             out->size = known_size;
             jst_image_damage(out, "fatbin header truncated (%zu bytes)", known_size);
             return 0;
@@ -163,7 +175,7 @@ int jst_image_inspect(const void *ptr, size_t known_size, struct jst_image *out)
     }
     if (memcmp(p, ELFMAG, 4) == 0) {
         out->kind = JST_IMG_CUBIN;
-        if (known_size && known_size < 64) {
+        if (known_size ? known_size < 64 : !jst_mem_readable(p, 64)) {
             out->size = known_size;
             jst_image_damage(out, "ELF header truncated (%zu bytes)", known_size);
             return 0;

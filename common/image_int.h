@@ -46,6 +46,10 @@ static inline uint64_t jst_rd64(const uint8_t *p)
     return v;
 }
 
+/* May [p, p+n) of this process be read without a fault? For extents taken
+ * from an unsized image's own headers (common/memprobe.c). */
+int jst_mem_readable(const void *p, size_t n);
+
 /* Marks img damaged with a printf-style reason (the first reason wins). */
 void jst_image_damage(struct jst_image *img, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

@@ -24,24 +24,35 @@ void jst_rec_str(struct jst_rec *r, uint16_t key, const char *s); /* NULL: field
 void jst_rec_strn(struct jst_rec *r, uint16_t key, const char *s, size_t n);
 void jst_rec_bytes(struct jst_rec *r, uint16_t key, const void *p, size_t n);
 
-/* ---- the writer: one zstd stream per file, thread-safe ---- */
+/* ---- the writer: checksummed blocks (format version 2), thread-safe ---- */
 struct jst_writer;
-/* Creates path with O_CREAT|O_EXCL|O_NOFOLLOW, mode 0600, and writes the header.
+/* Creates path with O_CREAT|O_EXCL|O_NOFOLLOW, mode 0600, writes the header,
+ * and moves the descriptor to a high number (close-on-exec).
  * Returns NULL and sets errno on failure. */
 struct jst_writer *jst_writer_open(const char *path);
-/* Appends a finished record. With flush != 0 the record is compressed, flushed
+/* Appends a finished record. With flush != 0 the block is ended: compressed
  * and write(2) done before return, so a SIGKILL after it loses nothing.
- * Returns 0, or -1 with the reason in errno (the writer then refuses further
- * records). */
+ * Before each write the descriptor's identity is checked; if the program took
+ * it, the trace continues in its file reopened, or in "<name>.contN.jst".
+ * Returns 0, or -1 with errno set (the writer then refuses further records). */
 int jst_writer_emit(struct jst_writer *w, const struct jst_rec *r, int flush);
-/* Ends the zstd frame and closes the file. */
+/* Once after the writer lost its descriptor and recovered: copies what
+ * happened (one line) into buf and returns 1; else 0. Lock-free when none. */
+int jst_writer_notice(struct jst_writer *w, char *buf, size_t n);
+/* Writes the last block and closes the file. */
 int jst_writer_close(struct jst_writer *w);
-/* Ends the zstd frame and closes the file but keeps the writer's memory: a
+/* Writes the last block and closes the file but keeps the writer's memory: a
  * thread that still holds the pointer gets -1 from jst_writer_emit instead of
  * touching freed memory. For a process at exit, where other threads run on. */
 int jst_writer_finish(struct jst_writer *w);
 /* After fork in the child: forget the parent's writer without touching its file. */
 void jst_writer_abandon(struct jst_writer *w);
+/* Fills the JST_BLOCK_HDR_SIZE-byte header of a block whose payload is
+ * stored bytes at payload (both checksums computed). */
+void jst_block_header(uint8_t *h, uint32_t index, const uint8_t *payload, uint32_t stored,
+                      uint32_t raw, uint8_t encoding);
+/* CRC-32C of n bytes, continuing from crc (0 to start). */
+uint32_t jst_crc32c(uint32_t crc, const void *p, size_t n);
 
 /* ---- the reader ---- */
 struct jst_record {
@@ -60,11 +71,16 @@ struct jst_field {
 struct jst_reader;
 /* Opens a trace. On failure returns NULL and writes a one-line reason to err. */
 struct jst_reader *jst_reader_open(const char *path, char *err, size_t errlen);
-/* 1: a record; 0: end of data; -1: damaged (reason in jst_reader_error()).
- * Ending without a complete stream or without END is not an error: it sets
- * jst_reader_truncated(). */
+/* 1: a record; 0: end of data; -1: a read error, or damage in a version 1
+ * stream (reason in jst_reader_error()). Ending without a complete stream or
+ * without END is not an error: it sets jst_reader_truncated(). In a version 2
+ * trace, damaged blocks are skipped: reading goes on with the next good block,
+ * and jst_reader_damaged() counts the damaged spans. */
 int jst_reader_next(struct jst_reader *rd, struct jst_record *out);
 int jst_reader_truncated(const struct jst_reader *rd);
+unsigned jst_reader_damaged(const struct jst_reader *rd);
+/* One line: where the damage is (block number, byte offset) and why. */
+const char *jst_reader_damage(struct jst_reader *rd);
 const char *jst_reader_error(const struct jst_reader *rd);
 unsigned jst_reader_version(const struct jst_reader *rd);
 void jst_reader_close(struct jst_reader *rd);

@@ -1,18 +1,29 @@
 /*
  * Trace writing: building records in caller buffers (jst_rec_*) and the
- * thread-safe writer that appends them to one zstd stream (jst_writer_*).
+ * thread-safe writer that appends them to a file as checksummed blocks
+ * (jst_writer_*, format version 2, docs/FORMAT.md "Blocks").
  *
  * The writer runs inside the host program (libjitstall.so), so it never
- * aborts, never prints, and leaves errno as it found it, except that a failed
- * emit leaves the reason of the failure in errno. A record emitted with
- * flush set is compressed, flushed and write(2)-done before emit returns, so a
- * process killed right after it leaves a file that reads up to that record.
+ * aborts, never prints, and leaves errno as it found it. Records collect in
+ * memory; a record emitted with flush set ends the block, which is compressed
+ * and write(2)-done before emit returns, so a process killed right after it
+ * leaves a file that reads up to that record. Each block stands alone, so
+ * damage to one loses only its records.
+ *
+ * The descriptor is the program's business too: it is moved to a high
+ * number, and its identity (st_dev, st_ino) is checked before every write.
+ * If the program closed or replaced it, the writer never touches that number
+ * again and continues in the trace file reopened by path, or in a new file.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
 #include "trace.h"
@@ -129,14 +140,45 @@ void jst_rec_bytes(struct jst_rec *r, uint16_t key, const void *p, size_t n)
 
 /* ---- the writer ---- */
 
+/* Records collect in memory up to this many bytes (or one larger record);
+ * a flush request, or the next record that does not fit, ends the block. */
+#define JST_BLOCK_TARGET (128u << 10)
+/* After this many lost descriptors the writer gives up (tracing stops). */
+#define JST_MAX_RECOVERIES 8
+
 struct jst_writer {
     pthread_mutex_t lock;
-    int fd;
+    int fd;   /* ours while fd_is_ours(); -1 once the program took it */
     int dead; /* a write or compression failed: refuse everything after */
     ZSTD_CCtx *cctx;
-    uint8_t *out;
+    uint8_t *raw; /* records of the block being filled */
+    size_t raw_len, raw_cap;
+    uint8_t *out; /* one encoded block: header and payload */
     size_t out_cap;
+    uint32_t index; /* number of the next block in this file */
+    dev_t dev;      /* identity of the trace file */
+    ino_t ino;
+    void *pin; /* a page of it mapped: see file_pin() */
+    char *path;
+    uint8_t *first; /* the first record (process), to open a new file with */
+    size_t first_len;
+    int recoveries;
+    _Atomic int has_notice;
+    char notice[256];
 };
+
+void jst_block_header(uint8_t *h, uint32_t index, const uint8_t *payload, uint32_t stored,
+                      uint32_t raw, uint8_t encoding)
+{
+    memcpy(h, JST_BLOCK_MAGIC, 4);
+    put_u32(h + 4, index);
+    put_u32(h + 8, stored);
+    put_u32(h + 12, raw);
+    h[16] = encoding;
+    h[17] = h[18] = h[19] = 0;
+    put_u32(h + 20, jst_crc32c(0, payload, stored));
+    put_u32(h + 24, jst_crc32c(0, h, 24));
+}
 
 /* write(2) all of it, retrying on EINTR and partial writes. */
 static int write_all(int fd, const uint8_t *p, size_t n)
@@ -158,30 +200,239 @@ static int write_all(int fd, const uint8_t *p, size_t n)
     return 0;
 }
 
-/* Feeds in to the compressor with the given directive and writes whatever it
- * produces. For ZSTD_e_flush and ZSTD_e_end it loops until zstd has nothing
- * left to give, so the data is in the kernel on return. Caller holds the lock. */
-static int compress_out(struct jst_writer *w, const void *src, size_t n, ZSTD_EndDirective mode)
+/* Moves fd above the numbers programs use: they take the lowest free ones,
+ * and some dup2 onto small fixed ones. Keeps fd when that is not possible. */
+static int fd_raise(int fd)
 {
-    ZSTD_inBuffer in = {src, n, 0};
-    for (;;) {
-        ZSTD_outBuffer out = {w->out, w->out_cap, 0};
-        size_t rem = ZSTD_compressStream2(w->cctx, &out, &in, mode);
-        if (ZSTD_isError(rem)) {
-            errno = EIO;
+    struct rlimit rl;
+    rlim_t lim = 4096;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < lim)
+        lim = rl.rlim_cur;
+    int hi = fcntl(fd, F_DUPFD_CLOEXEC, (int)(lim - lim / 4));
+    if (hi < 0)
+        return fd;
+    close(fd);
+    return hi;
+}
+
+/* Is w->fd still the file we opened? A program may close every descriptor
+ * and open its own file under the same number. */
+static int fd_is_ours(const struct jst_writer *w)
+{
+    struct stat st;
+    return w->fd >= 0 && fstat(w->fd, &st) == 0 && st.st_dev == w->dev && st.st_ino == w->ino;
+}
+
+/* Keeps the trace file's inode alive while the writer lives. Without it, a
+ * program that closes our descriptor and deletes the file frees the inode,
+ * and a file it creates next may get the same inode number: the identity
+ * check would then take the program's file for ours. A mapping holds the
+ * inode without a descriptor the program could close. */
+static void file_pin(struct jst_writer *w, int fd)
+{
+    if (w->pin)
+        munmap(w->pin, 1);
+    w->pin = mmap(NULL, 1, PROT_READ, MAP_SHARED, fd, 0);
+    if (w->pin == MAP_FAILED)
+        w->pin = NULL; /* the check still holds unless the inode is reused */
+}
+
+/* Creates path (O_EXCL, no symlink, 0600), writes the file header, and
+ * returns a raised descriptor with the file's identity; -1 and errno. */
+static int file_create(const char *path, dev_t *dev, ino_t *ino)
+{
+    int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return -1;
+    uint8_t hdr[JST_HEADER_SIZE] = {0};
+    memcpy(hdr, JST_FILE_MAGIC, JST_FILE_MAGIC_LEN);
+    put_u16(hdr + 8, JST_FORMAT_VERSION);
+    put_u16(hdr + 10, JST_FORMAT_COMPAT);
+    put_u32(hdr + 12, JST_ENDIAN_MARK);
+    put_u32(hdr + 16, JST_HEADER_SIZE);
+    put_u32(hdr + 20, JST_FILE_FLAG_BLOCKS);
+    /* bytes 24..31: reserved, zero */
+    struct stat st;
+    if (write_all(fd, hdr, sizeof(hdr)) < 0 || fstat(fd, &st) < 0) {
+        int e = errno;
+        close(fd);
+        unlink(path);
+        errno = e;
+        return -1;
+    }
+    *dev = st.st_dev;
+    *ino = st.st_ino;
+    return fd_raise(fd);
+}
+
+static int writer_recover(struct jst_writer *w);
+
+/* Encodes n bytes of whole records as one block (zstd, or plain when that is
+ * no smaller) and writes it, after making sure the descriptor is ours. */
+static int block_write(struct jst_writer *w, const uint8_t *raw, size_t n)
+{
+    if (!n)
+        return 0;
+    if (!fd_is_ours(w) && writer_recover(w) < 0)
+        return -1;
+    size_t need = JST_BLOCK_HDR_SIZE + ZSTD_compressBound(n);
+    if (need > w->out_cap) {
+        uint8_t *o = realloc(w->out, need);
+        if (!o) {
+            errno = ENOMEM;
             return -1;
         }
-        if (out.pos && write_all(w->fd, w->out, out.pos) < 0)
-            return -1;
-        if (mode == ZSTD_e_continue ? in.pos == in.size : rem == 0)
-            return 0;
+        w->out = o;
+        w->out_cap = need;
     }
+    uint8_t *pay = w->out + JST_BLOCK_HDR_SIZE;
+    size_t z = ZSTD_compress2(w->cctx, pay, w->out_cap - JST_BLOCK_HDR_SIZE, raw, n);
+    uint8_t enc = JST_BLOCK_ENC_ZSTD;
+    if (ZSTD_isError(z) || z >= n) {
+        memcpy(pay, raw, n);
+        z = n;
+        enc = JST_BLOCK_ENC_PLAIN;
+    }
+    jst_block_header(w->out, w->index, pay, (uint32_t)z, (uint32_t)n, enc);
+    if (write_all(w->fd, w->out, JST_BLOCK_HDR_SIZE + z) < 0)
+        return -1;
+    w->index++;
+    return 0;
+}
+
+/* Writes a NOTE record (level warning) as a block of its own. */
+static int note_block(struct jst_writer *w, const char *msg)
+{
+    uint8_t buf[512];
+    struct jst_rec r;
+    jst_rec_begin(&r, buf, sizeof(buf), JST_REC_NOTE);
+    jst_rec_str(&r, JST_F_MESSAGE, msg);
+    jst_rec_u64(&r, JST_F_LEVEL, 1);
+    return r.overflow ? 0 : block_write(w, r.buf, r.len);
+}
+
+static void set_notice(struct jst_writer *w, const char *msg)
+{
+    snprintf(w->notice, sizeof(w->notice), "%s", msg);
+    w->has_notice = 1;
+}
+
+/* Opens "<path without .jst>.contN.jst" for a trace whose file is gone. */
+static int cont_create(struct jst_writer *w, char **newpath)
+{
+    size_t n = strlen(w->path);
+    if (n > 4 && !strcmp(w->path + n - 4, ".jst"))
+        n -= 4;
+    for (int k = 1; k < 100; k++) {
+        char *p = NULL;
+        if (asprintf(&p, "%.*s.cont%d.jst", (int)n, w->path, k) < 0)
+            return -1;
+        int fd = file_create(p, &w->dev, &w->ino);
+        if (fd >= 0) {
+            *newpath = p;
+            return fd;
+        }
+        free(p);
+        if (errno != EEXIST)
+            return -1;
+    }
+    return -1;
+}
+
+/*
+ * The program closed or replaced our descriptor (a daemon closing all its
+ * descriptors, then opening its own file under the same number). That number
+ * is not ours any more: never write to it or close it. Continue in the same
+ * file if its path still leads to it (blocks stand alone, so appending
+ * continues the stream); else in a new file that opens with the first record
+ * again. Either way a note says so, once per loss.
+ */
+static int writer_recover(struct jst_writer *w)
+{
+    w->fd = -1;
+    if (w->recoveries++ >= JST_MAX_RECOVERIES || !w->path) {
+        errno = EBADF;
+        return -1;
+    }
+    int fd = open(w->path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
+    if (fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == w->dev && st.st_ino == w->ino) {
+        w->fd = fd_raise(fd);
+        static const char msg[] = "the program closed or replaced the trace's file descriptor; "
+                                  "the trace continues in the same file, reopened";
+        set_notice(w, msg);
+        return note_block(w, msg);
+    }
+    if (fd >= 0)
+        close(fd);
+    char *np = NULL;
+    fd = cont_create(w, &np);
+    if (fd < 0) {
+        errno = EBADF;
+        return -1;
+    }
+    file_pin(w, fd);
+    char msg[sizeof(w->notice)];
+    snprintf(msg, sizeof(msg),
+             "the program closed or replaced the trace's file descriptor and %s is gone; "
+             "the trace continues in this file",
+             w->path);
+    free(w->path);
+    w->path = np;
+    w->fd = fd;
+    w->index = 0;
+    set_notice(w, msg);
+    if (w->first && block_write(w, w->first, w->first_len) < 0)
+        return -1;
+    return note_block(w, msg);
+}
+
+/* Ends the block being filled: encodes and writes it. */
+static int flush_pending(struct jst_writer *w)
+{
+    int rc = block_write(w, w->raw, w->raw_len);
+    w->raw_len = 0;
+    return rc;
+}
+
+/* Adds one record to the block being filled, ending that block first when
+ * the record does not fit. Only a record larger than a whole block grows it. */
+static int append(struct jst_writer *w, const uint8_t *p, size_t n)
+{
+    if (!w->first) {
+        w->first = malloc(n);
+        if (w->first) {
+            memcpy(w->first, p, n);
+            w->first_len = n;
+        }
+    }
+    if (n > w->raw_cap - w->raw_len) {
+        if (flush_pending(w) < 0)
+            return -1;
+        if (n > w->raw_cap) {
+            uint8_t *b = realloc(w->raw, n);
+            if (!b) {
+                errno = ENOMEM;
+                return -1;
+            }
+            w->raw = b;
+            w->raw_cap = n;
+        }
+    }
+    memcpy(w->raw + w->raw_len, p, n);
+    w->raw_len += n;
+    return 0;
 }
 
 static void writer_free(struct jst_writer *w)
 {
+    if (w->pin)
+        munmap(w->pin, 1);
     ZSTD_freeCCtx(w->cctx);
+    free(w->raw);
     free(w->out);
+    free(w->path);
+    free(w->first);
     free(w);
 }
 
@@ -192,44 +443,32 @@ struct jst_writer *jst_writer_open(const char *path)
     if (!w)
         return NULL;
     w->fd = -1;
-    w->out_cap = ZSTD_CStreamOutSize();
+    w->raw_cap = JST_BLOCK_TARGET;
+    w->raw = malloc(w->raw_cap);
+    w->out_cap = JST_BLOCK_HDR_SIZE + ZSTD_compressBound(w->raw_cap);
     w->out = malloc(w->out_cap);
+    w->path = strdup(path);
     w->cctx = ZSTD_createCCtx();
-    if (!w->out || !w->cctx) {
+    if (!w->raw || !w->out || !w->path || !w->cctx) {
         writer_free(w);
         errno = ENOMEM;
         return NULL;
     }
+    /* The block header's CRC covers the payload: no zstd checksum needed. */
     if (ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, JST_ZSTD_LEVEL)) ||
-        ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_checksumFlag, 1))) {
+        ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_checksumFlag, 0))) {
         writer_free(w);
         errno = EINVAL;
         return NULL;
     }
-    w->fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    w->fd = file_create(path, &w->dev, &w->ino);
     if (w->fd < 0) {
         int e = errno;
         writer_free(w);
         errno = e;
         return NULL;
     }
-
-    uint8_t hdr[JST_HEADER_SIZE] = {0};
-    memcpy(hdr, JST_FILE_MAGIC, JST_FILE_MAGIC_LEN);
-    put_u16(hdr + 8, JST_FORMAT_VERSION);
-    put_u16(hdr + 10, JST_FORMAT_COMPAT);
-    put_u32(hdr + 12, JST_ENDIAN_MARK);
-    put_u32(hdr + 16, JST_HEADER_SIZE);
-    put_u32(hdr + 20, JST_FILE_FLAG_ZSTD);
-    /* bytes 24..31: reserved, zero */
-    if (write_all(w->fd, hdr, sizeof(hdr)) < 0) {
-        int e = errno;
-        close(w->fd);
-        unlink(path);
-        writer_free(w);
-        errno = e;
-        return NULL;
-    }
+    file_pin(w, w->fd);
     if (pthread_mutex_init(&w->lock, NULL) != 0) {
         close(w->fd);
         unlink(path);
@@ -249,19 +488,47 @@ int jst_writer_emit(struct jst_writer *w, const struct jst_rec *r, int flush)
      * so the writer stays usable. */
     if (!r || r->overflow || !r->buf || r->len < JST_REC_HDR_SIZE || r->len > r->cap)
         return -1;
-    int saved = errno, err = EIO; /* EIO: an earlier emit failed */
-    int rc = 0;
+    int saved = errno;
+    int rc = 0, err = 0;
     pthread_mutex_lock(&w->lock);
-    if (w->dead)
+    if (w->dead) {
         rc = -1;
-    else if (compress_out(w, r->buf, r->len, ZSTD_e_continue) < 0 ||
-             (flush && compress_out(w, NULL, 0, ZSTD_e_flush) < 0)) {
-        err = errno;
+        err = EIO;
+    } else if (append(w, r->buf, r->len) < 0 || (flush && flush_pending(w) < 0)) {
         w->dead = 1;
         rc = -1;
+        err = errno;
     }
     pthread_mutex_unlock(&w->lock);
-    errno = rc ? err : saved; /* the caller says why, once */
+    /* On failure errno says why (the caller reports it); else as it was. */
+    errno = rc ? err : saved;
+    return rc;
+}
+
+int jst_writer_notice(struct jst_writer *w, char *buf, size_t n)
+{
+    if (!w || !w->has_notice)
+        return 0;
+    pthread_mutex_lock(&w->lock);
+    int had = w->has_notice;
+    if (had && n)
+        snprintf(buf, n, "%s", w->notice);
+    w->has_notice = 0;
+    pthread_mutex_unlock(&w->lock);
+    return had;
+}
+
+/* Writes what is pending and lets go of the descriptor, if it is still ours
+ * (a number the program took over is the program's). Caller holds the lock. */
+static int writer_end(struct jst_writer *w)
+{
+    int rc = 0;
+    if (w->dead || flush_pending(w) < 0)
+        rc = -1;
+    if (fd_is_ours(w) && close(w->fd) < 0 && errno != EINTR)
+        rc = -1;
+    w->fd = -1;
+    w->dead = 1;
     return rc;
 }
 
@@ -270,14 +537,8 @@ int jst_writer_finish(struct jst_writer *w)
     if (!w)
         return -1;
     int saved = errno;
-    int rc = 0;
     pthread_mutex_lock(&w->lock);
-    if (w->dead || compress_out(w, NULL, 0, ZSTD_e_end) < 0)
-        rc = -1;
-    if (w->fd >= 0 && close(w->fd) < 0 && errno != EINTR)
-        rc = -1;
-    w->fd = -1;
-    w->dead = 1;
+    int rc = writer_end(w);
     pthread_mutex_unlock(&w->lock);
     errno = saved;
     return rc;
@@ -288,14 +549,9 @@ int jst_writer_close(struct jst_writer *w)
     if (!w)
         return -1;
     int saved = errno;
-    int rc = 0;
     pthread_mutex_lock(&w->lock);
-    if (w->dead || compress_out(w, NULL, 0, ZSTD_e_end) < 0)
-        rc = -1;
-    w->dead = 1;
+    int rc = writer_end(w);
     pthread_mutex_unlock(&w->lock);
-    if (close(w->fd) < 0 && errno != EINTR)
-        rc = -1;
     pthread_mutex_destroy(&w->lock);
     writer_free(w);
     errno = saved;
@@ -303,13 +559,15 @@ int jst_writer_close(struct jst_writer *w)
 }
 
 /* In a forked child the mutex may have been held by a parent thread that no
- * longer exists, and the stream belongs to the parent: touch neither. */
+ * longer exists, and the pending records belong to the parent: touch neither,
+ * and close only a descriptor that is still ours. */
 void jst_writer_abandon(struct jst_writer *w)
 {
     if (!w)
         return;
     int saved = errno;
-    close(w->fd);
+    if (fd_is_ours(w))
+        close(w->fd);
     writer_free(w);
     errno = saved;
 }

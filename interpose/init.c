@@ -591,6 +591,9 @@ int jst_emit(const struct jst_rec *r, int flush)
     int rc = jst_writer_emit(w, r, flush);
     if (rc == 0)
         jst_metrics_observe(r);
+    char moved[256]; /* the program took the trace's descriptor: said once */
+    if (jst_writer_notice(w, moved, sizeof moved))
+        jst_dbg("%s", moved);
     if (rc != 0) {
         char why[160];
         snprintf(why, sizeof why, "cannot write the trace: %s", strerror(errno));

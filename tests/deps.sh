@@ -4,6 +4,10 @@
 jst_need_pkgs=(build-essential cmake pkg-config libzstd-dev libunwind-dev liblz4-dev
                libelf-dev libdw-dev libjansson-dev libcmocka-dev python3 python3-pytest libxml2-utils go-md2man man-db
                python3-venv python3-setuptools prometheus prometheus-node-exporter)
+# CI also runs the fuzz targets, which need clang's libFuzzer.
+if [ "${CI:-}" = true ] || [ "${JITSTALL_FUZZ:-0}" = 1 ]; then
+  jst_need_pkgs+=(clang)
+fi
 jst_deps() {
   local missing=() p
   for p in "${jst_need_pkgs[@]}"; do

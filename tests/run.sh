@@ -49,6 +49,16 @@ if [ "${CI:-}" = true ] || [ "${JITSTALL_SANITIZE:-0}" = 1 ]; then
   cmake --build build-asan -j"$jobs"
   run_ctest build-asan -E '^e2e\.|preload|pytest|run_e2e|^demo$|^cli\.run_|^fleet\.'
 fi
+# In CI (or with JITSTALL_FUZZ=1): every fuzz target under libFuzzer with
+# ASan and UBSan, a bounded time each (JITSTALL_FUZZ_SECONDS, default 20).
+if [ "${CI:-}" = true ] || [ "${JITSTALL_FUZZ:-0}" = 1 ]; then
+  if tests/fuzz/run_fuzz.sh "${JITSTALL_FUZZ_SECONDS:-20}"; then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1))
+    status=1
+  fi
+fi
 if [ "$skipped" -gt 0 ]; then
   echo "tests/run.sh: $passed passed, $failed failed, $skipped skipped"
 else

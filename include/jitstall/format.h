@@ -2,7 +2,8 @@
  * jitstall trace format: the one place that defines what is on disk.
  *
  * A trace file is a 32-byte plain header (struct jst_file_header) followed by
- * one zstd stream. The decompressed stream is a sequence of records:
+ * checksummed blocks (version 2; version 1: one zstd stream). The decoded
+ * blocks, concatenated, are a sequence of records (none spans two blocks):
  *
  *   u16 type | u16 flags (0) | u32 payload_len | payload[payload_len]
  *
@@ -23,12 +24,26 @@
 
 #define JST_FILE_MAGIC "JSTRACE\0" /* 8 bytes, NUL included */
 #define JST_FILE_MAGIC_LEN 8
-/* The version this code writes, and the oldest reader version able to read it. */
-#define JST_FORMAT_VERSION 1
-#define JST_FORMAT_COMPAT 1
+/* The version this code writes, and the oldest reader version able to read it.
+ * Version 2: the stream is a sequence of checksummed blocks (JST_FILE_FLAG_BLOCKS);
+ * version 1 (one zstd stream) is still read. */
+#define JST_FORMAT_VERSION 2
+#define JST_FORMAT_COMPAT 2
 #define JST_ENDIAN_MARK 0x0A0B0C0Du /* written native; a reader sees 0x0D0C0B0A if swapped */
 #define JST_HEADER_SIZE 32
-#define JST_FILE_FLAG_ZSTD 0x1u
+#define JST_FILE_FLAG_ZSTD 0x1u   /* version 1: the stream is zstd frames */
+#define JST_FILE_FLAG_BLOCKS 0x2u /* version 2: the stream is blocks (below) */
+
+/* Version 2 block: a 28-byte header, then `stored` bytes of payload that
+ * decode to `raw` bytes of whole records. Damage loses only its block:
+ *   u8 magic[4] "JBLK" | u32 index | u32 stored | u32 raw | u8 encoding |
+ *   u8 reserved[3] (0) | u32 crc32c(payload) | u32 crc32c(header bytes 0..23) */
+#define JST_BLOCK_MAGIC "JBLK"
+#define JST_BLOCK_HDR_SIZE 28
+#define JST_BLOCK_ENC_PLAIN 0
+#define JST_BLOCK_ENC_ZSTD 1 /* one zstd frame */
+/* No block's stored or raw size exceeds one largest record. */
+#define JST_BLOCK_MAX_SIZE (JST_REC_MAX_PAYLOAD + JST_REC_HDR_SIZE)
 
 /* On-disk header, little endian, 32 bytes. */
 struct jst_file_header {

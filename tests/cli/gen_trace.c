@@ -13,7 +13,7 @@
  * \c the character c), or for ips/build_id a comma-separated hex list.
  * '#' starts a comment. A call record gets seq, tid and call_id filled in when
  * they are missing. --truncate leaves the stream unfinished, like a killed
- * process: no END record and no zstd frame end.
+ * process: no END record (each record is its own block, all written).
  */
 #include <ctype.h>
 #include <errno.h>

@@ -508,6 +508,45 @@ def test_partial_trace(env):
     expect("::warning title=jitstall::" in out and "partial trace" in out, out)
 
 
+def damage_block(path, index):
+    """Flips one payload byte of block `index` of a version 2 trace; returns its offset."""
+    b = bytearray(open(path, "rb").read())
+    at, k = 32, 0
+    while at + 28 <= len(b):
+        expect(b[at:at + 4] == b"JBLK", f"block header at byte {at}")
+        stored = int.from_bytes(b[at + 8:at + 12], "little")
+        if k == index:
+            b[at + 28 + stored // 2] ^= 0x20
+            open(path, "wb").write(bytes(b))
+            return at
+        at, k = at + 28 + stored, k + 1
+    raise Failure(f"no block {index}")
+
+
+@case
+def test_damaged_trace_same_rule(env):
+    # One damaged block: every command reads the rest, warns once naming the
+    # block and byte, and exits as for a whole trace (the rule of jitstall(1)).
+    t = env.trace("hurt", run_spec())
+    at = damage_block(t, 2)
+    where = f"block 2 at byte {at}: checksum mismatch"
+    for cmd, rc in ((["report"], 0), (["report", "--json"], 0), (["check", "--max-jit-ms", "20000"], 0),
+                    (["check", "--max-jit-ms", "500"], 1), (["baseline", "-o", env.path("b.json")], 0),
+                    (["export", "-o", env.path("x.json")], 0), (["dump"], 0), (["dump", "--json"], 0)):
+        out, err = env.expect_rc(rc, *cmd, t)
+        if cmd[0] == "report":  # the report itself says what is missing
+            expect(where in out and "partial" in out, f"{cmd}: {where!r} in the report:\n{out}")
+            continue
+        lines = [l for l in err.splitlines() if "partial trace" in l]
+        expect(len(lines) == 1 and where in lines[0], f"{cmd}: one warning with {where!r}: {err!r}")
+    out, err = env.expect_rc(0, "diff", t, t)
+    expect(where in err, f"diff: {err!r}")
+    out, _ = env.expect_rc(0, "report", "--json", t)
+    p = json.loads(out)["processes"][0]
+    expect(where in (p["damage"] or "") and not p["complete"], f"JSON damage: {p['damage']!r}")
+    expect(p["jit_ns"] == 11000000000, f"the JIT load after the damage is there: {p['jit_ns']}")
+
+
 @case
 def test_call_site(env):
     # A stack inside gen_trace itself (built with -g): the regression line must

@@ -1,16 +1,21 @@
 /*
  * Fuzz target for the trace reader (common/trace_read.c): opens the input as
- * a trace file and walks every record and field. Each input is tried three
- * ways: as a whole file, and after a valid header for a zstd stream and for
- * a plain record stream, so that mutations reach the record and field parsers
- * without first having to get the header right.
+ * a trace file and walks every record and field. Each input is tried five
+ * ways: as a whole file; after a valid header for a version 1 zstd stream,
+ * a version 1 plain record stream and a version 2 block stream (damage and
+ * resynchronisation); and cut into chunks that are wrapped as valid version 2
+ * blocks (some zstd-compressed here), so that mutations reach the block
+ * decoder and the record and field parsers without first having to get
+ * checksums right.
  */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include <zstd.h>
 #include "trace.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -19,8 +24,8 @@ static void make_header(uint8_t *h, uint32_t flags)
 {
     memset(h, 0, JST_HEADER_SIZE);
     memcpy(h, JST_FILE_MAGIC, JST_FILE_MAGIC_LEN);
-    h[8] = JST_FORMAT_VERSION;
-    h[10] = JST_FORMAT_COMPAT;
+    h[8] = flags & JST_FILE_FLAG_BLOCKS ? 2 : 1;
+    h[10] = h[8];
     uint32_t mark = JST_ENDIAN_MARK;
     for (int i = 0; i < 4; i++) {
         h[12 + i] = (uint8_t)(mark >> (8 * i));
@@ -76,6 +81,11 @@ static void read_trace(int fd)
     }
     if (rc < 0 && !jst_reader_error(rd)[0])
         __builtin_trap();
+    if (jst_reader_damaged(rd)) {
+        const char *d = jst_reader_damage(rd);
+        if (!d[0] || strchr(d, '\n'))
+            __builtin_trap(); /* where the damage is, on one line */
+    }
     sink += (uint64_t)jst_reader_truncated(rd) + jst_reader_version(rd);
     jst_reader_close(rd);
 }
@@ -90,6 +100,59 @@ static void run_one(const uint8_t *prefix, size_t plen, const uint8_t *data, siz
     close(fd);
 }
 
+/*
+ * Chunks of the input as version 2 blocks: each chunk is {u8 op, u16 len,
+ * len bytes}; op bit 0 compresses the bytes, bit 1 breaks the header
+ * checksum, bit 2 the payload checksum, bit 3 skips a block number.
+ */
+static void run_blocks(const uint8_t *data, size_t size)
+{
+    /* Each chunk: a header and at most ZSTD_compressBound(len) bytes. */
+    size_t cap = JST_HEADER_SIZE + (size / 3 + 1) * (JST_BLOCK_HDR_SIZE + 128) + 2 * size;
+    uint8_t *f = malloc(cap), *z = malloc(ZSTD_compressBound(size) + 1);
+    if (!f || !z)
+        goto out;
+    make_header(f, JST_FILE_FLAG_BLOCKS);
+    size_t n = JST_HEADER_SIZE;
+    uint32_t index = 0;
+    for (size_t at = 0; size - at >= 3;) {
+        uint8_t op = data[at];
+        size_t len = (size_t)(data[at + 1] | data[at + 2] << 8);
+        at += 3;
+        if (len > size - at)
+            len = size - at;
+        const uint8_t *raw = data + at, *pay = raw;
+        size_t stored = len;
+        uint8_t enc = JST_BLOCK_ENC_PLAIN;
+        if (op & 1) {
+            static ZSTD_CCtx *cctx; /* one for the whole run: creating one is slow */
+            if (!cctx)
+                cctx = ZSTD_createCCtx();
+            size_t k = cctx ? ZSTD_compressCCtx(cctx, z, ZSTD_compressBound(size) + 1, raw, len, 1)
+                            : (size_t)-1;
+            if (!ZSTD_isError(k)) {
+                pay = z;
+                stored = k;
+                enc = JST_BLOCK_ENC_ZSTD;
+            }
+        }
+        index += (op & 8) ? 2 : 1;
+        uint8_t *h = f + n;
+        jst_block_header(h, index - 1, pay, (uint32_t)stored, (uint32_t)len, enc);
+        if (op & 2)
+            h[24] ^= 1;
+        if (op & 4)
+            h[20] ^= 1;
+        memcpy(h + JST_BLOCK_HDR_SIZE, pay, stored);
+        n += JST_BLOCK_HDR_SIZE + stored;
+        at += len;
+    }
+    run_one(NULL, 0, f, n);
+out:
+    free(f);
+    free(z);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     uint8_t h[JST_HEADER_SIZE];
@@ -98,5 +161,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     run_one(h, sizeof(h), data, size);
     make_header(h, 0);
     run_one(h, sizeof(h), data, size);
+    make_header(h, JST_FILE_FLAG_BLOCKS);
+    run_one(h, sizeof(h), data, size);
+    run_blocks(data, size);
     return 0;
 }
