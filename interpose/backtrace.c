@@ -16,6 +16,10 @@
  * taken only afterwards, and the writer's lock only inside it, always in that
  * order. Before unwinding, modmap.c writes the objects loaded or unloaded
  * since the last capture (its own lock, then the writer's).
+ *
+ * When the thread runs Python, its Python frames (pyframes.c) are part of the
+ * stack: read before any lock is taken, written with the ips, and compared
+ * with them when stacks are interned.
  */
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>

@@ -193,6 +193,7 @@ static void add_stack(struct jst_process *p, uint64_t id, const uint64_t *ips, s
 {
     p->stacks = realloc(p->stacks, (p->n_stacks + 1) * sizeof *p->stacks);
     struct jst_stack *s = &p->stacks[p->n_stacks++];
+    memset(s, 0, sizeof *s);
     s->id = id;
     s->n = n;
     s->ips = malloc(n * sizeof *ips);

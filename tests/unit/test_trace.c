@@ -1030,7 +1030,7 @@ static void test_names(void **state)
     assert_string_equal(jst_key_name(JST_F_CUPTI_LOAD_SEQ), "cupti_load_seq");
     assert_string_equal(jst_key_name(JST_F_LEVEL), "level");
     assert_null(jst_key_name(0));
-    assert_null(jst_key_name(10));
+    assert_null(jst_key_name(11));
     assert_null(jst_key_name(65535));
     assert_string_equal(jst_call_name(JST_CALL_cuModuleLoadData), "cuModuleLoadData");
     assert_string_equal(jst_call_name(JST_CALL_cuLibraryUnload), "cuLibraryUnload");

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Python call sites: py_loads.py loads PTX on the simulated driver through
+# ctypes.CDLL (the GIL released), ctypes.PyDLL (the GIL held), from a thread
+# while the main thread holds the GIL, and through a stand-in library in
+# site-packages. For every CPython 3.10-3.13 found here (3.11 must be one),
+# under the preload: the program's output and exit status must not change;
+# the report's call site of each load must be the user's Python function and
+# file:line (the caller's line for the library's load); two loads with the
+# same native stack from different Python lines must get different stacks;
+# and JITSTALL_PYTHON=0 must record no Python frames.
+. "$(dirname "$0")/lib.sh"
+SRC=$JST_E2E_SRC/py_loads.py
+SITE=$JST_E2E_SRC/py_site/site-packages
+
+# The interpreters to try: pyenv's and the system's, one per real file.
+pythons=()
+root=$(pyenv root 2>/dev/null || echo "$HOME/.pyenv")
+for minor in 10 11 12 13; do
+    for exe in "$root"/versions/3."$minor".*/bin/python3."$minor" /usr/bin/python3."$minor" \
+        /usr/local/bin/python3."$minor"; do
+        [ -x "$exe" ] || continue
+        real=$(readlink -f "$exe")
+        case " ${pythons[*]:-} " in *" $real "*) continue ;; esac
+        pythons+=("$real")
+    done
+done
+printf '%s\n' "${pythons[@]:-}" | grep -q 'python3\.11$' || fail "no CPython 3.11 found (required)"
+
+line_of() { grep -n "# $1\$" "$SRC" | cut -d: -f1; }
+
+for py in "${pythons[@]}"; do
+    n=py$("$py" -c 'import sys; print("%d%d%d" % sys.version_info[:3])')
+    run_plain "$n.plain" "$py" "$SRC" "$FIX" "$SITE" "$BIN/libpy_delay.so"
+    run_traced "$n" "$py" "$SRC" "$FIX" "$SITE" "$BIN/libpy_delay.so"
+    expect_rc "$n.plain" 0
+    same_behaviour "$n.plain" "$n"
+    trace=$(the_trace "$n")
+    "$JST_CLI" report --json "$trace" >"$WORK/$n.report.json" || fail "$n: report --json failed"
+    python3 - "$WORK/$n.report.json" "$SRC" "$n" "$(line_of 'load: cdll')" \
+        "$(line_of 'load: pydll')" "$(line_of 'load: thread')" "$(line_of 'load: library')" \
+        <<'PY' || fail "$n ($py): call sites"
+import json, sys
+rep, src, ver = json.load(open(sys.argv[1])), sys.argv[2], sys.argv[3]
+cdll, pydll, thread, library = sys.argv[4:8]
+# 3.10 code objects have no qualified name.
+# The thread's load is called by py_delay_load, a C function: its call site.
+sites = sorted(m["call_site"] for m in rep["processes"][0]["modules"]
+               if m["call"] == "cuModuleLoadData" and "py_delay_load" not in m["call_site"])
+want = sorted([f"load_released ({src}:{cdll}) in Python"] * 3 + [
+    f"load_held ({src}:{pydll}) in Python", f"main ({src}:{library}) in Python"])
+assert sites == want, f"call sites\n  got  {sites}\n  want {want}"
+PY
+    dump_json "$trace" "$WORK/$n.json"
+    check_json "$WORK/$n.json" src="$SRC" thread="$(line_of 'load: thread')" ver="$n" <<'PY'
+stacks = {r["stack_id"]: r for r in of_type("stack")}
+def listed(v):
+    return v if isinstance(v, list) else [v]
+# The thread's frames, not those of the main thread that held the GIL.
+worker = "run" if arg["ver"].startswith("py310") else "Worker.run"  # 3.10: no qualname
+th = [c for c in calls("cuModuleLoadData") if c["tid"] != calls("cuInit")[0]["tid"]]
+expect(len(th) == 1, "one load from the thread")
+got = listed(stacks[th[0]["stack_id"]]["py_frame"])[0]
+expect(got == f"{worker}\t{arg['src']}\t{arg['thread']}", f"the thread's own frame: {got!r}")
+# The load_released calls come from three lines of main(); those whose native
+# stacks are the same (CPython may specialize the call after the first) must
+# still be different stacks, told apart by their callers' lines.
+rel = [stacks[c["stack_id"]] for c in calls("cuModuleLoadData")][:3]
+pairs = [(a, b) for i, a in enumerate(rel) for b in rel[i + 1:] if a["ips"] == b["ips"]]
+expect(pairs, "two load_released calls with the same native stack")
+for a, b in pairs:
+    expect(a["stack_id"] != b["stack_id"], "same native stack, other Python line: other stack")
+    expect(listed(a["py_frame"])[1] != listed(b["py_frame"])[1], "callers' lines differ")
+for s in rel:
+    nat, fr = listed(s["py_native"]), listed(s["py_frame"])
+    expect(len(nat) == len(fr) and all(0 <= v <= len(s["ips"]) for v in nat),
+           f"one native index per Python frame, within the stack: {nat}")
+PY
+    # Off switch: no Python frames, and the call site is no Python line.
+    run_traced "$n.off" JITSTALL_PYTHON=0 "$py" "$SRC" "$FIX" "$SITE" "$BIN/libpy_delay.so"
+    same_behaviour "$n.plain" "$n.off"
+    dump_json "$(the_trace "$n.off")" "$WORK/$n.off.json"
+    ! grep -q '"py_frame"' "$WORK/$n.off.json" || fail "$n: JITSTALL_PYTHON=0 recorded Python frames"
+    echo "ok: $n ($py)"
+done
+echo "ok: python call sites"
