@@ -7,7 +7,8 @@
 # the report's call site of each load must be the user's Python function and
 # file:line (the caller's line for the library's load); two loads with the
 # same native stack from different Python lines must get different stacks;
-# and JITSTALL_PYTHON=0 must record no Python frames.
+# JITSTALL_PYTHON=0 must record no Python frames; and a CPython whose layout
+# jitstall does not know (3.9, if here) gets a note and no frames.
 . "$(dirname "$0")/lib.sh"
 SRC=$JST_E2E_SRC/py_loads.py
 SITE=$JST_E2E_SRC/py_site/site-packages
@@ -82,4 +83,17 @@ PY
     ! grep -q '"py_frame"' "$WORK/$n.off.json" || fail "$n: JITSTALL_PYTHON=0 recorded Python frames"
     echo "ok: $n ($py)"
 done
+# A version whose layout jitstall does not know: same behaviour, no frames,
+# and one note that says why.
+old=$(ls "$root"/versions/3.9.*/bin/python3.9 2>/dev/null | head -n 1 || true)
+if [ -n "$old" ]; then
+    run_plain py39.plain "$old" "$SRC" "$FIX" "$SITE" "$BIN/libpy_delay.so"
+    run_traced py39 "$old" "$SRC" "$FIX" "$SITE" "$BIN/libpy_delay.so"
+    same_behaviour py39.plain py39
+    dump_json "$(the_trace py39)" "$WORK/py39.json"
+    ! grep -q '"py_frame"' "$WORK/py39.json" || fail "3.9: Python frames recorded"
+    [ "$(grep -c "CPython 3.9's frame layout is unknown" "$WORK/py39.json")" = 1 ] ||
+        fail "3.9: no single note about the unknown layout"
+    echo "ok: CPython 3.9 ($old): a note, no frames"
+fi
 echo "ok: python call sites"
