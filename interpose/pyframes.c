@@ -47,6 +47,9 @@
 #define PY_MAX_EVALS 256
 #define PY_FUNC_MAX 200
 #define PY_FILE_MAX 512
+/* Bytes read past an object's header on the first try, in the hope that
+ * the text or table is there too (saves a read: each costs a system call). */
+#define PY_SPEC 512
 #define PY_OWNED_BY_GENERATOR 1
 #define PY_OWNED_BY_CSTACK 3
 
@@ -83,6 +86,9 @@ static uintptr_t py_eval_lo, py_eval_hi;
 static int (*py_is_init)(void);
 static void *(*py_cur_tstate)(void);
 static void *(*py_gil_tstate)(void);
+/* getpid() once per capture, not per read (a fork between captures is
+ * caught by the next capture). */
+static _Atomic pid_t py_pid;
 
 /* Copies n bytes at addr into dst; 0 on success, -1 when any of them is not
  * readable. process_vm_readv reports an unmapped address as EFAULT instead
@@ -92,7 +98,7 @@ static int py_read(void *dst, uintptr_t addr, size_t n)
     if (!addr || n == 0)
         return -1;
     struct iovec local = {dst, n}, remote = {(void *)addr, n};
-    ssize_t got = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+    ssize_t got = process_vm_readv(atomic_load(&py_pid), &local, 1, &remote, 1, 0);
     return got == (ssize_t)n ? 0 : -1;
 }
 
@@ -261,52 +267,73 @@ static uintptr_t py_tstate(void)
     return py_ts_mine(ts) ? ts : 0;
 }
 
-/* Text of a str object as UTF-8 into out (cap >= 8), tabs and newlines made
- * spaces; 0, or -1 when obj is no compact str. */
-static int py_str(uintptr_t obj, char *out, size_t cap)
+/* Appends code point c to out as UTF-8; returns the bytes written. */
+static size_t py_utf8(uint32_t c, char *out)
 {
-    uint8_t h[80];
+    if (c < 0x80) {
+        out[0] = (char)c;
+        return 1;
+    }
+    if (c < 0x800) {
+        out[0] = (char)(0xC0 | c >> 6);
+        out[1] = (char)(0x80 | (c & 0x3F));
+        return 2;
+    }
+    if (c < 0x10000) {
+        out[0] = (char)(0xE0 | c >> 12);
+        out[1] = (char)(0x80 | ((c >> 6) & 0x3F));
+        out[2] = (char)(0x80 | (c & 0x3F));
+        return 3;
+    }
+    out[0] = (char)(0xF0 | ((c >> 18) & 0x07));
+    out[1] = (char)(0x80 | ((c >> 12) & 0x3F));
+    out[2] = (char)(0x80 | ((c >> 6) & 0x3F));
+    out[3] = (char)(0x80 | (c & 0x3F));
+    return 4;
+}
+
+/* Text of the str object at obj as UTF-8 into out (cap >= 8), tabs and
+ * newlines made spaces. h holds the first have bytes of the object, already
+ * read; whatever else is needed is read here. 0, or -1 when obj is no
+ * compact str. */
+static int py_str(uintptr_t obj, const uint8_t *h, size_t have, char *out, size_t cap)
+{
     const struct py_layout *L = py_lay;
-    if (py_read(h, obj, L->compact_size) < 0 || py_ptr_at(h, 8) != py_unicode_type)
-        return -1;
+    uint8_t hb[80], raw[PY_FILE_MAX + 1];
+    if (have < L->ascii_size) {
+        if (py_read(hb, obj, L->ascii_size) < 0)
+            return -1;
+        h = hb;
+        have = L->ascii_size;
+    }
     uint64_t length;
     uint32_t state;
     memcpy(&length, h + 16, sizeof length);
     memcpy(&state, h + 32, sizeof state);
     unsigned kind = (state >> 2) & 7, compact = (state >> 5) & 1, ascii = (state >> 6) & 1;
-    if (!compact || (kind != 1 && kind != 2 && kind != 4))
+    if (py_ptr_at(h, 8) != py_unicode_type || !compact || (kind != 1 && kind != 2 && kind != 4))
         return -1;
     /* UTF-8 takes at most 1, 2, 3 or 4 bytes for ASCII, UCS1, UCS2, UCS4. */
     size_t room = (cap - 1) / (ascii ? 1 : kind == 1 ? 2 : kind == 2 ? 3 : 4);
     size_t n = length < room ? (size_t)length : room;
-    uint8_t raw[PY_FILE_MAX + 1];
-    uintptr_t data = obj + (ascii ? L->ascii_size : L->compact_size);
-    if (n * kind > sizeof raw || (n && py_read(raw, data, n * kind) < 0))
+    size_t hdr = ascii ? L->ascii_size : L->compact_size;
+    const uint8_t *d = h + hdr;
+    if (n * kind > sizeof raw)
         return -1;
+    if (hdr + n * kind > have) {
+        if (n && py_read(raw, obj + hdr, n * kind) < 0)
+            return -1;
+        d = raw;
+    }
     size_t o = 0;
     for (size_t i = 0; i < n; i++) {
-        uint32_t c = kind == 1 ? raw[i]
-                     : kind == 2
-                         ? (uint32_t)raw[2 * i] | raw[2 * i + 1] << 8
-                         : (uint32_t)raw[4 * i] | raw[4 * i + 1] << 8 |
-                               (uint32_t)raw[4 * i + 2] << 16 | (uint32_t)raw[4 * i + 3] << 24;
+        uint32_t c = kind == 1   ? d[i]
+                     : kind == 2 ? (uint32_t)d[2 * i] | (uint32_t)d[2 * i + 1] << 8
+                                 : (uint32_t)d[4 * i] | (uint32_t)d[4 * i + 1] << 8 |
+                                       (uint32_t)d[4 * i + 2] << 16 | (uint32_t)d[4 * i + 3] << 24;
         if (c == '\t' || c == '\n' || c == '\r')
             c = ' ';
-        if (c < 0x80) {
-            out[o++] = (char)c;
-        } else if (c < 0x800) {
-            out[o++] = (char)(0xC0 | c >> 6);
-            out[o++] = (char)(0x80 | (c & 0x3F));
-        } else if (c < 0x10000) {
-            out[o++] = (char)(0xE0 | c >> 12);
-            out[o++] = (char)(0x80 | ((c >> 6) & 0x3F));
-            out[o++] = (char)(0x80 | (c & 0x3F));
-        } else {
-            out[o++] = (char)(0xF0 | (c >> 18 & 0x07));
-            out[o++] = (char)(0x80 | ((c >> 12) & 0x3F));
-            out[o++] = (char)(0x80 | ((c >> 6) & 0x3F));
-            out[o++] = (char)(0x80 | (c & 0x3F));
-        }
+        o += py_utf8(c, out + o);
     }
     out[o] = '\0';
     return 0;
@@ -316,17 +343,29 @@ static int py_str(uintptr_t obj, char *out, size_t cap)
 struct py_table {
     uintptr_t data;
     size_t size, pos, have, off;
-    uint8_t win[512];
+    uint8_t win[PY_SPEC];
 };
 
-static int py_table_open(struct py_table *t, uintptr_t bytes)
+/* Opens the bytes object at obj; h holds its first have bytes, already read
+ * (the header, then the start of the table). */
+static int py_table_open(struct py_table *t, uintptr_t obj, const uint8_t *h, size_t have)
 {
-    uint8_t h[32];
+    uint8_t hb[32];
     memset(t, 0, sizeof *t);
-    if (py_read(h, bytes, sizeof h) < 0 || py_ptr_at(h, 8) != py_bytes_type)
+    if (have < 32) {
+        if (py_read(hb, obj, sizeof hb) < 0)
+            return -1;
+        h = hb;
+        have = sizeof hb;
+    }
+    if (py_ptr_at(h, 8) != py_bytes_type)
         return -1;
     memcpy(&t->size, h + 16, sizeof t->size);
-    t->data = bytes + 32;
+    t->data = obj + 32;
+    t->have = have - 32 < sizeof t->win ? have - 32 : sizeof t->win;
+    if (t->have > t->size)
+        t->have = t->size;
+    memcpy(t->win, h + 32, t->have);
     return t->size > (1u << 24) ? -1 : 0;
 }
 
@@ -413,32 +452,110 @@ struct py_walk {
     int bad;        /* a check failed: stop */
 };
 
-/* Appends one frame (code object, instruction offset in bytes, -1: none). */
-static void py_add(struct py_walk *w, const uint8_t *co, long addr)
+/* The function ("Loader.load") and file of a code object as "func\tfile",
+ * and its line table opened: the three objects in one read when possible. */
+static int py_names(const uint8_t *co, char *text, size_t cap, struct py_table *t)
 {
     const struct py_layout *L = py_lay;
+    uintptr_t q = py_ptr_at(co, L->co_qualname), f = py_ptr_at(co, L->co_filename);
+    uintptr_t lt = py_ptr_at(co, L->co_linetable);
+    uint8_t bq[72 + PY_SPEC], bf[72 + PY_SPEC], bl[32 + PY_SPEC];
+    size_t nq = L->compact_size + PY_SPEC, nf = nq, nl = 32 + PY_SPEC;
+    struct iovec loc[3] = {{bq, nq}, {bf, nf}, {bl, nl}};
+    struct iovec rem[3] = {{(void *)q, nq}, {(void *)f, nf}, {(void *)lt, nl}};
+    if (!q || !f || !lt)
+        return -1;
+    /* Near the end of a mapping the speculative read fails: then each object
+     * reads exactly what it needs. */
+    if (process_vm_readv(atomic_load(&py_pid), loc, 3, rem, 3, 0) != (ssize_t)(nq + nf + nl))
+        nq = nf = nl = 0;
     char func[PY_FUNC_MAX + 1], file[PY_FILE_MAX + 1];
-    struct py_table t;
-    if (py_str(py_ptr_at(co, L->co_qualname), func, sizeof func) < 0 ||
-        py_str(py_ptr_at(co, L->co_filename), file, sizeof file) < 0 ||
-        py_table_open(&t, py_ptr_at(co, L->co_linetable)) < 0) {
-        w->bad = 1;
-        return;
+    if (py_str(q, bq, nq, func, sizeof func) < 0 || py_str(f, bf, nf, file, sizeof file) < 0 ||
+        py_table_open(t, lt, bl, nl) < 0)
+        return -1;
+    snprintf(text, cap, "%s\t%s", func, file);
+    return 0;
+}
+
+/* Names and the line of one instruction per code object, kept across
+ * captures, so that a stack seen again costs two reads per frame (the frame
+ * and its code object) instead of four or more. An entry is used only while
+ * the code object still points at the same name, file and table objects. */
+struct py_cached {
+    uintptr_t code, q, f, lt;
+    long addr;
+    int line;
+    char text[PY_FUNC_MAX + PY_FILE_MAX + 2];
+};
+#define PY_CACHE 128
+static struct py_cached py_cache[PY_CACHE];
+static pthread_mutex_t py_cache_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Fills text and *line from the cache: 0 nothing, 1 text, 2 text and line.
+ * A busy cache (another thread, or a lock a fork left held) is a miss. */
+static int py_cache_get(const struct py_cached *k, char *text, size_t cap, int *line)
+{
+    int got = 0;
+    if (pthread_mutex_trylock(&py_cache_lock) != 0)
+        return 0;
+    const struct py_cached *e = &py_cache[(k->code >> 4) % PY_CACHE];
+    if (e->code == k->code && e->q == k->q && e->f == k->f && e->lt == k->lt) {
+        snprintf(text, cap, "%s", e->text);
+        got = 1;
+        if (e->addr == k->addr) {
+            *line = e->line;
+            got = 2;
+        }
     }
-    int first = py_int_at(co, L->co_firstlineno);
-    int line = addr < 0         ? first
+    pthread_mutex_unlock(&py_cache_lock);
+    return got;
+}
+
+static void py_cache_put(const struct py_cached *k, const char *text, int line)
+{
+    if (pthread_mutex_trylock(&py_cache_lock) != 0)
+        return;
+    struct py_cached *e = &py_cache[(k->code >> 4) % PY_CACHE];
+    *e = *k;
+    e->line = line;
+    snprintf(e->text, sizeof e->text, "%s", text);
+    pthread_mutex_unlock(&py_cache_lock);
+}
+
+/* Appends one frame: code object at code (header in co), instruction offset
+ * in bytes (-1: none). */
+static void py_add(struct py_walk *w, uintptr_t code, const uint8_t *co, long addr)
+{
+    const struct py_layout *L = py_lay;
+    struct py_cached k = {.code = code,
+                          .q = py_ptr_at(co, L->co_qualname),
+                          .f = py_ptr_at(co, L->co_filename),
+                          .lt = py_ptr_at(co, L->co_linetable),
+                          .addr = addr};
+    char text[PY_FUNC_MAX + PY_FILE_MAX + 2];
+    int line = 0, got = py_cache_get(&k, text, sizeof text, &line);
+    if (got < 2) {
+        struct py_table t;
+        if (got ? py_table_open(&t, k.lt, NULL, 0) < 0 : py_names(co, text, sizeof text, &t) < 0) {
+            w->bad = 1;
+            return;
+        }
+        int first = py_int_at(co, L->co_firstlineno);
+        line = addr < 0         ? first
                : L->minor == 10 ? py_line_310(&t, first, addr)
                                 : py_line_311(&t, first, addr);
+        py_cache_put(&k, text, line);
+    }
     struct jst_pyframes *o = w->out;
-    char text[PY_FUNC_MAX + PY_FILE_MAX + 32];
-    int tl = snprintf(text, sizeof text, "%s\t%s\t%d", func, file, line > 0 ? line : 0);
+    char full[PY_FUNC_MAX + PY_FILE_MAX + 32];
+    int tl = snprintf(full, sizeof full, "%s\t%d", text, line > 0 ? line : 0);
     if (tl < 0 || o->n >= JST_PY_MAX_FRAMES || o->len + 6 + (size_t)tl > sizeof o->buf)
         return;
     uint32_t native = w->group < w->n_evals ? w->evals[w->group] : (uint32_t)w->n_ips;
     uint16_t len = (uint16_t)tl;
     memcpy(o->buf + o->len, &native, 4);
     memcpy(o->buf + o->len + 4, &len, 2);
-    memcpy(o->buf + o->len + 6, text, (size_t)tl);
+    memcpy(o->buf + o->len + 6, full, (size_t)tl);
     o->len += 6 + (size_t)tl;
     o->n++;
 }
@@ -466,7 +583,7 @@ static void py_walk_310(struct py_walk *w, uintptr_t f)
             w->bad = 1;
             return;
         }
-        py_add(w, co, lasti < 0 ? -1 : (long)lasti * 2);
+        py_add(w, code, co, lasti < 0 ? -1 : (long)lasti * 2);
         f = py_ptr_at(fr, L->fr_prev);
     }
 }
@@ -498,7 +615,7 @@ static void py_walk_311(struct py_walk *w, uintptr_t f)
         uintptr_t start = code + L->co_code;
         uintptr_t first = start + 2 * (uintptr_t)(unsigned)py_int_at(co, L->co_firsttraceable);
         if (owner == PY_OWNED_BY_GENERATOR || instr >= first)
-            py_add(w, co, instr >= start ? (long)(instr - start) : -1);
+            py_add(w, code, co, instr >= start ? (long)(instr - start) : -1);
         if (L->fr_entry >= 0 && fr[L->fr_entry])
             w->group++;
     }
@@ -507,6 +624,7 @@ static void py_walk_311(struct py_walk *w, uintptr_t f)
 void jst_py_capture(const uint64_t *ips, size_t n_ips, struct jst_pyframes *py)
 {
     py->n = py->len = 0;
+    atomic_store(&py_pid, getpid());
     if (!py_ready() || !py_is_init())
         return;
     uintptr_t ts = py_tstate();
