@@ -448,8 +448,11 @@ struct py_walk {
     struct jst_pyframes *out;
     uint32_t evals[PY_MAX_EVALS];
     size_t n_evals, n_ips;
-    unsigned group; /* eval invocation the next frame belongs to */
-    int bad;        /* a check failed: stop */
+    unsigned group;   /* eval invocation the next frame belongs to */
+    int bad;          /* a check failed: stop */
+    uintptr_t win_lo; /* frames read ahead (3.11+): win_len bytes from win_lo */
+    size_t win_len;
+    uint8_t win[4096];
 };
 
 /* The function ("Loader.load") and file of a code object as "func\tfile",
@@ -588,6 +591,28 @@ static void py_walk_310(struct py_walk *w, uintptr_t f)
     }
 }
 
+/* The 72 bytes of the _PyInterpreterFrame at f, or NULL when unreadable.
+ * Frames lie on the thread's data stack, each older one below the newer, so
+ * one read of the 4 KiB that end with a frame usually holds the next ones
+ * too; when that read fails (the stack's start is near), the frame's own
+ * page is read instead. */
+static const uint8_t *py_frame_at(struct py_walk *w, uintptr_t f)
+{
+    if (f >= w->win_lo && f + 72 <= w->win_lo + w->win_len && f + 72 > f)
+        return w->win + (f - w->win_lo);
+    uintptr_t end = f + 72, lo = end - sizeof w->win, page = f & ~(uintptr_t)4095;
+    if (end < f)
+        return NULL;
+    if (f < sizeof w->win || py_read(w->win, lo, sizeof w->win) < 0) {
+        lo = page < f - (sizeof w->win - 72) ? f : page;
+        if (py_read(w->win, lo, end - lo) < 0)
+            return NULL;
+    }
+    w->win_lo = lo;
+    w->win_len = end - lo;
+    return w->win + (f - lo);
+}
+
 /* 3.11 to 3.13: _PyInterpreterFrames. One eval invocation runs the frames up
  * to the one marked is_entry (3.11), or up to the next C-stack shim frame
  * (3.12+). Frames still being set up ("incomplete") are skipped, as CPython
@@ -596,8 +621,9 @@ static void py_walk_311(struct py_walk *w, uintptr_t f)
 {
     const struct py_layout *L = py_lay;
     for (int steps = 0; f && steps < PY_MAX_WALK && !w->bad; steps++) {
-        uint8_t fr[80], co[256];
-        if (py_read(fr, f, 72) < 0) {
+        uint8_t co[256];
+        const uint8_t *fr = py_frame_at(w, f);
+        if (!fr) {
             w->bad = 1;
             return;
         }
