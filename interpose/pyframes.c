@@ -79,6 +79,7 @@ enum { PY_UNRESOLVED = 0, PY_ABSENT, PY_READY, PY_OFF };
 static _Atomic int py_state;
 static pthread_mutex_t py_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic int py_bad_noted;
+static _Atomic unsigned long long py_absent_adds; /* py_adds() when Python was absent */
 
 static const struct py_layout *py_lay;
 static uintptr_t py_code_type, py_unicode_type, py_bytes_type, py_frame_type;
@@ -174,6 +175,22 @@ static void py_eval_range(void)
     }
 }
 
+/* dl_iterate_phdr's count of objects ever loaded: Python can only appear
+ * after it changes. */
+static int py_adds_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    *(unsigned long long *)data = info->dlpi_adds;
+    return 1;
+}
+
+static unsigned long long py_adds(void)
+{
+    unsigned long long adds = 0;
+    dl_iterate_phdr(py_adds_cb, &adds);
+    return adds;
+}
+
 /* Finds the interpreter and checks its layout. Under py_lock. */
 static void py_resolve(void)
 {
@@ -182,6 +199,7 @@ static void py_resolve(void)
         atomic_store(&py_state, PY_OFF);
         return;
     }
+    atomic_store(&py_absent_adds, py_adds());
     py_is_init = (int (*)(void))jst_real_dlsym(RTLD_DEFAULT, "Py_IsInitialized");
     if (!py_is_init) {
         atomic_store(&py_state, PY_ABSENT); /* looked up again at the next event */
@@ -244,7 +262,10 @@ static int py_ready(void)
 
 int jst_py_maybe(void)
 {
-    return atomic_load(&py_state) != PY_OFF;
+    int st = atomic_load(&py_state);
+    if (st == PY_ABSENT && py_adds() == atomic_load(&py_absent_adds))
+        return 0; /* no Python, and nothing loaded since we looked */
+    return st != PY_OFF;
 }
 
 /* Does the thread state at ts belong to the calling thread? */
