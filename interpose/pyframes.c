@@ -191,6 +191,23 @@ static unsigned long long py_adds(void)
     return adds;
 }
 
+/* From 3.13, CPython describes its own layout at the start of _PyRuntime
+ * (_Py_DebugOffsets: the cookie "xdebugpy", then u64 fields). Our table is
+ * used only where it agrees with it: a patch release that moved a field
+ * then records nothing instead of garbage. 1 agrees, 0 not. */
+static int py_offsets_agree(const struct py_layout *L)
+{
+    uint64_t d[44];
+    const void *rt = jst_real_dlsym(RTLD_DEFAULT, "_PyRuntime");
+    if (!rt || py_read(d, (uintptr_t)rt, sizeof d) < 0 || memcmp(d, "xdebugpy", 8) != 0)
+        return 0;
+    /* d[2] free_threaded; thread state from d[19], frame from d[28], code from d[34] */
+    return d[2] == 0 && d[23] == L->ts_frame && d[24] == L->ts_thread_id && d[29] == L->fr_prev &&
+           d[30] == L->fr_code && d[31] == L->fr_instr && d[33] == (uint64_t)L->fr_owner &&
+           d[35] == L->co_filename && d[36] == L->co_name && d[37] == L->co_qualname &&
+           d[38] == L->co_linetable && d[39] == L->co_firstlineno && d[43] == L->co_code;
+}
+
 /* Finds the interpreter and checks its layout. Under py_lock. */
 static void py_resolve(void)
 {
@@ -229,7 +246,7 @@ static void py_resolve(void)
     py_gil_tstate = (void *(*)(void))jst_real_dlsym(RTLD_DEFAULT, "PyGILState_GetThisThreadState");
     py_eval_range();
     if (!tt || !py_code_type || !py_unicode_type || !py_bytes_type || !py_frame_type ||
-        !py_gil_tstate) {
+        !py_gil_tstate || (minor >= 13 && !py_offsets_agree(py_lay))) {
         snprintf(msg, sizeof msg,
                  "Python frames not recorded: CPython 3.%d has an object layout jitstall does "
                  "not know (debug or free-threaded build?)",
