@@ -371,6 +371,8 @@ static int py_str(uintptr_t obj, const uint8_t *h, size_t have, char *out, size_
                                        (uint32_t)d[4 * i + 2] << 16 | (uint32_t)d[4 * i + 3] << 24;
         if (c == '\t' || c == '\n' || c == '\r')
             c = ' ';
+        if (o + 4 >= cap)
+            break; /* only a string whose flags lie gets here */
         o += py_utf8(c, out + o);
     }
     out[o] = '\0';
