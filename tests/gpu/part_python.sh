@@ -59,6 +59,20 @@ if python3 -c "import torch" 2>/dev/null; then
   sort "$W/t/py_torch_first/sites.txt" | uniq -c | sed 's/^/== torch site: /'
   NO_COLOR=1 "$J" report "$W/t/py_torch_first/trace" >"$W/t/py_torch_first/report.txt" 2>&1
   sed -n '1,20p' "$W/t/py_torch_first/report.txt" | sed 's/^/== torch report: /'
+  # What reading Python frames costs: the same program, warm, with and
+  # without them (wall time of the whole process, 3 runs each, best).
+  for pyo in 1 0; do
+    best=
+    for i in 1 2 3; do
+      d="$W/t/py_torch_cost_$pyo$i"; mkdir -p "$d"
+      s0=$(date +%s%N)
+      CUDA_CACHE_PATH="$c" JITSTALL_DIR="$d" JITSTALL_PYTHON=$pyo LD_PRELOAD="$PRELOAD" \
+        python3 "$G/py_torch_first.py" >/dev/null 2>&1
+      ms=$((($(date +%s%N) - s0) / 1000000))
+      [ -z "$best" ] || [ "$ms" -lt "$best" ] && best=$ms
+    done
+    echo "== torch first op under the preload, JITSTALL_PYTHON=$pyo: best of 3 runs $best ms"
+  done
 else
   echo "skip: python3 has no torch here"
 fi
