@@ -138,19 +138,22 @@ static void py_note_bad(const char *what)
     py_note(msg);
 }
 
-/* The running interpreter's minor version (3.minor), or -1. Py_Version
- * exists from 3.11; Py_GetVersion() ("3.10.13 (main, ...") before. */
-static int py_minor(void)
+/* The running interpreter's minor version (3.minor), or -1 for another
+ * major; its version ("3.10.13") into ver. Py_GetVersion() starts with it in
+ * every version; Py_Version (3.11+) is a number that needs no parsing. */
+static int py_minor(char *ver, size_t cap)
 {
+    const char *(*gv)(void) = (const char *(*)(void))jst_real_dlsym(RTLD_DEFAULT, "Py_GetVersion");
+    char s[16] = {0};
+    if (!gv || py_read(s, (uintptr_t)gv(), sizeof s - 1) < 0)
+        snprintf(s, sizeof s, "?");
+    s[strcspn(s, " ")] = '\0';
+    snprintf(ver, cap, "%s", s);
     const unsigned long *pv = jst_real_dlsym(RTLD_DEFAULT, "Py_Version");
     unsigned long v;
     if (pv && py_read(&v, (uintptr_t)pv, sizeof v) == 0)
         return (v >> 24) == 3 ? (int)((v >> 16) & 0xff) : -1;
-    const char *(*gv)(void) = (const char *(*)(void))jst_real_dlsym(RTLD_DEFAULT, "Py_GetVersion");
-    char s[8] = {0};
-    if (!gv || py_read(s, (uintptr_t)gv(), 6) < 0 || s[0] != '3' || s[1] != '.')
-        return -1;
-    return atoi(s + 2);
+    return s[0] == '3' && s[1] == '.' ? atoi(s + 2) : -1;
 }
 
 /* A type object CPython exports, checked to have the standard object header
@@ -219,19 +222,19 @@ static void py_resolve(void)
     atomic_store(&py_absent_adds, py_adds());
     py_is_init = (int (*)(void))jst_real_dlsym(RTLD_DEFAULT, "Py_IsInitialized");
     if (!py_is_init) {
-        atomic_store(&py_state, PY_ABSENT); /* looked up again at the next event */
+        atomic_store(&py_state, PY_ABSENT); /* looked up again after the next dlopen */
         return;
     }
-    char msg[200];
-    int minor = py_minor();
+    char msg[200], ver[16];
+    int minor = py_minor(ver, sizeof ver);
     for (size_t i = 0; i < sizeof py_layouts / sizeof py_layouts[0]; i++)
         if ((int)py_layouts[i].minor == minor)
             py_lay = &py_layouts[i];
     if (!py_lay) {
         snprintf(msg, sizeof msg,
-                 "Python frames not recorded: CPython 3.%d's frame layout is unknown to jitstall "
+                 "Python frames not recorded: CPython %s's frame layout is unknown to jitstall "
                  "(it reads 3.10 to 3.13)",
-                 minor);
+                 ver);
         py_note(msg);
         atomic_store(&py_state, PY_OFF);
         return;
@@ -248,14 +251,14 @@ static void py_resolve(void)
     if (!tt || !py_code_type || !py_unicode_type || !py_bytes_type || !py_frame_type ||
         !py_gil_tstate || (minor >= 13 && !py_offsets_agree(py_lay))) {
         snprintf(msg, sizeof msg,
-                 "Python frames not recorded: CPython 3.%d has an object layout jitstall does "
+                 "Python frames not recorded: CPython %s has an object layout jitstall does "
                  "not know (debug or free-threaded build?)",
-                 minor);
+                 ver);
         py_note(msg);
         atomic_store(&py_state, PY_OFF);
         return;
     }
-    jst_dbg("python 3.%d: frames readable, eval frame %#lx-%#lx", minor, (unsigned long)py_eval_lo,
+    jst_dbg("python %s: frames readable, eval frame %#lx-%#lx", ver, (unsigned long)py_eval_lo,
             (unsigned long)py_eval_hi);
     atomic_store(&py_state, PY_READY);
 }

@@ -92,7 +92,7 @@ if [ -n "$old" ]; then
     same_behaviour py39.plain py39
     dump_json "$(the_trace py39)" "$WORK/py39.json"
     ! grep -q '"py_frame"' "$WORK/py39.json" || fail "3.9: Python frames recorded"
-    [ "$(grep -c "CPython 3.9's frame layout is unknown" "$WORK/py39.json")" = 1 ] ||
+    [ "$(grep -c "CPython 3\.9\.[0-9]*'s frame layout is unknown" "$WORK/py39.json")" = 1 ] ||
         fail "3.9: no single note about the unknown layout"
     echo "ok: CPython 3.9 ($old): a note, no frames"
 fi
