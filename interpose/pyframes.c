@@ -225,6 +225,13 @@ static void py_resolve(void)
         atomic_store(&py_state, PY_ABSENT); /* looked up again after the next dlopen */
         return;
     }
+    /* A sandbox (seccomp) may forbid process_vm_readv even on ourselves. */
+    uint64_t probe = 1, copy = 0;
+    if (py_read(&copy, (uintptr_t)&probe, sizeof probe) < 0 || copy != probe) {
+        py_note("Python frames not recorded: process_vm_readv is not permitted here");
+        atomic_store(&py_state, PY_OFF);
+        return;
+    }
     char msg[200], ver[16];
     int minor = py_minor(ver, sizeof ver);
     for (size_t i = 0; i < sizeof py_layouts / sizeof py_layouts[0]; i++)

@@ -4,15 +4,18 @@
  * frames, code objects, strings and line tables built byte by byte at the
  * offsets jitstall reads. Checks the frames, lines and eval-frame indexes it
  * records, and that damaged chains (unmapped pointers, wrong types, another
- * thread's state, lying string flags, an unknown version) give no frames and
- * no crash.
+ * thread's state, lying string flags, an unknown version, reads a sandbox
+ * forbids) give no frames and no crash.
  */
+/* process_vm_readv goes through a stand-in that can refuse, as a sandbox would. */
+#define process_vm_readv test_process_vm_readv
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 
 #include "../../interpose/pyframes.c"
 
@@ -37,6 +40,18 @@ int jst_emit(const struct jst_rec *r, int flush)
 void jst_dbg(const char *fmt, ...)
 {
     (void)fmt;
+}
+
+static int pvr_denied;
+
+ssize_t test_process_vm_readv(pid_t pid, const struct iovec *local, unsigned long nl,
+                              const struct iovec *remote, unsigned long nr, unsigned long flags)
+{
+    if (pvr_denied) {
+        errno = EPERM;
+        return -1;
+    }
+    return syscall(SYS_process_vm_readv, pid, local, nl, remote, nr, flags);
 }
 
 /* ---- a fake interpreter ---- */
@@ -189,6 +204,7 @@ static int reset(void **state)
     notes = 0;
     last_note[0] = '\0';
     cur_ts = gil_ts = NULL;
+    pvr_denied = 0;
     return 0;
 }
 
@@ -342,6 +358,19 @@ static void test_unknown_version_says_so_once(void **state)
     assert_false(jst_py_maybe());
 }
 
+static void test_forbidden_reads_say_so(void **state)
+{
+    (void)state;
+    pvr_denied = 1;
+    gil_ts = fake_tstate(fake_frame(fake_code("f", "/a.py", 1), 0, NULL, 0));
+    uint64_t ips[1] = {0x1000};
+    jst_py_capture(ips, 1, &pyf);
+    jst_py_capture(ips, 1, &pyf);
+    assert_int_equal(pyf.n, 0);
+    assert_int_equal(notes, 1);
+    assert_non_null(strstr(last_note, "process_vm_readv is not permitted"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -353,6 +382,7 @@ int main(void)
         cmocka_unit_test_setup(test_lying_string_flags_stay_in_bounds, reset),
         cmocka_unit_test_setup(test_huge_line_table_is_refused, reset),
         cmocka_unit_test_setup(test_unknown_version_says_so_once, reset),
+        cmocka_unit_test_setup(test_forbidden_reads_say_so, reset),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
