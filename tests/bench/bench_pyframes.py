@@ -5,7 +5,7 @@ times, and prints the best per-load time. Run it under the preload on the
 simulated driver, with and without JITSTALL_PYTHON=0, and compare:
 
   for p in 0 1; do JITSTALL_PYTHON=$p JITSTALL_DIR=/tmp/t \\
-    LD_PRELOAD=build/libjitstall.so LD_LIBRARY_PATH=build/simdriver \\
+    LD_PRELOAD=$PWD/build/libjitstall.so LD_LIBRARY_PATH=$PWD/build/simdriver \\
     python3 tests/bench/bench_pyframes.py tests/fixtures/sm90.cubin 30; done
 """
 import ctypes
