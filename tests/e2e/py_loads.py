@@ -48,6 +48,16 @@ def load_held():
     check("pydll", held.cuModuleLoadData(ctypes.byref(mod), image))  # load: pydll
 
 
+def launch_first():
+    mod, fn, buf = ctypes.c_void_p(), ctypes.c_void_p(), ctypes.c_uint64()
+    check("module", released.cuModuleLoadData(ctypes.byref(mod), image))
+    check("function", released.cuModuleGetFunction(ctypes.byref(fn), mod, b"add_one"))
+    check("alloc", released.cuMemAlloc_v2(ctypes.byref(buf), 1024))
+    params = (ctypes.c_void_p * 1)(ctypes.cast(ctypes.byref(buf), ctypes.c_void_p))
+    grid = (1, 1, 1, 32, 1, 1, 0, None, params, None)
+    check("launch", released.cuLaunchKernel(fn, *grid))  # launch: first
+
+
 class Worker:
     def run(self):
         # The helper waits 200 ms with the GIL released before it loads, so
@@ -83,6 +93,7 @@ def main():
     spin(done)
     t.join()
     fakelib.load(released, image)  # load: library
+    launch_first()
     print("done")
 
 

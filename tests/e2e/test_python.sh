@@ -5,7 +5,8 @@
 # site-packages. For every CPython 3.10-3.13 found here (3.11 must be one),
 # under the preload: the program's output and exit status must not change;
 # the report's call site of each load must be the user's Python function and
-# file:line (the caller's line for the library's load); two loads with the
+# file:line (the caller's line for the library's load); a first launch must
+# carry its Python frames too; two loads with the
 # same native stack from different Python lines must get different stacks;
 # JITSTALL_PYTHON=0 must record no Python frames; and a CPython whose layout
 # jitstall does not know (3.9, if here) gets a note and no frames.
@@ -46,16 +47,21 @@ cdll, pydll, thread, library = sys.argv[4:8]
 # 3.10 code objects have no qualified name.
 # The thread's load is called by py_delay_load, a C function: its call site.
 sites = sorted(m["call_site"] for m in rep["processes"][0]["modules"]
-               if m["call"] == "cuModuleLoadData" and "py_delay_load" not in m["call_site"])
+               if m["call"] == "cuModuleLoadData" and "py_delay_load" not in m["call_site"]
+               and "launch_first" not in m["call_site"])
 want = sorted([f"load_released ({src}:{cdll}) in Python"] * 3 + [
     f"load_held ({src}:{pydll}) in Python", f"main ({src}:{library}) in Python"])
 assert sites == want, f"call sites\n  got  {sites}\n  want {want}"
 PY
     dump_json "$trace" "$WORK/$n.json"
-    check_json "$WORK/$n.json" src="$SRC" thread="$(line_of 'load: thread')" ver="$n" <<'PY'
+    check_json "$WORK/$n.json" src="$SRC" thread="$(line_of 'load: thread')" ver="$n" \
+        launch="$(line_of 'launch: first')" <<'PY'
 stacks = {r["stack_id"]: r for r in of_type("stack")}
 def listed(v):
     return v if isinstance(v, list) else [v]
+# A first launch carries its Python frames too.
+got = listed(stacks[one("cuLaunchKernel")["stack_id"]]["py_frame"])[0]
+expect(got == f"launch_first\t{arg['src']}\t{arg['launch']}", f"the first launch's frame: {got!r}")
 # The thread's frames, not those of the main thread that held the GIL.
 worker = "run" if arg["ver"].startswith("py310") else "Worker.run"  # 3.10: no qualname
 th = [c for c in calls("cuModuleLoadData") if c["tid"] != calls("cuInit")[0]["tid"]]
