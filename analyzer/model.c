@@ -371,6 +371,10 @@ static void read_cache_state(struct jst_process *p, const struct jst_record *rec
     }
 }
 
+/* The preload writes at most 128 Python frames per stack; a damaged or
+ * hostile trace cannot make symbolization scan more than this many. */
+#define MAX_PY_FRAMES 1024
+
 static void read_stack(struct jst_process *p, struct jst_field_iter *it)
 {
     struct jst_stack *s = push(&p->stacks, &p->n_stacks, sizeof(*s));
@@ -395,9 +399,9 @@ static void read_stack(struct jst_process *p, struct jst_field_iter *it)
             free(s->ips);
             s->ips = ips;
             s->n = n;
-        } else if (f.key == JST_F_PY_FRAME && f.kind == JST_K_STR) {
+        } else if (f.key == JST_F_PY_FRAME && f.kind == JST_K_STR && s->n_py < MAX_PY_FRAMES) {
             add_str(&s->py_frames, &s->n_py, &f);
-        } else if (f.key == JST_F_PY_NATIVE && is_num(&f)) {
+        } else if (f.key == JST_F_PY_NATIVE && is_num(&f) && n_native < MAX_PY_FRAMES) {
             uint64_t *v = push(&s->py_native, &n_native, sizeof(*v));
             if (v)
                 *v = f.u64;
@@ -410,7 +414,8 @@ static void read_stack(struct jst_process *p, struct jst_field_iter *it)
             v[i] = UINT64_MAX;
         s->py_native = v;
     } else if (s->n_py > n_native) {
-        s->n_py = n_native;
+        while (s->n_py > n_native)
+            free(s->py_frames[--s->n_py]);
     }
 }
 
