@@ -312,7 +312,13 @@ static uintptr_t py_tstate(void)
     if (py_ts_mine(ts))
         return ts;
     ts = (uintptr_t)py_gil_tstate();
-    return py_ts_mine(ts) ? ts : 0;
+    if (py_ts_mine(ts))
+        return ts;
+    /* The key holds this thread's own state: if its thread_id does not say
+     * so, the layout is not what we think. */
+    if (ts)
+        py_note_bad("this thread's state does not name this thread");
+    return 0;
 }
 
 /* Appends code point c to out as UTF-8; returns the bytes written. */

@@ -302,14 +302,32 @@ static void test_wrong_type_gives_no_frames(void **state)
 static void test_another_threads_state_is_not_read(void **state)
 {
     (void)state;
+    /* 3.10, 3.11: the "current" state is the GIL holder's, another thread's. */
     uint8_t *ts = fake_tstate(fake_frame(fake_code("spin", "/a.py", 1), 0, NULL, 0));
     unsigned long other = (unsigned long)pthread_self() + 1;
     memcpy(ts + 136, &other, sizeof other);
-    cur_ts = gil_ts = ts;
+    cur_ts = ts;
+    gil_ts = fake_tstate(fake_frame(fake_code("mine", "/a.py", 1), 0, NULL, 0));
+    uint64_t ips[1] = {0x1000};
+    jst_py_capture(ips, 1, &pyf);
+    uint32_t nat;
+    assert_int_equal(pyf.n, 1);
+    assert_string_equal(frame_text(&pyf, 0, &nat), "mine\t/a.py\t3");
+    assert_int_equal(notes, 0);
+}
+
+static void test_own_state_naming_another_thread_says_so(void **state)
+{
+    (void)state;
+    uint8_t *ts = fake_tstate(fake_frame(fake_code("f", "/a.py", 1), 0, NULL, 0));
+    unsigned long other = (unsigned long)pthread_self() + 1;
+    memcpy(ts + 136, &other, sizeof other);
+    gil_ts = ts;
     uint64_t ips[1] = {0x1000};
     jst_py_capture(ips, 1, &pyf);
     assert_int_equal(pyf.n, 0);
-    assert_int_equal(notes, 0);
+    assert_int_equal(notes, 1);
+    assert_non_null(strstr(last_note, "does not name this thread"));
 }
 
 static void test_lying_string_flags_stay_in_bounds(void **state)
@@ -379,6 +397,7 @@ int main(void)
         cmocka_unit_test_setup(test_unmapped_pointer_gives_no_frames_and_one_note, reset),
         cmocka_unit_test_setup(test_wrong_type_gives_no_frames, reset),
         cmocka_unit_test_setup(test_another_threads_state_is_not_read, reset),
+        cmocka_unit_test_setup(test_own_state_naming_another_thread_says_so, reset),
         cmocka_unit_test_setup(test_lying_string_flags_stay_in_bounds, reset),
         cmocka_unit_test_setup(test_huge_line_table_is_refused, reset),
         cmocka_unit_test_setup(test_unknown_version_says_so_once, reset),
