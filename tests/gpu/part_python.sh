@@ -34,6 +34,7 @@ CU
     done
     if [ $want = 1 ]; then ok "py_cupy_rawmodule: call site is the user's line: $site"
     else fail "py_cupy_rawmodule: call site '$site', expected load_kernels at line(s) $lines of $G/py_rawmodule.py"; fi
+    grep '"type":"note"' "$W/t/py_cupy_rawmodule/dump.jsonl" | sed 's/^/== cupy trace note: /'
     NO_COLOR=1 "$J" report "$W/t/py_cupy_rawmodule/trace" >"$W/t/py_cupy_rawmodule/report.txt" 2>&1
     sed -n '/^Culprits/,/^Fixes/p' "$W/t/py_cupy_rawmodule/report.txt" | sed 's/^/== cupy report: /'
   else
@@ -54,6 +55,7 @@ if python3 -c "import torch" 2>/dev/null; then
   else
     fail "py_torch_first: first cuLibraryLoadData's call site '$first', expected first_op at line $l"
   fi
+  grep '"type":"note"' "$W/t/py_torch_first/dump.jsonl" | sed 's/^/== torch trace note: /'
   n=$(grep -c '"py_frame"' "$W/t/py_torch_first/dump.jsonl")
   echo "== torch: $n stacks with Python frames; load call sites:"
   sort "$W/t/py_torch_first/sites.txt" | uniq -c | sed 's/^/== torch site: /'
