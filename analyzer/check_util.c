@@ -361,15 +361,21 @@ const char *jst_call_site_str(struct jst_symbolizer *sym, const struct jst_call_
         snprintf(buf, n, "unknown (stack %llu not symbolized)", (unsigned long long)c->stack_id);
         return buf;
     }
-    struct jst_frame frames[64];
-    size_t nf = jst_symbolize_stack(sym, c->stack_id, c->seq, frames, 64);
-    int site = jst_call_site(frames, nf);
-    if (site < 0) {
-        if (nf)
-            jst_frame_str(&frames[0], buf, n);
-        else
-            snprintf(buf, n, "unknown (stack %llu missing)", (unsigned long long)c->stack_id);
+    /* Room for the native frames and the Python frames merged in. */
+    enum { NF = 256 };
+    struct jst_frame *frames = malloc(NF * sizeof *frames);
+    if (!frames) {
+        snprintf(buf, n, "unknown (out of memory)");
         return buf;
     }
-    return jst_frame_str(&frames[site], buf, n);
+    size_t nf = jst_symbolize_stack(sym, c->stack_id, c->seq, frames, NF);
+    int site = jst_call_site(frames, nf);
+    if (site >= 0)
+        jst_frame_str(&frames[site], buf, n);
+    else if (nf)
+        jst_frame_str(&frames[0], buf, n);
+    else
+        snprintf(buf, n, "unknown (stack %llu missing)", (unsigned long long)c->stack_id);
+    free(frames);
+    return buf;
 }

@@ -408,10 +408,15 @@ static void read_cache_state(struct jst_process *p, const struct jst_record *rec
     }
 }
 
+/* The preload writes at most 128 Python frames per stack; a damaged or
+ * hostile trace cannot make symbolization scan more than this many. */
+#define MAX_PY_FRAMES 1024
+
 static void read_stack(struct jst_process *p, struct jst_field_iter *it)
 {
     struct jst_stack *s = push(&p->stacks, &p->n_stacks, sizeof(*s));
     struct jst_field f;
+    size_t n_native = 0;
     if (!s)
         return;
     while (jst_fields_next(it, &f)) {
@@ -433,7 +438,23 @@ static void read_stack(struct jst_process *p, struct jst_field_iter *it)
             free(s->ips);
             s->ips = ips;
             s->n = n;
+        } else if (f.key == JST_F_PY_FRAME && f.kind == JST_K_STR && s->n_py < MAX_PY_FRAMES) {
+            add_str(&s->py_frames, &s->n_py, &f);
+        } else if (f.key == JST_F_PY_NATIVE && is_num(&f) && n_native < MAX_PY_FRAMES) {
+            uint64_t *v = push(&s->py_native, &n_native, sizeof(*v));
+            if (v)
+                *v = f.u64;
         }
+    }
+    /* A frame without its native index goes after the native frames. */
+    uint64_t *v = s->n_py > n_native ? realloc(s->py_native, s->n_py * sizeof(*v)) : NULL;
+    if (v) {
+        for (size_t i = n_native; i < s->n_py; i++)
+            v[i] = UINT64_MAX;
+        s->py_native = v;
+    } else if (s->n_py > n_native) {
+        while (s->n_py > n_native)
+            free(s->py_frames[--s->n_py]);
     }
 }
 
@@ -1004,8 +1025,11 @@ static void free_process(struct jst_process *p)
     jst_model_index_free(p);
     free(p->cache_start.path);
     free(p->cache_end.path);
-    for (size_t i = 0; i < p->n_stacks; i++)
+    for (size_t i = 0; i < p->n_stacks; i++) {
         free(p->stacks[i].ips);
+        free_strv(p->stacks[i].py_frames, p->stacks[i].n_py);
+        free(p->stacks[i].py_native);
+    }
     free(p->stacks);
     for (size_t i = 0; i < p->n_mods; i++) {
         free(p->mods[i].path);

@@ -77,6 +77,12 @@ struct jst_stack {
     uint64_t id;
     uint64_t *ips;
     size_t n;
+    /* Python frames "func\tfile\tline", innermost first, and for each the
+     * index in ips of the eval frame running it (>= n: beyond the captured
+     * native stack); n_py counts both. */
+    char **py_frames;
+    uint64_t *py_native;
+    size_t n_py;
 };
 
 struct jst_modmap {

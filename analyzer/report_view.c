@@ -16,7 +16,7 @@
 #include "symbolize.h"
 #include "trace.h"
 
-#define MAX_FRAMES 128 /* 64 recorded IPs, some expanded into inlined frames */
+#define MAX_FRAMES 256 /* native frames and the Python frames merged in */
 
 static uint64_t sat_add(uint64_t a, uint64_t b)
 {

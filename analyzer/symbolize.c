@@ -100,6 +100,30 @@ static int sym_python_path(const char *path)
            (strncmp(b, "python", 6) == 0 && (b[6] == '\0' || isdigit((unsigned char)b[6])));
 }
 
+/* Native code that runs Python's machinery rather than the user's own code:
+ * ctypes and libffi, extension modules (Cython, pybind11: "*.cpython-*.so",
+ * "*.abi3.so"), and any library of an installed package (site-packages,
+ * dist-packages, lib-dynload). The interpreter itself is sym_python_path. */
+static int sym_pyglue_path(const char *path)
+{
+    const char *b = sym_base(path);
+    size_t n = strlen(b);
+    return strncmp(b, "_ctypes", 7) == 0 || strncmp(b, "libffi", 6) == 0 ||
+           strstr(b, ".cpython-") != NULL || (n > 8 && strcmp(b + n - 8, ".abi3.so") == 0) ||
+           strstr(path, "/site-packages/") != NULL || strstr(path, "/dist-packages/") != NULL ||
+           strstr(path, "/lib-dynload/") != NULL;
+}
+
+/* A Python file that is not the user's: the standard library (under
+ * .../lib/python3.N/ or frozen into the interpreter) or an installed package
+ * (site-packages, dist-packages). */
+static int sym_pylib_file(const char *file)
+{
+    return strncmp(file, "<frozen ", 8) == 0 || strstr(file, "/site-packages/") != NULL ||
+           strstr(file, "/dist-packages/") != NULL || strstr(file, "/lib/python3") != NULL ||
+           strstr(file, "/lib64/python3") != NULL;
+}
+
 /* Frames of the CUDA runtime linked statically into the program (nvcc's
  * default; CUDA 13 names its functions libcudart_static_<hash>), the launch
  * helpers of the toolkit's headers (__cudaLaunchKernel_helper, the
@@ -605,6 +629,7 @@ static size_t sym_frames(struct jst_symbolizer *s, uint64_t ip, long k, struct j
     f->module = m->path;
     f->offset = ip - m->bias;
     f->internal = sm->internal;
+    f->pyglue = sm->python || sym_pyglue_path(m->path);
     if (sm->python) {
         sym_copy(f->func, sizeof f->func, SYM_PYTHON);
         return 1;
@@ -646,6 +671,47 @@ static size_t sym_frames(struct jst_symbolizer *s, uint64_t ip, long k, struct j
     return n;
 }
 
+/* One recorded Python frame, "func\tfile\tline", as a frame run by the
+ * native frame at ip (0: beyond the captured native stack). */
+static void sym_py_frame(struct jst_symbolizer *s, const char *text, uint64_t ip, long k,
+                         struct jst_frame *f)
+{
+    memset(f, 0, sizeof *f);
+    f->python = 1;
+    f->ip = ip;
+    long mi = ip ? sym_find_mod(s->p, ip, k) : -1;
+    if (mi >= 0) {
+        f->module = s->p->mods[mi].path;
+        f->offset = ip - s->p->mods[mi].bias;
+    }
+    const char *t1 = strchr(text, '\t');
+    const char *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
+    if (!t1 || !t2) {
+        sym_copy(f->func, sizeof f->func, text);
+        f->pylib = 1;
+        return;
+    }
+    snprintf(f->func, sizeof f->func, "%.*s", (int)(t1 - text), text);
+    snprintf(f->file, sizeof f->file, "%.*s", (int)(t2 - t1 - 1), t1 + 1);
+    long line = strtol(t2 + 1, NULL, 10);
+    f->line = line > 0 && line < INT_MAX ? (unsigned)line : 0;
+    f->pylib = sym_pylib_file(f->file);
+}
+
+/* The Python frames run by native frame i of st (i == st->n: those beyond
+ * the captured native stack), innermost first; returns how many. */
+static size_t sym_py_frames(struct jst_symbolizer *s, const struct jst_stack *st, size_t i, long k,
+                            struct jst_frame *out, size_t max)
+{
+    size_t n = 0;
+    for (size_t j = 0; j < st->n_py && n < max; j++) {
+        uint64_t at = st->py_native[j];
+        if (at == i || (i == st->n && at > st->n))
+            sym_py_frame(s, st->py_frames[j], i < st->n ? st->ips[i] : 0, k, &out[n++]);
+    }
+    return n;
+}
+
 size_t jst_symbolize_stack(struct jst_symbolizer *s, uint64_t stack_id, uint64_t seq,
                            struct jst_frame *out, size_t max)
 {
@@ -658,25 +724,44 @@ size_t jst_symbolize_stack(struct jst_symbolizer *s, uint64_t stack_id, uint64_t
         return 0;
     long k = sym_call_index(s, seq);
     size_t n = 0;
-    for (size_t i = 0; i < st->n && n < max; i++)
-        n += sym_frames(s, st->ips[i], k, out + n, max - n);
+    for (size_t i = 0; i < st->n && n < max; i++) {
+        /* An interpreter eval frame stands for the Python frames it runs. */
+        size_t np = sym_py_frames(s, st, i, k, out + n, max - n);
+        n += np ? np : sym_frames(s, st->ips[i], k, out + n, max - n);
+    }
+    n += sym_py_frames(s, st, st->n, k, out + n, max - n);
     sym_mark_kernel_stubs(out, n);
     return n;
 }
 
 int jst_call_site(const struct jst_frame *f, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
-        if (!f[i].internal)
-            return (int)i;
-    return -1;
+    size_t i = 0;
+    while (i < n && f[i].internal)
+        i++;
+    if (i == n)
+        return -1;
+    if (!f[i].pyglue && !f[i].python)
+        return (int)i;
+    for (size_t j = i; j < n; j++)
+        if (f[j].python && !f[j].pylib)
+            return (int)j;
+    for (size_t j = i; j < n; j++)
+        if (f[j].python)
+            return (int)j;
+    return (int)i;
 }
 
 const char *jst_frame_str(const struct jst_frame *f, char *buf, size_t n)
 {
     if (!n)
         return buf;
-    if (!f->module) {
+    if (f->python) {
+        if (f->line)
+            snprintf(buf, n, "%s (%s:%u) in Python", f->func, f->file, f->line);
+        else
+            snprintf(buf, n, "%s (%s) in Python", f->func, f->file);
+    } else if (!f->module) {
         snprintf(buf, n, "0x%" PRIx64 " (%s)", f->ip, f->note ? f->note : SYM_NOTE_UNKNOWN);
     } else if (f->func[0] && f->file[0]) {
         snprintf(buf, n, "%s (%s:%u) in %s", f->func, f->file, f->line, f->module);

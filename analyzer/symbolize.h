@@ -18,6 +18,10 @@ struct jst_frame {
     unsigned line;
     int internal;            /* inside libcuda, libjitstall or the CUDA runtime */
     const char *note;        /* why it could not be symbolized, or NULL */
+    int python;              /* a Python frame (func, file, line from the trace) */
+    int pylib;               /* Python frame of the stdlib or an installed package */
+    int pyglue;              /* native frame of Python's machinery: the interpreter,
+                                ctypes/libffi, an extension module, a package's library */
 };
 
 struct jst_symbolizer;
@@ -32,7 +36,10 @@ size_t jst_symbolize_files_opened(void);
 /* Fills up to max frames of stack id, innermost first; returns the count. */
 size_t jst_symbolize_stack(struct jst_symbolizer *s, uint64_t stack_id, uint64_t seq,
                            struct jst_frame *out, size_t max);
-/* The first frame that is the program's own (not internal); -1 if none. */
+/* The first frame that is the program's own (not internal); -1 if none.
+ * When that frame is Python's machinery (pyglue), the innermost Python frame
+ * of the user's code outward from it (one outside the stdlib and installed
+ * packages), else the innermost Python frame there. */
 int jst_call_site(const struct jst_frame *f, size_t n);
 /* "open_shard (shard.c:42) in /path/prog" into buf. */
 const char *jst_frame_str(const struct jst_frame *f, char *buf, size_t n);

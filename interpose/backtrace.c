@@ -16,6 +16,10 @@
  * taken only afterwards, and the writer's lock only inside it, always in that
  * order. Before unwinding, modmap.c writes the objects loaded or unloaded
  * since the last capture (its own lock, then the writer's).
+ *
+ * When the thread runs Python, its Python frames (pyframes.c) are part of the
+ * stack: read before any lock is taken, written with the ips, and compared
+ * with them when stacks are interned.
  */
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
@@ -28,6 +32,7 @@
 #include <string.h>
 
 #include "backtrace.h"
+#include "pyframes.h"
 #include "state.h"
 #include "trace.h"
 
@@ -43,6 +48,8 @@ struct bt_entry {
     uint64_t id; /* 0: empty slot */
     uint32_t n;
     uint64_t *ips;
+    size_t py_len; /* Python frames, packed as in struct jst_pyframes */
+    uint8_t *py;
 };
 
 static pthread_once_t bt_once = PTHREAD_ONCE_INIT;
@@ -100,8 +107,10 @@ static int bt_self_cb(struct dl_phdr_info *info, size_t size, void *data)
 static void bt_atfork_child(void)
 {
     pthread_mutex_init(&bt_lock, NULL);
-    for (size_t i = 0; i < bt_cap; i++)
+    for (size_t i = 0; i < bt_cap; i++) {
         free(bt_tab[i].ips);
+        free(bt_tab[i].py);
+    }
     free(bt_tab);
     bt_tab = NULL;
     bt_cap = bt_count = 0;
@@ -133,12 +142,19 @@ static int bt_is_self(uintptr_t ip)
     return 0;
 }
 
-/* Hash of an IP array (64-bit multiply-xorshift per word, then finalised). */
-static uint64_t bt_hash(const uint64_t *ips, size_t n)
+/* Hash of an IP array and its Python frames (64-bit multiply-xorshift per
+ * word, then finalised): two loads with the same native stack from different
+ * Python lines are different stacks. */
+static uint64_t bt_hash(const uint64_t *ips, size_t n, const struct jst_pyframes *py)
 {
     uint64_t h = 0x9E3779B97F4A7C15ull ^ n;
     for (size_t i = 0; i < n; i++) {
         h ^= ips[i];
+        h *= 0xBF58476D1CE4E5B9ull;
+        h ^= h >> 31;
+    }
+    for (size_t i = 0; py && i < py->len; i++) {
+        h ^= py->buf[i];
         h *= 0xBF58476D1CE4E5B9ull;
         h ^= h >> 31;
     }
@@ -169,31 +185,56 @@ static int bt_grow(void)
     return 0;
 }
 
-/* Writes one JST_REC_STACK. The event that refers to it follows and flushes. */
-static void bt_write(uint64_t id, const uint64_t *ips, size_t n)
+/* Appends the Python frames: py_frame and py_native, repeated, in step. */
+static void bt_write_py(struct jst_rec *r, const struct jst_pyframes *py)
 {
-    uint8_t buf[JST_REC_HDR_SIZE + 64 + BT_MAX_DEPTH * 8];
+    for (size_t o = 0; o + 6 <= py->len;) {
+        uint32_t native;
+        uint16_t len;
+        memcpy(&native, py->buf + o, 4);
+        memcpy(&len, py->buf + o + 4, 2);
+        jst_rec_strn(r, JST_F_PY_FRAME, (const char *)py->buf + o + 6, len);
+        jst_rec_u64(r, JST_F_PY_NATIVE, native);
+        o += 6 + (size_t)len;
+    }
+}
+
+/* Writes one JST_REC_STACK. The event that refers to it follows and flushes. */
+static void bt_write(uint64_t id, const uint64_t *ips, size_t n, const struct jst_pyframes *py)
+{
+    uint8_t small[JST_REC_HDR_SIZE + 64 + BT_MAX_DEPTH * 8];
     uint8_t le[BT_MAX_DEPTH * 8];
+    size_t cap = sizeof small + (py ? py->len + py->n * 32 : 0);
+    uint8_t *buf = py ? malloc(cap) : small;
+    if (!buf)
+        return;
     for (size_t i = 0; i < n; i++)
         for (int b = 0; b < 8; b++)
             le[i * 8 + b] = (uint8_t)(ips[i] >> (8 * b));
     struct jst_rec r;
-    jst_rec_begin(&r, buf, sizeof buf, JST_REC_STACK);
+    jst_rec_begin(&r, buf, cap, JST_REC_STACK);
     jst_rec_u64(&r, JST_F_STACK_ID, id);
     jst_rec_bytes(&r, JST_F_IPS, le, n * 8);
+    if (py)
+        bt_write_py(&r, py);
     jst_emit(&r, 0);
+    if (buf != small)
+        free(buf);
 }
 
-/* Looks the stack up, inserting and writing it when new. Under bt_lock. */
-static uint64_t bt_intern(const uint64_t *ips, size_t n)
+/* Looks the stack up, inserting and writing it when new. Under bt_lock.
+ * py: its Python frames, or NULL. */
+static uint64_t bt_intern(const uint64_t *ips, size_t n, const struct jst_pyframes *py)
 {
-    uint64_t h = bt_hash(ips, n);
+    uint64_t h = bt_hash(ips, n, py);
+    size_t py_len = py ? py->len : 0;
     if (bt_cap) {
         for (size_t j = h & (bt_cap - 1);; j = (j + 1) & (bt_cap - 1)) {
             struct bt_entry *e = &bt_tab[j];
             if (!e->id)
                 break;
-            if (e->hash == h && e->n == n && memcmp(e->ips, ips, n * sizeof *ips) == 0)
+            if (e->hash == h && e->n == n && memcmp(e->ips, ips, n * sizeof *ips) == 0 &&
+                e->py_len == py_len && (!py_len || memcmp(e->py, py->buf, py_len) == 0))
                 return e->id;
         }
     }
@@ -202,16 +243,23 @@ static uint64_t bt_intern(const uint64_t *ips, size_t n)
     if ((bt_count + 1) * 2 > bt_cap && bt_grow() < 0)
         return 0;
     uint64_t *copy = malloc(n * sizeof *copy);
-    if (!copy)
+    uint8_t *py_copy = py_len ? malloc(py_len) : NULL;
+    if (!copy || (py_len && !py_copy)) {
+        free(copy);
+        free(py_copy);
         return 0;
+    }
     memcpy(copy, ips, n * sizeof *copy);
+    if (py_len)
+        memcpy(py_copy, py->buf, py_len);
     size_t j = h & (bt_cap - 1);
     while (bt_tab[j].id)
         j = (j + 1) & (bt_cap - 1);
     uint64_t id = bt_next_id++;
-    bt_tab[j] = (struct bt_entry){.hash = h, .id = id, .n = (uint32_t)n, .ips = copy};
+    bt_tab[j] = (struct bt_entry){
+        .hash = h, .id = id, .n = (uint32_t)n, .ips = copy, .py_len = py_len, .py = py_copy};
     bt_count++;
-    bt_write(id, ips, n);
+    bt_write(id, ips, n, py_len ? py : NULL);
     return id;
 }
 
@@ -252,10 +300,20 @@ uint64_t jst_bt_capture(void)
     uint64_t ips[BT_MAX_DEPTH];
     for (size_t i = 0; i < n; i++)
         ips[i] = (uint64_t)(uintptr_t)raw[first + (int)i];
+    /* The Python frames this thread runs, read before any lock is taken. */
+    struct jst_pyframes *py = jst_py_maybe() ? malloc(sizeof *py) : NULL;
+    if (py) {
+        jst_py_capture(ips, n, py);
+        if (!py->n) {
+            free(py);
+            py = NULL;
+        }
+    }
 
     pthread_mutex_lock(&bt_lock);
-    uint64_t id = bt_intern(ips, n);
+    uint64_t id = bt_intern(ips, n, py);
     pthread_mutex_unlock(&bt_lock);
+    free(py);
     errno = saved;
     return id;
 }

@@ -31,6 +31,19 @@ int jst_emit(const struct jst_rec *r, int flush)
     return 0;
 }
 
+/* No interpreter in this benchmark: Python frames are never read. */
+int jst_py_maybe(void)
+{
+    return 0;
+}
+
+void jst_py_capture(const uint64_t *ips, size_t n_ips, struct jst_pyframes *py)
+{
+    (void)ips;
+    (void)n_ips;
+    py->n = py->len = 0;
+}
+
 static uint64_t bench_now(void)
 {
     struct timespec ts;

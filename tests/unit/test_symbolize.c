@@ -194,6 +194,7 @@ static void add_stack(struct jst_process *p, uint64_t id, const uint64_t *ips, s
 {
     p->stacks = realloc(p->stacks, (p->n_stacks + 1) * sizeof *p->stacks);
     struct jst_stack *s = &p->stacks[p->n_stacks++];
+    memset(s, 0, sizeof *s);
     s->id = id;
     s->n = n;
     s->ips = malloc(n * sizeof *ips);
@@ -398,6 +399,98 @@ static void test_python_interpreter_frames_are_named_as_such(void **state)
     free_proc(&p);
 }
 
+/* A stack of a load from Python: the driver, libffi, then the interpreter,
+ * whose eval frames (ips 2 and 4) run the recorded Python frames. */
+static void py_process(struct jst_process *p, const char *caller, const char *const *py,
+                       const uint64_t *native, size_t n_py)
+{
+    uint64_t ips[5] = {0x100100, 0x200100, 0x600100, 0x600200, 0x600300};
+    memset(p, 0, sizeof *p);
+    add_mod(p, JST_MOD_INITIAL, 0, "/usr/lib/libcuda.so.1", 0x100000, 0x100000, 0x101000, NULL, 0);
+    add_mod(p, JST_MOD_INITIAL, 0, caller, 0x200000, 0x200000, 0x201000, NULL, 0);
+    add_mod(p, JST_MOD_INITIAL, 0, "/usr/lib/libpython3.12.so.1.0", 0x600000, 0x600000, 0x601000,
+            NULL, 0);
+    add_stack(p, 1, ips, 5);
+    struct jst_stack *st = &p->stacks[0];
+    st->py_frames = calloc(n_py, sizeof(char *));
+    st->py_native = calloc(n_py, sizeof(uint64_t));
+    for (size_t i = 0; i < n_py; i++) {
+        st->py_frames[i] = strdup(py[i]);
+        st->py_native[i] = native[i];
+    }
+    st->n_py = n_py;
+}
+
+static void py_free(struct jst_process *p)
+{
+    for (size_t i = 0; i < p->stacks[0].n_py; i++)
+        free(p->stacks[0].py_frames[i]);
+    free(p->stacks[0].py_frames);
+    free(p->stacks[0].py_native);
+    free_proc(p);
+}
+
+static const char *const py_frames[] = {
+    "load\t/usr/lib/python3/dist-packages/lib.py\t9",
+    "query\t/home/u/app.py\t42",
+    "<module>\t/home/u/app.py\t50",
+    "_run_module_as_main\t<frozen runpy>\t88",
+};
+static const uint64_t py_native[] = {2, 2, 4, UINT64_MAX};
+
+static void test_python_frames_take_the_place_of_their_eval_frames(void **state)
+{
+    (void)state;
+    struct jst_process p;
+    py_process(&p, "/usr/lib/x86_64-linux-gnu/libffi.so.8", py_frames, py_native, 4);
+    struct jst_symbolizer *s = jst_symbolizer_new(&p);
+    struct jst_frame f[16];
+    char buf[512];
+    assert_int_equal(jst_symbolize_stack(s, 1, 0, f, 16), 7);
+    assert_true(f[0].internal);               /* libcuda */
+    assert_true(f[1].pyglue && !f[1].python); /* libffi */
+    assert_string_equal(f[2].func, "load");   /* eval frame 2 runs load, query */
+    assert_true(f[2].python && f[2].pylib);
+    assert_string_equal(f[3].func, "query");
+    assert_true(f[3].python && !f[3].pylib);
+    assert_string_equal(f[4].func, "[python interpreter]"); /* not an eval frame */
+    assert_string_equal(f[5].func, "<module>");             /* eval frame 4 */
+    assert_string_equal(f[6].func, "_run_module_as_main");  /* beyond the native stack */
+    assert_true(f[6].pylib);
+    assert_string_equal(f[5].module, "/usr/lib/libpython3.12.so.1.0");
+    /* The native caller is libffi: the call site is the user's innermost line. */
+    assert_int_equal(jst_call_site(f, 7), 3);
+    assert_string_equal(jst_frame_str(&f[3], buf, sizeof buf),
+                        "query (/home/u/app.py:42) in Python");
+    /* Only library frames: the innermost Python frame. */
+    assert_int_equal(jst_call_site(f, 3), 2);
+    jst_symbolizer_free(s);
+    py_free(&p);
+}
+
+static void test_python_caller_only_replaces_python_machinery(void **state)
+{
+    (void)state;
+    struct jst_process p;
+    /* The driver is called by the user's own C library, not Python's. */
+    py_process(&p, "/home/u/libmine.so", py_frames, py_native, 4);
+    struct jst_symbolizer *s = jst_symbolizer_new(&p);
+    struct jst_frame f[16];
+    assert_int_equal(jst_symbolize_stack(s, 1, 0, f, 16), 7);
+    assert_false(f[1].pyglue);
+    assert_int_equal(jst_call_site(f, 7), 1);
+    jst_symbolizer_free(s);
+    py_free(&p);
+    /* An extension module of a package is Python's machinery. */
+    py_process(&p, "/venv/lib/python3.12/site-packages/cupy/_core.cpython-312-x86_64-linux-gnu.so",
+               py_frames, py_native, 4);
+    s = jst_symbolizer_new(&p);
+    assert_int_equal(jst_symbolize_stack(s, 1, 0, f, 16), 7);
+    assert_int_equal(jst_call_site(f, 7), 3);
+    jst_symbolizer_free(s);
+    py_free(&p);
+}
+
 static void test_changed_module_is_not_trusted(void **state)
 {
     (void)state;
@@ -531,6 +624,8 @@ int main(void)
         cmocka_unit_test(test_unknown_stack_and_unknown_module),
         cmocka_unit_test(test_internal_frames_are_skipped_for_the_call_site),
         cmocka_unit_test(test_python_interpreter_frames_are_named_as_such),
+        cmocka_unit_test(test_python_frames_take_the_place_of_their_eval_frames),
+        cmocka_unit_test(test_python_caller_only_replaces_python_machinery),
         cmocka_unit_test(test_changed_module_is_not_trusted),
         cmocka_unit_test(test_debug_file_found_by_build_id),
         cmocka_unit_test(test_map_entry_in_effect_at_the_event),
