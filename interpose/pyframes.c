@@ -17,8 +17,10 @@
  *   strong references to their names and tables. That holds whether the
  *   caller kept the GIL (ctypes.PyDLL, CuPy's RawKernel) or released it
  *   (ctypes.CDLL, CuPy's RawModule(path=), PyTorch's cuLibraryLoadData).
- * - Every read goes through process_vm_readv on this process, which fails
- *   with EFAULT instead of faulting on an unmapped address, and every object
+ * - Every read goes through a pipe made for the capture: write(2) copies
+ *   from the address inside the kernel and fails with EFAULT instead of
+ *   faulting on an unmapped address (py_copyv says why not process_vm_readv),
+ *   and every object
  *   is checked before its fields are trusted: the thread state must name this
  *   thread, code objects, strings and bytes must have the type CPython
  *   exports for them, lengths are capped and the walk is bounded. A layout
@@ -29,6 +31,7 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <link.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -87,20 +90,59 @@ static uintptr_t py_eval_lo, py_eval_hi;
 static int (*py_is_init)(void);
 static void *(*py_cur_tstate)(void);
 static void *(*py_gil_tstate)(void);
-/* getpid() once per capture, not per read (a fork between captures is
- * caught by the next capture). */
-static _Atomic pid_t py_pid;
+
+/* The capture's pipe (jst_py_capture makes it and closes it): no descriptor
+ * of ours outlives the hook, so a program that closes every descriptor can
+ * never have one of its own files written by us. */
+static __thread int py_pfd[2] __attribute__((tls_model("initial-exec"))) = {-1, -1};
+
+/* Copies rem[0..n) into loc[0..n), in order, through the pipe; returns the
+ * bytes copied before the first unreadable one (0 or less: none).
+ * process_vm_readv would do it in one call, but seccomp profiles refuse it,
+ * and a filter such as systemd's SystemCallFilter kills the process for a
+ * call it does not allow, before any error could be seen. A pipe, write(2)
+ * and read(2) are what every program is allowed. One batch stays below the
+ * pipe's capacity (PY_PIPE_MAX): the write end is non-blocking. */
+#define PY_PIPE_MAX 16384
+static ssize_t py_copyv(const struct iovec *loc, const struct iovec *rem, int n)
+{
+    if (py_pfd[1] < 0) {
+        errno = EBADF;
+        return -1;
+    }
+    ssize_t w = writev(py_pfd[1], rem, n);
+    if (w <= 0)
+        return w;
+    size_t left = (size_t)w, i = 0, off = 0;
+    while (left) { /* drain exactly what was written, into loc in order */
+        size_t want = loc[i].iov_len - off < left ? loc[i].iov_len - off : left;
+        ssize_t r = read(py_pfd[0], (uint8_t *)loc[i].iov_base + off, want);
+        if (r <= 0)
+            return -1; /* cannot happen with the bytes in the pipe; stop */
+        left -= (size_t)r;
+        off += (size_t)r;
+        if (off == loc[i].iov_len) {
+            i++;
+            off = 0;
+        }
+    }
+    return w;
+}
 
 /* Copies n bytes at addr into dst; 0 on success, -1 when any of them is not
- * readable. process_vm_readv reports an unmapped address as EFAULT instead
- * of faulting. */
+ * readable. */
 static int py_read(void *dst, uintptr_t addr, size_t n)
 {
     if (!addr || n == 0)
         return -1;
-    struct iovec local = {dst, n}, remote = {(void *)addr, n};
-    ssize_t got = process_vm_readv(atomic_load(&py_pid), &local, 1, &remote, 1, 0);
-    return got == (ssize_t)n ? 0 : -1;
+    for (size_t done = 0; done < n;) {
+        size_t k = n - done < PY_PIPE_MAX ? n - done : PY_PIPE_MAX;
+        struct iovec local = {(uint8_t *)dst + done, k}, remote = {(void *)(addr + done), k};
+        if (py_copyv(&local, &remote, 1) != (ssize_t)k)
+            return -1;
+        done += k;
+    }
+    return 0;
 }
 
 static uintptr_t py_ptr_at(const uint8_t *b, unsigned off)
@@ -225,10 +267,10 @@ static void py_resolve(void)
         atomic_store(&py_state, PY_ABSENT); /* looked up again after the next dlopen */
         return;
     }
-    /* A sandbox (seccomp) may forbid process_vm_readv even on ourselves. */
+    /* The pipe reads must work here (no descriptor left, a sandbox). */
     uint64_t probe = 1, copy = 0;
     if (py_read(&copy, (uintptr_t)&probe, sizeof probe) < 0 || copy != probe) {
-        py_note("Python frames not recorded: process_vm_readv is not permitted here");
+        py_note("Python frames not recorded: memory cannot be read through a pipe here");
         atomic_store(&py_state, PY_OFF);
         return;
     }
@@ -526,7 +568,7 @@ static int py_names(const uint8_t *co, char *text, size_t cap, struct py_table *
         return -1;
     /* Near the end of a mapping the speculative read fails: then each object
      * reads exactly what it needs. */
-    if (process_vm_readv(atomic_load(&py_pid), loc, 3, rem, 3, 0) != (ssize_t)(nq + nf + nl))
+    if (py_copyv(loc, rem, 3) != (ssize_t)(nq + nf + nl))
         nq = nf = nl = 0;
     char func[PY_FUNC_MAX + 1], file[PY_FILE_MAX + 1];
     if (py_str(q, bq, nq, func, sizeof func) < 0 || py_str(f, bf, nf, file, sizeof file) < 0 ||
@@ -703,10 +745,8 @@ static void py_walk_311(struct py_walk *w, uintptr_t f)
     }
 }
 
-void jst_py_capture(const uint64_t *ips, size_t n_ips, struct jst_pyframes *py)
+static void py_capture(const uint64_t *ips, size_t n_ips, struct jst_pyframes *py)
 {
-    py->n = py->len = 0;
-    atomic_store(&py_pid, getpid());
     if (!py_ready() || !py_is_init())
         return;
     uintptr_t ts = py_tstate();
@@ -735,4 +775,20 @@ void jst_py_capture(const uint64_t *ips, size_t n_ips, struct jst_pyframes *py)
         py_note_bad("the frame chain did not check out");
     }
     free(w);
+}
+
+void jst_py_capture(const uint64_t *ips, size_t n_ips, struct jst_pyframes *py)
+{
+    py->n = py->len = 0;
+    int saved = errno;
+    if (pipe2(py_pfd, O_CLOEXEC | O_NONBLOCK) != 0) {
+        py_pfd[0] = py_pfd[1] = -1;
+        errno = saved;
+        return; /* no descriptor to spare: no frames this time */
+    }
+    py_capture(ips, n_ips, py);
+    close(py_pfd[0]);
+    close(py_pfd[1]);
+    py_pfd[0] = py_pfd[1] = -1;
+    errno = saved;
 }

@@ -102,4 +102,15 @@ if [ -n "$old" ]; then
         fail "3.9: no single note about the unknown layout"
     echo "ok: CPython 3.9 ($old): a note, no frames"
 fi
+# A sandbox that kills the process for process_vm_readv (systemd's
+# SystemCallFilter does that): Python frames are still read (through a pipe),
+# and the program runs as it does without the preload.
+py=$(printf '%s\n' "${pythons[@]}" | grep 'python3\.11$' | head -n 1)
+run_plain sandbox.plain "$BIN/seccomp_deny" "$py" "$SRC" "$FIX" "$SITE" "$BIN/libpy_delay.so"
+expect_rc sandbox.plain 0
+run_traced sandbox "$BIN/seccomp_deny" "$py" "$SRC" "$FIX" "$SITE" "$BIN/libpy_delay.so"
+same_behaviour sandbox.plain sandbox
+dump_json "$(the_trace sandbox)" "$WORK/sandbox.json"
+grep -q '"py_frame"' "$WORK/sandbox.json" || fail "sandbox: no Python frames recorded"
+echo "ok: a sandbox that forbids process_vm_readv"
 echo "ok: python call sites"
