@@ -109,6 +109,17 @@ acct_part_fixes() {
     fail "account (b): third-party fix without libcudnn_graph or its wheel: $fx"
   else
     fail "account (b): no third_party fix for JAX's JIT load"
+    python3 - "$d/report.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+for p in r["processes"]:
+    print(f"== jax pid {p['pid']}: jit_ns {p['jit_ns']}, {len(p['modules'])} modules")
+    for m in p["modules"]:
+        if m.get("jit") or m["verdict"] not in ("sass",):
+            print(f"== jax module: {m['call']} {m['verdict']} from {m.get('jit_from')} cache {m.get('cache')} source {m.get('source')} fix {m.get('fix')}")
+for f in r.get("fixes", []):
+    print(f"== jax fix [{f['kind']}]: {f['text']}")
+PY
   fi
 }
 

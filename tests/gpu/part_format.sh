@@ -97,7 +97,8 @@ PY
     fail "format: descriptor $tfd, exit $rc, own file: $(od -c "$d/own" 2>/dev/null | head -2)"
   fi
   "$J" dump --json "$d"/trace/*.jst >"$d/dump.jsonl" 2>"$d/dump.err"
-  nl=$(grep -c '"call_id":"cuModuleLoadData"' "$d/dump.jsonl")
+  # Call records only: each load also has a begin record written before it.
+  nl=$(grep '"type":"call"' "$d/dump.jsonl" | grep -c '"call_id":"cuModuleLoadData"')
   nn=$(grep -c 'file descriptor' "$d/dump.jsonl")
   ne=$(grep -c 'file descriptor' "$d/err")
   if [ "$nl" = 2 ] && [ "$nn" = 1 ] && [ "$ne" = 1 ]; then

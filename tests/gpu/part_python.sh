@@ -8,12 +8,13 @@
 #   line.
 # Prints each report's culprit lines and call sites with "== ".
 
-# py_sites NAME: every load's call site in NAME's report, "call<TAB>site".
+# py_sites NAME: every load's call site in NAME's report, "call<TAB>site", in
+# the order the loads were made (the report ranks modules by time lost).
 py_sites() {
   "$J" report --json "$W/t/$1/trace" 2>"$W/t/$1/report.err" | python3 -c '
 import json, sys
 for p in json.load(sys.stdin)["processes"]:
-    for m in p["modules"]:
+    for m in sorted(p["modules"], key=lambda m: m["seq"]):
         print(m["call"] + "\t" + str(m["call_site"]))'
 }
 
