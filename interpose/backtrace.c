@@ -17,9 +17,6 @@
  * order. Before unwinding, modmap.c writes the objects loaded or unloaded
  * since the last capture (its own lock, then the writer's).
  */
-#define UNW_LOCAL_ONLY
-#include <libunwind.h>
-
 #include <errno.h>
 #include <link.h>
 #include <pthread.h>
@@ -28,6 +25,7 @@
 #include <string.h>
 
 #include "backtrace.h"
+#include "cost.h"
 #include "state.h"
 #include "trace.h"
 
@@ -220,7 +218,9 @@ void jst_bt_warm(void)
     int saved = errno;
     pthread_once(&bt_once, bt_init);
     void *raw[BT_MAX_DEPTH + BT_MAX_SKIP];
-    unw_backtrace(raw, bt_depth + BT_MAX_SKIP);
+    uint64_t t0 = jst_now_ns();
+    jst_unw_backtrace(raw, bt_depth + BT_MAX_SKIP);
+    jst_cost_add(JST_COST_UNWIND, jst_now_ns() - t0);
     errno = saved;
 }
 
@@ -232,7 +232,9 @@ uint64_t jst_bt_capture(void)
      * stack written below can be symbolized. */
     jst_modmap_refresh(JST_MOD_DLOPEN);
     void *raw[BT_MAX_DEPTH + BT_MAX_SKIP];
-    int got = unw_backtrace(raw, bt_depth + BT_MAX_SKIP);
+    uint64_t t0 = jst_now_ns();
+    int got = jst_unw_backtrace(raw, bt_depth + BT_MAX_SKIP);
+    jst_cost_add(JST_COST_UNWIND, jst_now_ns() - t0);
     if (got <= 0) {
         errno = saved;
         return 0;

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cost.h"
 #include "ext.h"
 #include "image.h"
 #include "jitcache.h"
@@ -48,6 +49,7 @@ static void load_decide(struct jst_load *ld, struct load_priv *p, int cache)
 
 void jst_load_pre_mem(struct jst_load *ld, const void *image, size_t known_size, int cache)
 {
+    uint64_t t0 = jst_now_ns();
     memset(ld, 0, sizeof *ld);
     struct load_priv *p = calloc(1, sizeof *p);
     if (!p || !image) {
@@ -71,10 +73,12 @@ void jst_load_pre_mem(struct jst_load *ld, const void *image, size_t known_size,
         strncpy(p->source, f, sizeof p->source - 1);
     }
     load_decide(ld, p, cache);
+    jst_cost_add(JST_COST_INSPECT, jst_now_ns() - t0);
 }
 
 void jst_load_pre_file(struct jst_load *ld, const char *path, int cache)
 {
+    uint64_t t0 = jst_now_ns();
     memset(ld, 0, sizeof *ld);
     struct load_priv *p = calloc(1, sizeof *p);
     if (!p)
@@ -103,6 +107,7 @@ void jst_load_pre_file(struct jst_load *ld, const char *path, int cache)
     jst_image_inspect(ld->map, ld->map_len, &p->img);
     p->have_img = 1;
     load_decide(ld, p, cache);
+    jst_cost_add(JST_COST_INSPECT, jst_now_ns() - t0);
 }
 
 /* Adds one JST_F_KERNEL while the record has room for the rest. */
