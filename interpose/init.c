@@ -283,13 +283,21 @@ static void emit_process(struct jst_writer *w, uint64_t rt, uint64_t mono, const
     free(buf);
 }
 
+/* The walk at start, which exit reuses while the index is unchanged. */
+static struct jst_cache_snap g_cache_start;
+
 /* CACHE_STATE at start (phase 0) and at exit (phase 1). */
 static void emit_cache_state(int phase)
 {
     struct jst_cache_snap *s = malloc(sizeof *s);
     if (!s)
         return;
-    jst_cache_snapshot(s, 1);
+    if (phase == 0) {
+        jst_cache_snapshot(s, 1);
+        g_cache_start = *s;
+    } else if (jst_cache_snapshot_exit(&g_cache_start, s)) {
+        jst_dbg("cache at exit: index unchanged since start, entries not walked again");
+    }
     uint8_t buf[4096 + 512];
     struct jst_rec r;
     jst_rec_begin(&r, buf, sizeof buf, JST_REC_CACHE_STATE);
@@ -362,9 +370,10 @@ static void write_end(const char *reason, int status, int have_status, const cha
         jst_rec_strn(&r, JST_F_EXEC_PATH, exec_path, strnlen(exec_path, PATH_MAX - 1));
     jst_cost_add(JST_COST_EXIT, jst_now_ns() - t0);
     /* Everything up to here; writing END and the final flush come after. */
-    jst_rec_u64(&r, JST_F_SELF_NS, jst_cost_self_ns());
+    uint64_t self_ns = jst_cost_self_ns();
+    jst_rec_u64(&r, JST_F_SELF_NS, self_ns);
     jst_emit(&r, 1);
-    jst_metrics_write(jst_cost_self_ns());
+    jst_metrics_write(self_ns);
     /* Nothing may write after END: stop first, then end the zstd frame. */
     int expected = JST_ST_ON;
     if (atomic_compare_exchange_strong(&jst_state, &expected, JST_ST_OFF)) {
