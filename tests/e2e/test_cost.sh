@@ -23,6 +23,10 @@ jit = [c for c in loads() if c.get("verdict") == "ptx_jit"]
 expect(jit and jit[0]["dur_ns"] > 50000000, f"a JIT load: {jit}")
 expect(own < jit[0]["dur_ns"], f"self_ns {own} excludes the driver's JIT {jit[0]['dur_ns']}")
 expect(sum(c["self_ns"] for c in cs) <= own, "calls' self_ns add up to at most END's")
+# The PTX is scanned for kernels once; BEGIN and the call record both list them.
+b = [x for x in of_type("begin") if x.get("seq") == jit[0]["seq"]]
+expect(b and b[0].get("kernels") and b[0].get("kernels") == jit[0].get("kernels"),
+       f"same kernels in BEGIN and call: {b} {jit[0].get('kernels')}")
 PY
 for phase in "load libunwind" "open trace" "cache walk at start" "module map" "image inspection" \
     "stack capture" "cache walk at exit" "final flush" "own total"; do
