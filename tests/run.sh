@@ -47,7 +47,7 @@ run_ctest build
 if [ "${CI:-}" = true ] || [ "${JITSTALL_SANITIZE:-0}" = 1 ]; then
   cmake -S . -B build-asan -DJITSTALL_SANITIZE=ON -DJITSTALL_WERROR="$werror"
   cmake --build build-asan -j"$jobs"
-  run_ctest build-asan -E '^e2e\.|preload|pytest|run_e2e|^demo$'
+  run_ctest build-asan -E '^e2e\.|preload|pytest|run_e2e|^demo$|^cli\.run_|^fleet\.'
 fi
 if [ "$skipped" -gt 0 ]; then
   echo "tests/run.sh: $passed passed, $failed failed, $skipped skipped"
