@@ -36,7 +36,8 @@ void jst_lazylib_load(void)
     if (f)
         atomic_store_explicit(&unw_bt, f, memory_order_release);
     else
-        jst_dbg("libunwind not loaded (%s): no stacks in this trace", dlerror());
+        jst_dbg("libunwind not loaded (%s): no stacks in this trace",
+                jst_debug_on ? dlerror() : "");
     atomic_store_explicit(&unw_tried, 1, memory_order_release);
     jst_cost_add(JST_COST_LIBS, jst_now_ns() - t0);
 }
