@@ -35,6 +35,8 @@ void jst_cost_atfork_child(void);
 
 /* dlopen libunwind once (idempotent, lock-free); before the trace opens. */
 void jst_lazylib_load(void);
+/* Why libunwind could not be loaded (one line), or NULL when it was. */
+const char *jst_lazylib_missing(void);
 /* unw_backtrace of the loaded libunwind; 0 frames when it is not loaded. */
 int jst_unw_backtrace(void **buf, int n);
 

@@ -10,6 +10,8 @@
 #include <dlfcn.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 #include "cost.h"
 #include "state.h"
@@ -19,6 +21,8 @@ typedef int (*jst_unw_bt_fn)(void **, int);
 /* Set once libunwind is loaded; read lock-free by jst_unw_backtrace(). */
 static jst_unw_bt_fn _Atomic unw_bt;
 static _Atomic int unw_tried;
+/* Why libunwind is missing, for the trace's first note; "" when loaded. */
+static char unw_why[512];
 
 /* Why no pthread_once: a hook called from another library's constructor runs
  * with the loader's lock held; a second thread inside the once routine would
@@ -29,17 +33,34 @@ void jst_lazylib_load(void)
     if (atomic_load_explicit(&unw_tried, memory_order_acquire))
         return;
     uint64_t t0 = jst_now_ns();
-    void *h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
-    if (!h)
-        h = dlopen("libunwind.so", RTLD_NOW | RTLD_LOCAL);
+    /* JITSTALL_UNWIND_LIB: another libunwind (unusual installs, tests). */
+    const char *lib = getenv("JITSTALL_UNWIND_LIB");
+    void *h;
+    if (lib && *lib) {
+        h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+    } else {
+        lib = "libunwind.so.8";
+        h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+        if (!h)
+            h = dlopen("libunwind.so", RTLD_NOW | RTLD_LOCAL);
+    }
     jst_unw_bt_fn f = h ? (jst_unw_bt_fn)dlsym(h, "unw_backtrace") : NULL;
-    if (f)
+    if (f) {
         atomic_store_explicit(&unw_bt, f, memory_order_release);
-    else
-        jst_dbg("libunwind not loaded (%s): no stacks in this trace",
-                jst_debug_on ? dlerror() : "");
+    } else {
+        const char *e = dlerror();
+        snprintf(unw_why, sizeof unw_why,
+                 "%.300s could not be loaded (%.150s): this trace has no call stacks", lib,
+                 e ? e : "no unw_backtrace");
+        jst_dbg("%s", unw_why);
+    }
     atomic_store_explicit(&unw_tried, 1, memory_order_release);
     jst_cost_add(JST_COST_LIBS, jst_now_ns() - t0);
+}
+
+const char *jst_lazylib_missing(void)
+{
+    return unw_why[0] ? unw_why : NULL;
 }
 
 int jst_unw_backtrace(void **buf, int n)
