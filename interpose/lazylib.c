@@ -21,8 +21,10 @@ typedef int (*jst_unw_bt_fn)(void **, int);
 /* Set once libunwind is loaded; read lock-free by jst_unw_backtrace(). */
 static jst_unw_bt_fn _Atomic unw_bt;
 static _Atomic int unw_tried;
-/* Why libunwind is missing, for the trace's first note; "" when loaded. */
+/* Why libunwind is missing, for the trace's first note: written once, by
+ * the thread that claims it, and read once published. */
 static char unw_why[512];
+static _Atomic int unw_why_claimed, unw_why_published;
 
 /* Why no pthread_once: a hook called from another library's constructor runs
  * with the loader's lock held; a second thread inside the once routine would
@@ -49,10 +51,13 @@ void jst_lazylib_load(void)
         atomic_store_explicit(&unw_bt, f, memory_order_release);
     } else {
         const char *e = dlerror();
-        snprintf(unw_why, sizeof unw_why,
-                 "%.300s could not be loaded (%.150s): this trace has no call stacks", lib,
-                 e ? e : "no unw_backtrace");
-        jst_dbg("%s", unw_why);
+        if (!atomic_exchange(&unw_why_claimed, 1)) {
+            snprintf(unw_why, sizeof unw_why,
+                     "%.300s could not be loaded (%.150s): this trace has no call stacks", lib,
+                     e ? e : "no unw_backtrace");
+            atomic_store_explicit(&unw_why_published, 1, memory_order_release);
+            jst_dbg("%s", unw_why);
+        }
     }
     atomic_store_explicit(&unw_tried, 1, memory_order_release);
     jst_cost_add(JST_COST_LIBS, jst_now_ns() - t0);
@@ -60,7 +65,7 @@ void jst_lazylib_load(void)
 
 const char *jst_lazylib_missing(void)
 {
-    return unw_why[0] ? unw_why : NULL;
+    return atomic_load_explicit(&unw_why_published, memory_order_acquire) ? unw_why : NULL;
 }
 
 int jst_unw_backtrace(void **buf, int n)
