@@ -21,6 +21,7 @@ static const char *const cost_names[JST_COST_N] = {
     [JST_COST_INSPECT] = "image inspection",
     [JST_COST_UNWIND] = "stack capture",
     [JST_COST_EVENTS] = "hooked calls (own work)",
+    [JST_COST_PROGRESS] = "progress records",
     [JST_COST_CACHE_EXIT] = "cache walk at exit",
     [JST_COST_EXIT] = "exit up to END",
     [JST_COST_FLUSH] = "final flush",
@@ -33,10 +34,12 @@ void jst_cost_add(enum jst_cost_phase phase, uint64_t ns)
 }
 
 /* The disjoint parts: every event's own work (which holds loading libunwind,
- * opening the trace, inspection and unwinds) and the work at exit. */
+ * opening the trace, inspection and unwinds), the progress thread's records
+ * and the work at exit. NVTX range records are not counted. */
 uint64_t jst_cost_self_ns(void)
 {
-    return atomic_load(&cost_ns[JST_COST_EVENTS]) + atomic_load(&cost_ns[JST_COST_EXIT]);
+    return atomic_load(&cost_ns[JST_COST_EVENTS]) + atomic_load(&cost_ns[JST_COST_PROGRESS]) +
+           atomic_load(&cost_ns[JST_COST_EXIT]);
 }
 
 void jst_cost_print(void)

@@ -18,6 +18,7 @@ enum jst_cost_phase {
     JST_COST_INSPECT,     /* image inspection before loads */
     JST_COST_UNWIND,      /* stack captures */
     JST_COST_EVENTS,      /* hooked calls, all of jitstall's work in them */
+    JST_COST_PROGRESS,    /* progress records while a call is in flight */
     JST_COST_CACHE_EXIT,  /* JIT cache walk at exit */
     JST_COST_EXIT,        /* everything at exit up to the END record */
     JST_COST_FLUSH,       /* ending the zstd stream after END */

@@ -5,7 +5,7 @@
 # is reused at exit when nothing was stored meanwhile.
 . "$(dirname "$0")/lib.sh"
 export JITSTALL_SIM_JIT_US_PER_KB=50000
-run_traced cost JITSTALL_DEBUG=1 "$BIN/prog_dlsym" "$FIX" 0 module ptx75.fatbin sm90.fatbin
+run_traced cost JITSTALL_DEBUG=1 JITSTALL_PROGRESS_MS=10 "$BIN/prog_dlsym" "$FIX" 0 module ptx75.fatbin sm90.fatbin
 expect_rc cost 0
 dump_json "$(the_trace cost)" "$WORK/cost.json"
 check_json "$WORK/cost.json" <<'PY'
@@ -32,6 +32,9 @@ for phase in "load libunwind" "open trace" "cache walk at start" "module map" "i
     "stack capture" "cache walk at exit" "final flush" "own total"; do
     grep -q "jitstall\[[0-9]*\]: cost: $phase" "$WORK/cost.err" || fail "no '$phase' line: $(cat "$WORK/cost.err")"
 done
+# The progress thread's records (every 10 ms of the ~80 ms JIT) count too.
+n=$(sed -n 's/.*cost: progress records .* in \([0-9]*\)$/\1/p' "$WORK/cost.err")
+[ "${n:-0}" -gt 0 ] || fail "progress records not counted: $(grep progress "$WORK/cost.err")"
 # Exit: the first run stored an entry (index changed), so its exit walked
 # the cache; a warm run (a hit, index unchanged) reuses the walk at start.
 reuse='cache at exit: index unchanged since start'
