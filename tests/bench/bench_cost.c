@@ -31,6 +31,7 @@ static const char *const bc_names[BC_N] = {"plain", "preload, JITSTALL_DISABLE=1
 
 struct bc_series {
     double *wall_us, *cpu_us;
+    double faults; /* minor page faults, summed */
     int n;
 };
 
@@ -66,9 +67,9 @@ static char **bc_env(int mode, const char *preload, const char *dir)
     return e;
 }
 
-/* Runs argv once; stores wall and CPU time (us). -1 if it could not run or
- * did not exit 0. */
-static int bc_run(char **argv, char **env, double *wall, double *cpu)
+/* Runs argv once; stores wall and CPU time (us) and minor page faults. -1 if
+ * it could not run or did not exit 0. */
+static int bc_run(char **argv, char **env, double *wall, double *cpu, double *faults)
 {
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
@@ -88,6 +89,7 @@ static int bc_run(char **argv, char **env, double *wall, double *cpu)
     *wall = bc_now_us() - t0;
     *cpu = ru.ru_utime.tv_sec * 1e6 + ru.ru_utime.tv_usec + ru.ru_stime.tv_sec * 1e6 +
            ru.ru_stime.tv_usec;
+    *faults = (double)ru.ru_minflt;
     return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
 }
 
@@ -154,13 +156,14 @@ int main(int argc, char **argv)
     for (int r = -1; r < runs; r++) {
         for (int i = 0; i < nmodes; i++) {
             int m = modes[i];
-            double w, c;
-            if (bc_run(cmd, env[m], &w, &c) != 0) {
+            double w, c, f;
+            if (bc_run(cmd, env[m], &w, &c, &f) != 0) {
                 fprintf(stderr, "bench_cost: %s failed (%s)\n", cmd[0], bc_names[m]);
                 return 2;
             }
             if (r >= 0) {
                 s[m].wall_us[s[m].n] = w;
+                s[m].faults += f;
                 s[m].cpu_us[s[m].n++] = c;
             }
         }
@@ -171,16 +174,17 @@ int main(int argc, char **argv)
     rmdir(dir);
     printf("%s: %s, %d interleaved runs each\n", idle ? "idle cost" : "start-up and exit cost",
            cmd[0], runs);
-    printf("  %-28s %12s %12s %12s %12s\n", "", "wall mean", "wall median", "CPU mean",
-           "CPU median");
+    printf("  %-28s %12s %12s %12s %12s %8s\n", "", "wall mean", "wall median", "CPU mean",
+           "CPU median", "faults");
     double wall[BC_N], cpu[BC_N];
     for (int i = 0; i < nmodes; i++) {
         int m = modes[i];
         double wm = bc_mean(s[m].wall_us, runs), cm = bc_mean(s[m].cpu_us, runs);
         wall[m] = bc_median(s[m].wall_us, runs);
         cpu[m] = bc_median(s[m].cpu_us, runs);
-        printf("  %-28s %9.0f us %9.0f us %9.0f us %9.0f us\n",
-               idle && m == BC_TRACED ? "preloaded (idle)" : bc_names[m], wm, wall[m], cm, cpu[m]);
+        printf("  %-28s %9.0f us %9.0f us %9.0f us %9.0f us %8.1f\n",
+               idle && m == BC_TRACED ? "preloaded (idle)" : bc_names[m], wm, wall[m], cm, cpu[m],
+               s[m].faults / runs);
     }
     double dw = wall[BC_TRACED] - wall[BC_PLAIN], dc = cpu[BC_TRACED] - cpu[BC_PLAIN];
     int met;
