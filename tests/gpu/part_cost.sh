@@ -64,6 +64,7 @@ PY
   JITSTALL_DEBUG=1 JITSTALL_DIR="$K/dbg" LD_PRELOAD="$PRELOAD" "$P/cost_prog" start \
     >/dev/null 2>"$K/dbg.err"
   sed -n 's/^jitstall\[[0-9]*\]: cost: /== cost phase: /p' "$K/dbg.err"
+  sed -n 's/^jitstall\[[0-9]*\]: \(cache at exit: .*\)/== cost: \1/p' "$K/dbg.err"
   own=$("$J" report --json "$K/dbg" 2>/dev/null | python3 -c \
     'import json,sys; print(json.load(sys.stdin)["processes"][0]["self_ns"])' 2>/dev/null)
   if [ -n "$own" ] && [ "$own" != "None" ] && [ "$own" -gt 0 ] 2>/dev/null; then
