@@ -1,12 +1,15 @@
 /*
  * Benchmark: what a stack capture costs the call it annotates. Measures
- * libunwind's unw_backtrace at several depths and the preload's real
+ * libunwind's unw_backtrace and glibc's backtrace() (the alternative: cheap
+ * to set up, slow per capture) at several depths and the preload's real
  * jst_bt_capture() (interpose/backtrace.c and modmap.c compiled in: the
  * loader-counter check, unwind, own-frame skip, hash and table lookup of an
  * already-seen stack), and prints each in ns per
  * capture and as a share of a 2.4 ms SASS module load (FACTS.md), the
  * cheapest call that is ever captured. Run by hand: build-x/bench_unwind.
  */
+#include <dlfcn.h>
+#include <execinfo.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +29,8 @@
 #define BENCH_REPS 5
 
 static unsigned long bench_records;
+/* glibc's own backtrace(): libunwind, linked here, exports one too. */
+static int (*bench_glibc_bt)(void **, int);
 
 /* Stands in for the preload's writer: counts what would be written. */
 int jst_emit(const struct jst_rec *r, int flush)
@@ -61,7 +66,7 @@ static int cmp_double(const void *a, const void *b)
 }
 
 struct bench_job {
-    int kind;  /* 0: unw_backtrace, 1: jst_bt_capture */
+    int kind;  /* 0: unw_backtrace, 1: jst_bt_capture, 2: glibc backtrace() */
     int depth; /* frames asked of unw_backtrace */
     int iters;
     double ns[BENCH_REPS];
@@ -78,6 +83,8 @@ static void bench_run(struct bench_job *j)
         for (int i = 0; i < j->iters; i++) {
             if (j->kind == 0)
                 j->frames = unw_backtrace(buf, j->depth);
+            else if (j->kind == 2)
+                j->frames = bench_glibc_bt(buf, j->depth);
             else
                 j->id = jst_bt_capture();
         }
@@ -118,6 +125,11 @@ int main(int argc, char **argv)
            "capture\n",
            stack + 3, iters, BENCH_REPS);
 
+    void *libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
+    bench_glibc_bt = libc ? (int (*)(void **, int))dlsym(libc, "backtrace") : NULL;
+    if (!bench_glibc_bt)
+        bench_glibc_bt = backtrace;
+    /* libunwind as the preload loads it, at the first driver call. */
     jst_lazylib_load();
     /* The first capture pays for libunwind's caches: timed once, alone. */
     struct bench_job cold = {.kind = 0, .depth = 64, .iters = 1};
@@ -132,6 +144,15 @@ int main(int argc, char **argv)
         bench_at_depth(stack, &j);
         char label[64];
         snprintf(label, sizeof label, "unw_backtrace max %d (got %d frames)", depths[i], j.frames);
+        bench_print(label, &j);
+    }
+
+    for (size_t i = 0; i < sizeof depths / sizeof depths[0]; i++) {
+        struct bench_job j = {.kind = 2, .depth = depths[i], .iters = iters};
+        bench_at_depth(stack, &j);
+        char label[64];
+        snprintf(label, sizeof label, "glibc backtrace max %d (got %d frames)", depths[i],
+                 j.frames);
         bench_print(label, &j);
     }
 
