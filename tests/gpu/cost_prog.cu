@@ -11,7 +11,9 @@
 #include <cstdlib>
 #include <cstring>
 
-__global__ void cost_empty() {}
+__global__ void cost_empty()
+{
+}
 
 int main(int argc, char **argv)
 {
