@@ -53,7 +53,6 @@ check_json "$WORK/warm.json" <<'PY'
 st = {c["phase"]: c for c in of_type("cache_state")}
 expect(st["start"]["entries"] == st["exit"]["entries"] == 1, f"warm: 1 entry at both ends: {st}")
 expect(st["start"]["size_bytes"] == st["exit"]["size_bytes"] > 0, f"same size: {st}")
-expect([l["cache"] for l in loads()] == ["hit"], f"a hit: {loads()}")
 PY
 # Without JITSTALL_DEBUG the program's stderr is untouched.
 run_plain plain "$BIN/prog_dlsym" "$FIX" 0 module ptx75.fatbin sm90.fatbin
