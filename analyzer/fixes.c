@@ -253,6 +253,16 @@ static void source_fix(const struct jst_process *p, const struct jst_call_ev *c,
 /* The build or environment fix of one load (kind 0 if none). */
 static void build_fix(const struct jst_process *p, const struct jst_call_ev *c, struct cand *f)
 {
+    /* Most calls (lookups, launches, SASS loads) have no fix: say so before
+     * formatting any text, which was a third of `report`'s time on a trace
+     * of a million events (docs/PERFORMANCE.md). */
+    unsigned v = c->verdict;
+    if (!jst_is_rtc_call(c->call) && v != JST_V_PTX_JIT && v != JST_V_FORCED_JIT &&
+        v != JST_V_NO_COMPATIBLE && v != JST_V_JIT_DISABLED &&
+        !(v == JST_V_NONE && jst_is_jit_event(p, c))) {
+        memset(f, 0, sizeof(*f));
+        return;
+    }
     unsigned cc = load_cc(p, c);
     const char *origin = jst_load_origin(c);
     const char *api = c->call_name ? c->call_name : jst_call_name(c->call);

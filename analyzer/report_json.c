@@ -151,6 +151,11 @@ static void json_process(struct jst_json *j, const struct rv_report *r, const st
     jst_json_ku64(j, "jit_ns", p->jit_ns);
     jst_json_ku64(j, "jit_compile_ns", p->jit_compile_ns);
     jst_json_ku64(j, "jit_cache_load_ns", p->jit_cache_load_ns);
+    jst_json_key(j, "self_ns"); /* jitstall's own time; null: not in the trace */
+    if (p->self_ns)
+        jst_json_u64(j, p->self_ns);
+    else
+        jst_json_null(j);
     jst_json_key(j, "modules");
     jst_json_arr(j);
     for (size_t i = 0; i < rp->n_mods; i++)

@@ -98,6 +98,9 @@ static void write_headline(FILE *f, const struct rv_report *r)
             fprintf(f, "Process %" PRIu64 " spent %s in JIT over the whole run (%zu %s).\n", p->pid,
                     rv_dur(p->jit_ns, a, 32), rp->n_jit_loads,
                     rp->n_jit_loads == 1 ? "load" : "loads");
+        if (p->self_ns)
+            fprintf(f, "Process %" PRIu64 ": jitstall's own cost: %s.\n", p->pid,
+                    rv_dur(p->self_ns, a, 32));
         for (size_t q = 0; q < rp->n_missing; q++) {
             fprintf(f, "\n> **Missing** (pid %" PRIu64 "): ", p->pid);
             md_text(f, rp->missing[q]);

@@ -131,6 +131,8 @@ static void write_process(const struct tw *t, const struct rv_report *r, const s
             rv_dur(p->jit_ns, j, sizeof(j)), rp->n_jit_loads,
             rp->n_jit_loads == 1 ? "load" : "loads", rv_dur(p->jit_compile_ns, a, sizeof(a)),
             rv_dur(p->jit_cache_load_ns, b, sizeof(b)));
+    if (p->self_ns)
+        fprintf(t->f, "  jitstall's own cost: %s\n", rv_dur(p->self_ns, a, sizeof(a)));
     rv_queries_text(t->f, r, p);
     for (size_t i = 0; i < rp->n_missing; i++)
         fprintf(t->f, "  %smissing%s    %s\n", C(t, YELLOW), C(t, RESET), S(rp->missing[i]));

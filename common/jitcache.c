@@ -251,6 +251,23 @@ void jst_cache_snapshot_after(const struct jst_cache_snap *before, struct jst_ca
     }
 }
 
+int jst_cache_snapshot_exit(const struct jst_cache_snap *start, struct jst_cache_snap *now)
+{
+    jst_cache_snapshot(now, 0);
+    int same = start->scanned && start->has_index && now->has_index &&
+               strcmp(start->path, now->path) == 0 && now->index_size == start->index_size &&
+               now->index_mtime_ns == start->index_mtime_ns;
+    if (!same) {
+        jst_cache_snapshot(now, 1);
+        return 0;
+    }
+    now->scanned = 1;
+    now->entries = start->entries;
+    now->size_bytes = start->size_bytes;
+    now->newest_mtime_ns = start->newest_mtime_ns;
+    return 1;
+}
+
 /*
  * Thresholds of the decision (this comment is their documentation):
  *

@@ -42,6 +42,13 @@ void jst_cache_snapshot(struct jst_cache_snap *s, int scan);
 void jst_cache_snapshot_before(struct jst_cache_snap *before);
 void jst_cache_snapshot_after(const struct jst_cache_snap *before, struct jst_cache_snap *after);
 
+/* The snapshot at exit, given the one at start: when start walked the
+ * entries and the index is unchanged since (no store in between: the driver
+ * rewrites the index on every store: docs/DRIVER.md, "The index file changes
+ * on every store"), the counts are start's and nothing is walked again.
+ * Returns 1 when it reused them, 0 when it walked. */
+int jst_cache_snapshot_exit(const struct jst_cache_snap *start, struct jst_cache_snap *now);
+
 /* Decides enum jst_cache_outcome for one load with verdict ptx_jit/forced_jit.
  * before/after: snapshots around the load; ptx_size: PTX bytes compiled.
  * Sets *reason (enum jst_cache_reason) for JST_C_MISS_NOT_STORED. */

@@ -29,6 +29,12 @@
 #include "trace.h"
 
 #define JST_ZSTD_LEVEL 3
+/* Small match tables: level 3's defaults (a 2 MiB window, 768 KiB of hash
+ * and chain tables) were cleared at the first record of every traced
+ * process, most of its start-up cost; records are small and repeat within a
+ * few KiB (docs/PERFORMANCE.md). */
+#define JST_ZSTD_WINDOW_LOG 17
+#define JST_ZSTD_TABLE_LOG 13
 
 /* ---- little-endian stores, independent of the host's byte order ---- */
 
@@ -456,7 +462,10 @@ struct jst_writer *jst_writer_open(const char *path)
     }
     /* The block header's CRC covers the payload: no zstd checksum needed. */
     if (ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, JST_ZSTD_LEVEL)) ||
-        ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_checksumFlag, 0))) {
+        ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_checksumFlag, 0)) ||
+        ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_windowLog, JST_ZSTD_WINDOW_LOG)) ||
+        ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_hashLog, JST_ZSTD_TABLE_LOG)) ||
+        ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_chainLog, JST_ZSTD_TABLE_LOG))) {
         writer_free(w);
         errno = EINVAL;
         return NULL;

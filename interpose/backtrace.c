@@ -21,9 +21,6 @@
  * stack: read before any lock is taken, written with the ips, and compared
  * with them when stacks are interned.
  */
-#define UNW_LOCAL_ONLY
-#include <libunwind.h>
-
 #include <errno.h>
 #include <link.h>
 #include <pthread.h>
@@ -33,6 +30,7 @@
 
 #include "backtrace.h"
 #include "pyframes.h"
+#include "cost.h"
 #include "state.h"
 #include "trace.h"
 
@@ -268,7 +266,9 @@ void jst_bt_warm(void)
     int saved = errno;
     pthread_once(&bt_once, bt_init);
     void *raw[BT_MAX_DEPTH + BT_MAX_SKIP];
-    unw_backtrace(raw, bt_depth + BT_MAX_SKIP);
+    uint64_t t0 = jst_now_ns();
+    jst_unw_backtrace(raw, bt_depth + BT_MAX_SKIP);
+    jst_cost_add(JST_COST_UNWIND, jst_now_ns() - t0);
     errno = saved;
 }
 
@@ -280,7 +280,9 @@ uint64_t jst_bt_capture(void)
      * stack written below can be symbolized. */
     jst_modmap_refresh(JST_MOD_DLOPEN);
     void *raw[BT_MAX_DEPTH + BT_MAX_SKIP];
-    int got = unw_backtrace(raw, bt_depth + BT_MAX_SKIP);
+    uint64_t t0 = jst_now_ns();
+    int got = jst_unw_backtrace(raw, bt_depth + BT_MAX_SKIP);
+    jst_cost_add(JST_COST_UNWIND, jst_now_ns() - t0);
     if (got <= 0) {
         errno = saved;
         return 0;

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "backtrace.h"
+#include "cost.h"
 #include "state.h"
 
 /* cuda.h maps these names to their newest variants; here each name means
@@ -90,6 +91,7 @@ int jst_event_begin(struct jst_event *ev, const struct jst_hook *h, int route)
         return 0;
     int saved = errno;
     jst_guard++;
+    uint64_t t0 = jst_now_ns();
     if (!jst_trace()) {
         jst_guard--;
         errno = saved;
@@ -104,11 +106,20 @@ int jst_event_begin(struct jst_event *ev, const struct jst_hook *h, int route)
     ev->tid = jst_tid();
     ev->seq = 0;
     ev->in_flight = 0;
+    ev->self_t0 = t0;
     return 1;
+}
+
+/* Own time of ev so far: since jst_event_begin, less the real call. */
+static uint64_t event_self_ns(const struct jst_event *ev)
+{
+    uint64_t t = jst_now_ns() - ev->self_t0;
+    return t > ev->dur_ns ? t - ev->dur_ns : 0;
 }
 
 void jst_event_end(struct jst_event *ev)
 {
+    jst_cost_add(JST_COST_EVENTS, event_self_ns(ev));
     jst_guard--;
     errno = ev->saved_errno;
 }
@@ -127,6 +138,7 @@ void jst_event_record(const struct jst_event *ev, struct jst_rec *r, void *buf, 
     jst_rec_u64(r, JST_F_RESULT, (uint64_t)(unsigned)result);
     if (ev->stack_id)
         jst_rec_u64(r, JST_F_STACK_ID, ev->stack_id);
+    jst_rec_u64(r, JST_F_SELF_NS, event_self_ns(ev));
 }
 
 /* Records a finished call with at most one handle and one device. */

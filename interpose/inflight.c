@@ -34,6 +34,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cost.h"
 #include "state.h"
 
 #define JST_PROGRESS_DEFAULT_MS 1000
@@ -95,8 +96,11 @@ static void *progress_main(void *arg)
         while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
             ;
         int n = atomic_load(&inflight_n);
-        if (n > 0)
+        if (n > 0) {
+            uint64_t t0 = jst_now_ns();
             progress_write(n);
+            jst_cost_add(JST_COST_PROGRESS, jst_now_ns() - t0);
+        }
     }
     return NULL;
 }

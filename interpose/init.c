@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "backtrace.h"
+#include "cost.h"
 #include "ext.h"
 #include "metrics.h"
 #include "jitcache.h"
@@ -283,13 +284,21 @@ static void emit_process(struct jst_writer *w, uint64_t rt, uint64_t mono, const
     free(buf);
 }
 
+/* The walk at start, which exit reuses while the index is unchanged. */
+static struct jst_cache_snap g_cache_start;
+
 /* CACHE_STATE at start (phase 0) and at exit (phase 1). */
 static void emit_cache_state(int phase)
 {
     struct jst_cache_snap *s = malloc(sizeof *s);
     if (!s)
         return;
-    jst_cache_snapshot(s, 1);
+    if (phase == 0) {
+        jst_cache_snapshot(s, 1);
+        g_cache_start = *s;
+    } else if (jst_cache_snapshot_exit(&g_cache_start, s)) {
+        jst_dbg("cache at exit: index unchanged since start, entries not walked again");
+    }
     uint8_t buf[4096 + 512];
     struct jst_rec r;
     jst_rec_begin(&r, buf, sizeof buf, JST_REC_CACHE_STATE);
@@ -340,8 +349,11 @@ static void write_end(const char *reason, int status, int have_status, const cha
         return;
     int saved = errno;
     jst_guard++;
+    uint64_t t0 = jst_now_ns();
     jst_cupti_flush();
+    uint64_t t1 = jst_now_ns();
     emit_cache_state(1);
+    jst_cost_add(JST_COST_CACHE_EXIT, jst_now_ns() - t1);
     uint64_t dropped = jst_seen_dropped();
     if (dropped)
         note_dropped(dropped);
@@ -357,8 +369,12 @@ static void write_end(const char *reason, int status, int have_status, const cha
     jst_rec_str(&r, JST_F_END_REASON, reason);
     if (exec_path)
         jst_rec_strn(&r, JST_F_EXEC_PATH, exec_path, strnlen(exec_path, PATH_MAX - 1));
+    jst_cost_add(JST_COST_EXIT, jst_now_ns() - t0);
+    /* Everything up to here; writing END and the final flush come after. */
+    uint64_t self_ns = jst_cost_self_ns();
+    jst_rec_u64(&r, JST_F_SELF_NS, self_ns);
     jst_emit(&r, 1);
-    jst_metrics_write(0);
+    jst_metrics_write(self_ns);
     /* Nothing may write after END: stop first, then end the zstd frame. */
     int expected = JST_ST_ON;
     if (atomic_compare_exchange_strong(&jst_state, &expected, JST_ST_OFF)) {
@@ -367,9 +383,12 @@ static void write_end(const char *reason, int status, int have_status, const cha
          * but never free it while the process lives. */
         if (w) {
             atomic_store(&g_writer_done[atomic_fetch_add(&g_n_done, 1) % JST_DONE_MAX], w);
+            uint64_t t2 = jst_now_ns();
             jst_writer_finish(w);
+            jst_cost_add(JST_COST_FLUSH, jst_now_ns() - t2);
         }
     }
+    jst_cost_print();
     jst_guard--;
     errno = saved;
 }
@@ -419,6 +438,7 @@ void jst_exec_failed(const char *path, int err)
 static void atfork_child(void)
 {
     jst_metrics_atfork_child();
+    jst_cost_atfork_child();
     struct jst_writer *w = atomic_exchange(&g_writer, NULL);
     if (w)
         jst_writer_abandon(w);
@@ -517,6 +537,7 @@ static void trace_open_locked(void)
         return;
     }
     uint64_t rt = clock_ns(CLOCK_REALTIME), mono = jst_now_ns();
+    uint64_t t0 = mono;
     struct jst_writer *w = open_file(host, rt);
     if (!w) {
         char why[PATH_MAX + 128];
@@ -534,8 +555,15 @@ static void trace_open_locked(void)
         emit_note(1, g_cont_note);
         g_cont_note[0] = '\0';
     }
+    if (jst_lazylib_missing())
+        emit_note(1, jst_lazylib_missing());
+    uint64_t t1 = jst_now_ns();
+    jst_cost_add(JST_COST_OPEN, t1 - t0);
     emit_cache_state(0);
+    uint64_t t2 = jst_now_ns();
+    jst_cost_add(JST_COST_CACHE_START, t2 - t1);
     jst_modmap_initial(); /* also warms libunwind's caches (jst_bt_warm) */
+    jst_cost_add(JST_COST_MODMAP, jst_now_ns() - t2);
     if (atomic_load(&jst_cuinit_ok))
         jst_emit_devices();
     jst_nvtx_drain(w); /* NVTX ranges from before the file existed */
@@ -561,6 +589,9 @@ struct jst_writer *jst_trace(void)
         return NULL;
     int saved = errno;
     jst_guard++;
+    /* dlopen, so never under open_lock (see below). */
+    if (atomic_load(&jst_state) == JST_ST_NEW)
+        jst_lazylib_load();
     pthread_mutex_lock(&open_lock);
     int opened = 0;
     if (atomic_load(&jst_state) == JST_ST_NEW) {
@@ -572,8 +603,10 @@ struct jst_writer *jst_trace(void)
      * from a constructor inside the loader's lock could be waiting for. */
     static _Atomic int ext_started;
     if (opened && !atomic_exchange(&ext_started, 1)) {
+        uint64_t t0 = jst_now_ns();
         jst_budget_install();
         jst_cupti_start();
+        jst_cost_add(JST_COST_EXT, jst_now_ns() - t0);
     }
     jst_guard--;
     errno = saved;

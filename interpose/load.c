@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cost.h"
 #include "ext.h"
 #include "image.h"
 #include "jitcache.h"
@@ -29,6 +30,12 @@ struct load_priv {
     struct jst_cache_snap before;
     int have_before;
     char source[PATH_MAX];
+    /* The PTX's kernel names, NUL-separated: decompressing and scanning a
+     * large PTX (2 ms for 32 heavy kernels) is done once, not for both the
+     * BEGIN and the call record. */
+    char *knames;
+    size_t knames_len, knames_cap;
+    int knames_done;
 };
 
 /* Verdict for the current device, and the "before" snapshot for JIT loads. */
@@ -48,6 +55,7 @@ static void load_decide(struct jst_load *ld, struct load_priv *p, int cache)
 
 void jst_load_pre_mem(struct jst_load *ld, const void *image, size_t known_size, int cache)
 {
+    uint64_t t0 = jst_now_ns();
     memset(ld, 0, sizeof *ld);
     struct load_priv *p = calloc(1, sizeof *p);
     if (!p || !image) {
@@ -71,10 +79,12 @@ void jst_load_pre_mem(struct jst_load *ld, const void *image, size_t known_size,
         strncpy(p->source, f, sizeof p->source - 1);
     }
     load_decide(ld, p, cache);
+    jst_cost_add(JST_COST_INSPECT, jst_now_ns() - t0);
 }
 
 void jst_load_pre_file(struct jst_load *ld, const char *path, int cache)
 {
+    uint64_t t0 = jst_now_ns();
     memset(ld, 0, sizeof *ld);
     struct load_priv *p = calloc(1, sizeof *p);
     if (!p)
@@ -103,6 +113,7 @@ void jst_load_pre_file(struct jst_load *ld, const char *path, int cache)
     jst_image_inspect(ld->map, ld->map_len, &p->img);
     p->have_img = 1;
     load_decide(ld, p, cache);
+    jst_cost_add(JST_COST_INSPECT, jst_now_ns() - t0);
 }
 
 /* Adds one JST_F_KERNEL while the record has room for the rest. */
@@ -112,6 +123,44 @@ static void kernel_cb(void *ctx, const char *name, size_t len)
     if (len > 4096 || r->len + len + 16 + 4096 > r->cap)
         return;
     jst_rec_strn(r, JST_F_KERNEL, name, len);
+}
+
+/* Keeps one kernel name (names over 4096 bytes are never written anyway);
+ * at most 4 MiB of names, more than any record holds. */
+static void kernel_keep(void *ctx, const char *name, size_t len)
+{
+    struct load_priv *p = ctx;
+    if (len > 4096 || memchr(name, '\0', len) || p->knames_len + len + 1 > (4u << 20))
+        return;
+    if (p->knames_len + len + 1 > p->knames_cap) {
+        size_t cap = p->knames_cap ? p->knames_cap * 2 : 4096;
+        while (cap < p->knames_len + len + 1)
+            cap *= 2;
+        char *n = realloc(p->knames, cap);
+        if (!n)
+            return;
+        p->knames = n;
+        p->knames_cap = cap;
+    }
+    memcpy(p->knames + p->knames_len, name, len);
+    p->knames[p->knames_len + len] = '\0';
+    p->knames_len += len + 1;
+}
+
+/* Writes the PTX's kernel names into r, scanning the PTX the first time. */
+static void load_kernels(struct load_priv *p, const struct jst_entry *ptx, struct jst_rec *r)
+{
+    if (!p->knames_done) {
+        uint64_t t0 = jst_now_ns();
+        jst_entry_kernels(ptx, kernel_keep, p);
+        p->knames_done = 1;
+        jst_cost_add(JST_COST_INSPECT, jst_now_ns() - t0);
+    }
+    for (size_t i = 0; i < p->knames_len;) {
+        size_t l = strlen(p->knames + i);
+        kernel_cb(r, p->knames + i, l);
+        i += l + 1;
+    }
 }
 
 static const char *entry_kind_name(unsigned k)
@@ -174,7 +223,7 @@ void jst_load_describe(struct jst_load *ld, struct jst_rec *r)
     const struct jst_entry *ptx = load_ptx(p);
     if (ptx) {
         jst_rec_u64(r, JST_F_PTX_SIZE, ptx->raw_size);
-        jst_entry_kernels(ptx, kernel_cb, r);
+        load_kernels(p, ptx, r);
     }
 }
 
@@ -210,6 +259,7 @@ void jst_load_free(struct jst_load *ld)
     if (p) {
         if (p->have_img)
             jst_image_free(&p->img);
+        free(p->knames);
         free(p);
     }
     if (ld->map)

@@ -181,6 +181,8 @@ struct jst_event {
     uint32_t tid;
     uint64_t seq;  /* taken at BEGIN (inflight.c); 0: taken when the call record is made */
     int in_flight; /* a BEGIN was written and the call has not returned */
+    /* When jitstall's own work on this event began (self_ns, cost.c). */
+    uint64_t self_t0;
 };
 
 /* Starts an event: 1 if this call is to be recorded (guard taken), 0 if the

@@ -1,12 +1,15 @@
 /*
  * Benchmark: what a stack capture costs the call it annotates. Measures
- * libunwind's unw_backtrace at several depths and the preload's real
+ * libunwind's unw_backtrace and glibc's backtrace() (the alternative: cheap
+ * to set up, slow per capture) at several depths and the preload's real
  * jst_bt_capture() (interpose/backtrace.c and modmap.c compiled in: the
  * loader-counter check, unwind, own-frame skip, hash and table lookup of an
  * already-seen stack), and prints each in ns per
  * capture and as a share of a 2.4 ms SASS module load (measured on an H200), the
  * cheapest call that is ever captured. Run by hand: build-x/bench_unwind.
  */
+#include <dlfcn.h>
+#include <execinfo.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,11 +19,18 @@
  * replaced by a counter below. */
 #include "../../interpose/backtrace.c"
 #include "../../interpose/modmap.c"
+/* libunwind as the preload gets it: dlopen'ed at the first driver call. */
+#include "../../interpose/cost.c"
+#include "../../interpose/lazylib.c"
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
 
 #define BENCH_LOAD_NS 2400000.0 /* load of an image with sm_90 SASS (measured on an H200) */
 #define BENCH_REPS 5
 
 static unsigned long bench_records;
+/* glibc's own backtrace(): libunwind, linked here, exports one too. */
+static int (*bench_glibc_bt)(void **, int);
 
 /* Stands in for the preload's writer: counts what would be written. */
 int jst_emit(const struct jst_rec *r, int flush)
@@ -51,6 +61,17 @@ static uint64_t bench_now(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* init.c's clock and debug print, which the code above calls. */
+int jst_debug_on;
+uint64_t jst_now_ns(void)
+{
+    return bench_now();
+}
+void jst_dbg(const char *fmt, ...)
+{
+    (void)fmt;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -58,7 +79,7 @@ static int cmp_double(const void *a, const void *b)
 }
 
 struct bench_job {
-    int kind;  /* 0: unw_backtrace, 1: jst_bt_capture */
+    int kind;  /* 0: unw_backtrace, 1: jst_bt_capture, 2: glibc backtrace() */
     int depth; /* frames asked of unw_backtrace */
     int iters;
     double ns[BENCH_REPS];
@@ -75,6 +96,8 @@ static void bench_run(struct bench_job *j)
         for (int i = 0; i < j->iters; i++) {
             if (j->kind == 0)
                 j->frames = unw_backtrace(buf, j->depth);
+            else if (j->kind == 2)
+                j->frames = bench_glibc_bt(buf, j->depth);
             else
                 j->id = jst_bt_capture();
         }
@@ -115,6 +138,12 @@ int main(int argc, char **argv)
            "capture\n",
            stack + 3, iters, BENCH_REPS);
 
+    void *libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
+    bench_glibc_bt = libc ? (int (*)(void **, int))dlsym(libc, "backtrace") : NULL;
+    if (!bench_glibc_bt)
+        bench_glibc_bt = backtrace;
+    /* libunwind as the preload loads it, at the first driver call. */
+    jst_lazylib_load();
     /* The first capture pays for libunwind's caches: timed once, alone. */
     struct bench_job cold = {.kind = 0, .depth = 64, .iters = 1};
     bench_at_depth(stack, &cold);
@@ -128,6 +157,15 @@ int main(int argc, char **argv)
         bench_at_depth(stack, &j);
         char label[64];
         snprintf(label, sizeof label, "unw_backtrace max %d (got %d frames)", depths[i], j.frames);
+        bench_print(label, &j);
+    }
+
+    for (size_t i = 0; i < sizeof depths / sizeof depths[0]; i++) {
+        struct bench_job j = {.kind = 2, .depth = depths[i], .iters = iters};
+        bench_at_depth(stack, &j);
+        char label[64];
+        snprintf(label, sizeof label, "glibc backtrace max %d (got %d frames)", depths[i],
+                 j.frames);
         bench_print(label, &j);
     }
 

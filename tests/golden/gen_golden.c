@@ -223,6 +223,7 @@ static void end(uint64_t t, int64_t status)
     jst_rec_u64(&r, JST_F_EVENTS, seq);
     jst_rec_str(&r, JST_F_END_REASON, "exit");
     jst_rec_u64(&r, JST_F_START_NS, t);
+    jst_rec_u64(&r, JST_F_SELF_NS, 800 * US);
     emit();
 }
 

@@ -422,8 +422,12 @@ def test_run_e2e():
         if not any(f["kind"] == "ptx_file" and "ptxas -arch=sm_90" in f["text"]
                    for f in doc["fixes"]):
             fail("report after run: no ptx_file fix")
+        # jitstall's own cost, measured by the preload (issue 14)
+        if not p.get("self_ns") or p["self_ns"] >= p["jit_ns"] * 10:
+            fail(f"report after run: self_ns {p.get('self_ns')} missing or implausible")
     rc, text, err = run([cli, "report", "cold"], cwd=work, env=env)
-    if rc != 0 or "Time to first kernel" not in text or "ptx_jit" not in text:
+    if rc != 0 or "Time to first kernel" not in text or "ptx_jit" not in text \
+            or "jitstall's own cost: " not in text:
         fail(f"text report after run: exit {rc}:\n{text}{err}")
 
     # warm cache: the same module is now a cache hit, counted as cache load

@@ -445,6 +445,36 @@ static void test_index_hit_walks_nothing(void **state)
     assert_int_equal(jst_cache_outcome(&b, &a, 1100 * MS, 561321, &r), JST_C_UNKNOWN);
 }
 
+/* At exit: an unchanged index means no store since start, so start's walk is
+ * reused (a file added behind the index's back is not seen: nothing walked);
+ * a rewritten index, or none at all, means a new walk. */
+static void test_exit_reuses_the_start_walk(void **state)
+{
+    (void)state;
+    char p[512], f[700];
+    path_in(p, sizeof p, "real");
+    setenv("CUDA_CACHE_PATH", p, 1);
+    real_layout(p, 3);
+    struct jst_cache_snap start, now;
+    jst_cache_snapshot(&start, 1);
+    assert_int_equal(start.entries, 3);
+    snprintf(f, sizeof f, "%s/0/0/00000000000abc", p);
+    write_file(f, 1000, 0);
+    assert_int_equal(jst_cache_snapshot_exit(&start, &now), 1);
+    assert_int_equal(now.entries, 3);
+    assert_int_equal(now.size_bytes, 3000);
+    assert_true(now.scanned && now.has_index);
+    snprintf(f, sizeof f, "%s/index", p);
+    write_file(f, 16 + 16 * 4, 0); /* the driver's store rewrites it */
+    assert_int_equal(jst_cache_snapshot_exit(&start, &now), 0);
+    assert_int_equal(now.entries, 4);
+    assert_int_equal(now.size_bytes, 4000);
+    unlink(f); /* no index: a foreign or emptied cache, always walked */
+    jst_cache_snapshot(&start, 1);
+    assert_int_equal(jst_cache_snapshot_exit(&start, &now), 0);
+    assert_int_equal(now.entries, 4);
+}
+
 /* Seen on the H200: with CUDA_CACHE_MAXSIZE=4096 an entry already in the cache
  * is still loaded from it (2.4 ms): a hit, not "too small". */
 static void test_hit_despite_tiny_maxsize(void **state)
@@ -543,6 +573,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_parent_is_file_is_no_dir, setup, teardown),
         cmocka_unit_test_setup_teardown(test_chmod_readonly, setup, teardown),
         cmocka_unit_test_setup_teardown(test_readonly_mount, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_exit_reuses_the_start_walk, setup, teardown),
         cmocka_unit_test_setup_teardown(test_outcome_disabled_wins, setup, teardown),
         cmocka_unit_test_setup_teardown(test_outcome_stored, setup, teardown),
         cmocka_unit_test_setup_teardown(test_outcome_hit_needs_entries_and_speed, setup, teardown),

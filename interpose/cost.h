@@ -1,0 +1,44 @@
+/*
+ * jitstall's own cost in the process (interpose/cost.c) and the lazily
+ * loaded libraries (interpose/lazylib.c).
+ */
+#ifndef JST_INTERPOSE_COST_H
+#define JST_INTERPOSE_COST_H
+
+#include <stdint.h>
+
+/* Where the preload's own time goes; JITSTALL_DEBUG=1 prints one line per
+ * phase at exit. The phases overlap the per-event total (JST_COST_EVENTS). */
+enum jst_cost_phase {
+    JST_COST_LIBS,        /* dlopen of libunwind */
+    JST_COST_OPEN,        /* creating the trace file, PROCESS record */
+    JST_COST_CACHE_START, /* JIT cache walk at start */
+    JST_COST_MODMAP,      /* initial module map: build-ids, first unwind */
+    JST_COST_EXT,         /* CUPTI and budget set-up */
+    JST_COST_INSPECT,     /* image inspection before loads */
+    JST_COST_UNWIND,      /* stack captures */
+    JST_COST_EVENTS,      /* hooked calls, all of jitstall's work in them */
+    JST_COST_PROGRESS,    /* progress records while a call is in flight */
+    JST_COST_CACHE_EXIT,  /* JIT cache walk at exit */
+    JST_COST_EXIT,        /* everything at exit up to the END record */
+    JST_COST_FLUSH,       /* ending the zstd stream after END */
+    JST_COST_N
+};
+
+/* Adds ns to a phase (relaxed atomic add). */
+void jst_cost_add(enum jst_cost_phase phase, uint64_t ns);
+/* Own time so far outside the real driver: events, exit, the rest. */
+uint64_t jst_cost_self_ns(void);
+/* JITSTALL_DEBUG=1: one line per phase on stderr. */
+void jst_cost_print(void);
+/* A forked child starts from zero. */
+void jst_cost_atfork_child(void);
+
+/* dlopen libunwind once (idempotent, lock-free); before the trace opens. */
+void jst_lazylib_load(void);
+/* Why libunwind could not be loaded (one line), or NULL when it was. */
+const char *jst_lazylib_missing(void);
+/* unw_backtrace of the loaded libunwind; 0 frames when it is not loaded. */
+int jst_unw_backtrace(void **buf, int n);
+
+#endif
