@@ -353,6 +353,38 @@ static int ends_with(const char *s, const char *suffix)
     return a >= b && !strcmp(s + a - b, suffix);
 }
 
+/* Frames of libcuda, libjitstall and the CUDA runtime: they call on behalf
+ * of someone else. */
+static int internal_object(const char *path)
+{
+    const char *b = strrchr(path, '/');
+    b = b ? b + 1 : path;
+    return has_prefix(b, "libcuda.so") || has_prefix(b, "libjitstall") ||
+           has_prefix(b, "libcudart");
+}
+
+/* The ELF object that made a load of an image in memory: the one holding the
+ * innermost frame of the call's stack outside CUDA and jitstall. A library
+ * that keeps its PTX compressed or copies it out before loading it (cuDNN,
+ * under JAX, does) is named this way, though the image itself is on the
+ * heap. NULL when the stack or the module map does not say. */
+static const char *caller_object(const struct jst_process *p, const struct jst_call_ev *c)
+{
+    const struct jst_stack *st = jst_model_stack(p, c->stack_id);
+    for (size_t i = 0; st && i < st->n; i++) {
+        const char *obj = NULL;
+        for (size_t k = 0; k < p->n_mods; k++) {
+            const struct jst_modmap *m = &p->mods[k];
+            if (m->event != JST_MOD_DLCLOSE && m->path && st->ips[i] >= m->start &&
+                st->ips[i] < m->end)
+                obj = m->path; /* the latest mapping of that address */
+        }
+        if (obj && !internal_object(obj))
+            return obj;
+    }
+    return NULL;
+}
+
 void jst_origin_of(const struct jst_process *p, const struct jst_call_ev *c, struct jst_origin *o)
 {
     memset(o, 0, sizeof *o);
@@ -370,6 +402,14 @@ void jst_origin_of(const struct jst_process *p, const struct jst_call_ev *c, str
         return;
     } else if (c->image_kind || c->n_entries) {
         o->kind = ptx ? JST_ORIGIN_PTX_FILE : JST_ORIGIN_FATBIN_FILE;
+        /* A third-party library that passed the image from memory: its fix
+         * is the library's, not "compile your PTX". */
+        const char *caller = caller_object(p, c);
+        if (caller && (o->where = jst_origin_third_party(caller)) != NULL) {
+            o->object = caller;
+            o->kind = JST_ORIGIN_THIRD_PARTY;
+            jst_origin_package(caller, o->package, sizeof o->package);
+        }
         return;
     } else {
         return;

@@ -24,7 +24,8 @@ K = dict(tid=1, start_ns=2, dur_ns=3, result=4, call_id=5, call=6, seq=7, pid=20
          image_kind=60, image_size=61, image_hash=62, path=63, source=67, verdict=80,
          jit_from=82, reason=85, cache=86, entry=88, target_cc=89, phase=100, cache_path=101,
          exists=103, writable=104, max_bytes=107, exit_status=160, jit_input=69,
-         rtc_ptx_hash=200, rtc_ptx_hash_t=201)
+         rtc_ptx_hash=200, rtc_ptx_hash_t=201, stack_id=8, ips=120, mod_event=121,
+         mod_path=122, mod_bias=123, mod_start=127, mod_end=128)
 CALL_LOAD_DATA, CALL_LAUNCH = 5, 17
 PTX_JIT, MISS_STORED, HIT = 2, 2, 1
 failures = []
@@ -32,6 +33,8 @@ failures = []
 
 def field(key, val):
     k = K[key]
+    if isinstance(val, bytes):
+        return struct.pack("<HBI", k, 4, len(val)) + val
     if isinstance(val, str):
         b = val.encode()
         return struct.pack("<HBI", k, STR, len(b)) + b
@@ -45,12 +48,12 @@ def rec(rtype, **fields):
     return struct.pack("<HHI", rtype, 0, len(body)) + body
 
 
-def trace(path, pid, loads, cache_dir="/root/.nv/ComputeCache", realtime=1767225600 * S):
+def trace(path, pid, loads, cache_dir="/root/.nv/ComputeCache", realtime=1767225600 * S, pre=()):
     """loads: dicts with start, dur, hash, source, cache (times in ns, mono)."""
     out = [rec(PROCESS, pid=pid, exe="/opt/app/bin/serve", realtime_ns=realtime,
                mono_ns=1000 * S, proc_start_ns=1000 * S),
            rec(CACHE, phase=0, cache_path=cache_dir, exists=0, writable=1, max_bytes=1 << 30),
-           rec(DEVICE, device=0, cc_major=9, cc_minor=0)]
+           rec(DEVICE, device=0, cc_major=9, cc_minor=0)] + list(pre)
     seq = 0
     for ld in loads:
         seq += 1
@@ -63,6 +66,8 @@ def trace(path, pid, loads, cache_dir="/root/.nv/ComputeCache", realtime=1767225
             dict(source=ld["source"]) if ld.get("source") else {}
         if "jit_input" in ld:
             where["jit_input"] = ld["jit_input"]
+        if "stack_id" in ld:
+            where["stack_id"] = ld["stack_id"]
         out.append(rec(CALL, seq=seq, tid=ld.get("tid", 100), call_id=ld.get("call_id", CALL_LOAD_DATA),
                        call=ld.get("call", "cuModuleLoadData"), start_ns=ld["start"],
                        dur_ns=ld["dur"], result=0, image_kind=ld.get("kind", 2),
@@ -231,6 +236,30 @@ for name, h, kind in [("rtc_link_match", 0xB0B, "nvrtc_ptx"), ("rtc_link_other",
            f"{name}: {fx}")
     expect(kind != "ptx_file" or "for the GPU and link the result" in fx[0]["text"],
            f"{name}: a link input's result is linked: {fx}")
+
+# A third-party library that passes its PTX from memory (cuDNN does, under
+# JAX): no source for the image, but the call's stack names the library that
+# made the load, below libcuda; the fix is the library's (third-party).
+cudnn = "/env/lib/python3.12/site-packages/nvidia/cudnn/lib/libcudnn_graph.so.9"
+base_cuda, base_lib = 0x7F0000000000, 0x7F1000000000
+pre = [rec(6, mod_event=0, mod_path="/usr/lib/x86_64-linux-gnu/libcuda.so.1", mod_bias=base_cuda,
+           mod_start=base_cuda, mod_end=base_cuda + 0x100000),
+       rec(6, mod_event=0, mod_path=cudnn, mod_bias=base_lib, mod_start=base_lib,
+           mod_end=base_lib + 0x100000),
+       rec(5, stack_id=1, ips=struct.pack("<QQ", base_cuda + 0x1234, base_lib + 0x5678))]
+for name, stack, kind in [("heap_by_lib", 1, "third_party"), ("heap_no_stack", None, "ptx_file")]:
+    d = os.path.join(WORK, name)
+    os.makedirs(d, exist_ok=True)
+    ld = dict(start=T0, dur=S, hash=0xD0D, source=None, kind=3, entry="ptx compute_50 none")
+    if stack:
+        ld["stack_id"] = stack
+    trace(os.path.join(d, "t.jst"), 970, [ld], pre=pre,
+          cache_dir=os.path.join(WORK, "nocache"))
+    fx = [f for f in report(d, env={"JITSTALL_DPKG_DIR": os.path.join(WORK, "nodpkg")})["fixes"]
+          if f["kind"] in ("third_party", "ptx_file")]
+    expect(len(fx) == 1 and fx[0]["kind"] == kind, f"{name}: {fx}")
+    expect(kind != "third_party" or fx[0]["text"].startswith(f"{cudnn} is third-party"),
+           f"{name}: the library named: {fx}")
 
 print("synth: %d failure(s)" % len(failures))
 sys.exit(1 if failures else 0)
