@@ -734,9 +734,8 @@ __attribute__((noinline)) static CUresult h_launchex_slow(struct jst_hook *h, in
  * lock, no allocation, no record, and the arguments are never touched.
  *
  * Each wrapper enters its slow path through a function of the same signature.
- * On x86-64 the fast path is a few lines of assembly: GCC reloads and stores
- * back every stack argument of a tail call (cuLaunchKernel has five), which
- * doubles the cost. Elsewhere it is the C below. */
+ * On x86-64 the fast path is a few lines of assembly (launch_x86_64.S, which
+ * says why); elsewhere it is the C below. */
 
 /* Real pointers for the assembly: [2*i] DIRECT/PROCADDR, [2*i+1] DLSYM, for
  * cuLaunchKernel, _ptsz, cuLaunchKernelEx, _ptsz. */
@@ -752,44 +751,11 @@ void jst_launch_sync(void)
     }
 }
 
-#define JST_STR_(x) #x
-#define JST_STR(x) JST_STR_(x)
-
 #define JST_HIDDEN __attribute__((visibility("hidden")))
 #if defined(__x86_64__) && !defined(JST_NO_ASM)
-/* name: the symbol; idx: its jst_launch_real slot; freg: the CUfunction
- * argument register; vis: ".globl" for exports, ".hidden" for the others. */
-#define JST_LAUNCH_ASM(name, idx, freg, vis)                                                       \
-    __asm__(".text\n"                                                                              \
-            ".globl " #name "\n" vis " " #name "\n"                                                \
-            ".type " #name ", @function\n"                                                         \
-            ".p2align 4\n" #name ":\n"                                                             \
-            ".cfi_startproc\n"                                                                     \
-            "    movq jst_launch_real+(" #idx ")*8(%rip), %rax\n"                                  \
-            "    testq %rax, %rax\n"                                                               \
-            "    jz 2f\n"                                                                          \
-            "    movabsq $0x9E3779B97F4A7C15, %r10\n"                                              \
-            "    imulq " freg ", %r10\n"                                                           \
-            "    shrq $(64-" JST_STR(JST_SEEN_BITS) "), %r10\n"                                    \
-                                                    "1:  movq jst_seen_tab(%rip), %r11\n"          \
-                                                    "    movq (%r11,%r10,8), %r11\n"               \
-                                                    "    cmpq %r11, " freg "\n"                    \
-                                                    "    jne 3f\n"                                 \
-                                                    "    jmp *%rax\n"                              \
-                                                    "3:  testq %r11, %r11\n"                       \
-                                                    "    jz 2f\n"                                  \
-                                                    "    addl $1, %r10d\n"                         \
-                                                    "    andl $((1<<" JST_STR(                     \
-                                                        JST_SEEN_BITS) ")-1), %r10d\n"             \
-                                                                       "    jmp 1b\n"              \
-                                                                       "2:  jmp jst_slow_" #name   \
-                                                                       "\n"                        \
-                                                                       ".cfi_endproc\n"            \
-                                                                       ".size " #name ", .-" #name \
-                                                                       "\n");
+/* The fast path is interpose/launch_x86_64.S; here only the declaration. */
 #define JST_LAUNCH_FAST(attr, vis, fname, v, slot, idx, freg, PARAMS, ARGS, fn_t)                  \
-    attr CUresult fname PARAMS;                                                                    \
-    JST_LAUNCH_ASM(fname, idx, freg, vis)
+    attr CUresult fname PARAMS;
 #else
 #define JST_LAUNCH_FAST(attr, vis, fname, v, slot, idx, freg, PARAMS, ARGS, fn_t)                  \
     attr CUresult fname PARAMS                                                                     \

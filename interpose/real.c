@@ -23,9 +23,6 @@ static pthread_once_t drv_once = PTHREAD_ONCE_INIT;
 static void *drv_handle;
 _Atomic int jst_cuinit_ok;
 
-/* Handles of objects named libcuda.so* that the program dlopen'd. */
-#define JST_MAX_CUDA_HANDLES 8
-static void *_Atomic cuda_handles[JST_MAX_CUDA_HANDLES];
 
 JST_NO_SANITIZE void *jst_real_dlsym_fn(void)
 {
@@ -97,32 +94,12 @@ void *jst_driver_sym(const char *name)
     return jst_real_dlsym(h ? h : RTLD_NEXT, name);
 }
 
-void jst_on_dlopen(const char *file, void *handle)
-{
-    if (!handle || !name_is_libcuda(file))
-        return;
-    for (int i = 0; i < JST_MAX_CUDA_HANDLES; i++) {
-        void *cur = atomic_load(&cuda_handles[i]);
-        if (cur == handle)
-            return;
-        if (!cur) {
-            void *expected = NULL;
-            if (atomic_compare_exchange_strong(&cuda_handles[i], &expected, handle) ||
-                expected == handle)
-                return;
-        }
-    }
-}
-
 int jst_is_libcuda_handle(void *handle)
 {
     if (!handle || handle == RTLD_DEFAULT || handle == RTLD_NEXT)
         return 0;
     if (handle == jst_driver())
         return 1;
-    for (int i = 0; i < JST_MAX_CUDA_HANDLES; i++)
-        if (atomic_load(&cuda_handles[i]) == handle)
-            return 1;
     struct link_map *lm = NULL;
     if (dlinfo(handle, RTLD_DI_LINKMAP, &lm) == 0 && lm)
         return name_is_libcuda(lm->l_name);

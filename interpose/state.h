@@ -80,8 +80,6 @@ void *jst_driver(void);
 void *jst_driver_sym(const char *name);
 /* Is handle (from dlopen) the real driver or any object named libcuda.so*? */
 int jst_is_libcuda_handle(void *handle);
-/* Called by the dlopen wrapper (modmap.c) after a successful dlopen. */
-void jst_on_dlopen(const char *file, void *handle);
 /* Device ordinal current on this thread (or 0) and its compute capability
  * (major*10+minor, 0 if unknown), queried once per device through the real driver. */
 unsigned jst_current_cc(int *dev_out, uint64_t *ctx_out);
@@ -242,8 +240,7 @@ void jst_inflight_emit(struct jst_event *ev, const struct jst_rec *r);
 void jst_inflight_close(struct jst_event *ev);
 
 /* ---- launch.c: first launch of each function ---- */
-#define JST_SEEN_BITS 18
-#define JST_SEEN_SIZE (1u << JST_SEEN_BITS)
+#include "launch_seen.h" /* JST_SEEN_BITS, JST_SEEN_SIZE */
 /* The current table (JST_SEEN_SIZE slots): 0 empty, -1 tombstone, else a key. */
 extern _Atomic uintptr_t *_Atomic jst_seen_tab;
 
