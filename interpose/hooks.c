@@ -290,77 +290,48 @@ static CUresult load_finish(struct jst_event *ev, struct jst_load *ld, CUresult 
 
 #define JST_OUT(p) ((r == CUDA_SUCCESS && (p)) ? (uint64_t)(uintptr_t) * (p) : 0)
 
-typedef CUresult (*mload_fn)(CUmodule *, const char *);
-static CUresult h_mload(struct jst_hook *h, int route, CUmodule *module, const char *fname)
-{
-    mload_fn real = (mload_fn)jst_hook_real(h, route);
-    if (!real)
-        return JST_NO_REAL;
-    struct jst_event ev;
-    struct jst_load ld;
-    if (!load_begin(&ev, &ld, h, route, NULL, fname ? fname : "", 1))
-        return real(module, fname);
-    CUresult r;
-    JST_TIMED(ev, r, real(module, fname));
-    return load_finish(&ev, &ld, r, JST_OUT(module));
-}
+/* Every load: the variants differ in their arguments, in where the image is
+ * (image: a pointer to it, or NULL for a file; path: the file, or NULL) and
+ * in which argument receives the handle (out). */
+#define JST_LOAD_HANDLER(name, params, args, image, path, out)                                     \
+    typedef CUresult(*name##_fn) params;                                                           \
+    static CUresult name(struct jst_hook *h, int route, JST_ARGS params)                           \
+    {                                                                                              \
+        name##_fn real = (name##_fn)jst_hook_real(h, route);                                       \
+        if (!real)                                                                                 \
+            return JST_NO_REAL;                                                                    \
+        struct jst_event ev;                                                                       \
+        struct jst_load ld;                                                                        \
+        if (!load_begin(&ev, &ld, h, route, image, path, 1))                                       \
+            return real args;                                                                      \
+        CUresult r;                                                                                \
+        JST_TIMED(ev, r, real args);                                                               \
+        return load_finish(&ev, &ld, r, JST_OUT(out));                                             \
+    }
+
+JST_LOAD_HANDLER(h_mload, (CUmodule * module, const char *fname), (module, fname), NULL,
+                 fname ? fname : "", module)
 JST_WRAP(cuModuleLoad, (CUmodule * module, const char *fname), (module, fname), h_mload)
 
-typedef CUresult (*mdata_fn)(CUmodule *, const void *);
-static CUresult h_mdata(struct jst_hook *h, int route, CUmodule *module, const void *image)
-{
-    mdata_fn real = (mdata_fn)jst_hook_real(h, route);
-    if (!real)
-        return JST_NO_REAL;
-    struct jst_event ev;
-    struct jst_load ld;
-    if (!load_begin(&ev, &ld, h, route, image, NULL, 1))
-        return real(module, image);
-    CUresult r;
-    JST_TIMED(ev, r, real(module, image));
-    return load_finish(&ev, &ld, r, JST_OUT(module));
-}
+JST_LOAD_HANDLER(h_mdata, (CUmodule * module, const void *image), (module, image), image, NULL,
+                 module)
 JST_WRAP(cuModuleLoadData, (CUmodule * module, const void *image), (module, image), h_mdata)
 JST_WRAP(cuModuleLoadFatBinary, (CUmodule * module, const void *fatCubin), (module, fatCubin),
          h_mdata)
 
-typedef CUresult (*mdataex_fn)(CUmodule *, const void *, unsigned int, CUjit_option *, void **);
-static CUresult h_mdataex(struct jst_hook *h, int route, CUmodule *module, const void *image,
-                          unsigned int n, CUjit_option *opt, void **val)
-{
-    mdataex_fn real = (mdataex_fn)jst_hook_real(h, route);
-    if (!real)
-        return JST_NO_REAL;
-    struct jst_event ev;
-    struct jst_load ld;
-    if (!load_begin(&ev, &ld, h, route, image, NULL, 1))
-        return real(module, image, n, opt, val);
-    CUresult r;
-    JST_TIMED(ev, r, real(module, image, n, opt, val));
-    return load_finish(&ev, &ld, r, JST_OUT(module));
-}
+JST_LOAD_HANDLER(h_mdataex,
+                 (CUmodule * module, const void *image, unsigned int n, CUjit_option *opt,
+                  void **val),
+                 (module, image, n, opt, val), image, NULL, module)
 JST_WRAP(cuModuleLoadDataEx,
          (CUmodule * module, const void *image, unsigned int numOptions, CUjit_option *options,
           void **optionValues),
          (module, image, numOptions, options, optionValues), h_mdataex)
 
-typedef CUresult (*ldata_fn)(CUlibrary *, const void *, CUjit_option *, void **, unsigned int,
-                             CUlibraryOption *, void **, unsigned int);
-static CUresult h_ldata(struct jst_hook *h, int route, CUlibrary *lib, const void *code,
-                        CUjit_option *jo, void **jv, unsigned int jn, CUlibraryOption *lo,
-                        void **lv, unsigned int ln)
-{
-    ldata_fn real = (ldata_fn)jst_hook_real(h, route);
-    if (!real)
-        return JST_NO_REAL;
-    struct jst_event ev;
-    struct jst_load ld;
-    if (!load_begin(&ev, &ld, h, route, code, NULL, 1))
-        return real(lib, code, jo, jv, jn, lo, lv, ln);
-    CUresult r;
-    JST_TIMED(ev, r, real(lib, code, jo, jv, jn, lo, lv, ln));
-    return load_finish(&ev, &ld, r, JST_OUT(lib));
-}
+JST_LOAD_HANDLER(h_ldata,
+                 (CUlibrary * lib, const void *code, CUjit_option *jo, void **jv, unsigned int jn,
+                  CUlibraryOption *lo, void **lv, unsigned int ln),
+                 (lib, code, jo, jv, jn, lo, lv, ln), code, NULL, lib)
 JST_WRAP(cuLibraryLoadData,
          (CUlibrary * library, const void *code, CUjit_option *jitOptions, void **jitOptionsValues,
           unsigned int numJitOptions, CUlibraryOption *libraryOptions, void **libraryOptionValues,
@@ -369,23 +340,10 @@ JST_WRAP(cuLibraryLoadData,
           libraryOptionValues, numLibraryOptions),
          h_ldata)
 
-typedef CUresult (*lfile_fn)(CUlibrary *, const char *, CUjit_option *, void **, unsigned int,
-                             CUlibraryOption *, void **, unsigned int);
-static CUresult h_lfile(struct jst_hook *h, int route, CUlibrary *lib, const char *path,
-                        CUjit_option *jo, void **jv, unsigned int jn, CUlibraryOption *lo,
-                        void **lv, unsigned int ln)
-{
-    lfile_fn real = (lfile_fn)jst_hook_real(h, route);
-    if (!real)
-        return JST_NO_REAL;
-    struct jst_event ev;
-    struct jst_load ld;
-    if (!load_begin(&ev, &ld, h, route, NULL, path ? path : "", 1))
-        return real(lib, path, jo, jv, jn, lo, lv, ln);
-    CUresult r;
-    JST_TIMED(ev, r, real(lib, path, jo, jv, jn, lo, lv, ln));
-    return load_finish(&ev, &ld, r, JST_OUT(lib));
-}
+JST_LOAD_HANDLER(h_lfile,
+                 (CUlibrary * lib, const char *path, CUjit_option *jo, void **jv, unsigned int jn,
+                  CUlibraryOption *lo, void **lv, unsigned int ln),
+                 (lib, path, jo, jv, jn, lo, lv, ln), NULL, path ? path : "", lib)
 JST_WRAP(cuLibraryLoadFromFile,
          (CUlibrary * library, const char *fileName, CUjit_option *jitOptions,
           void **jitOptionsValues, unsigned int numJitOptions, CUlibraryOption *libraryOptions,
@@ -396,63 +354,48 @@ JST_WRAP(cuLibraryLoadFromFile,
 
 /* ---- function and kernel lookups (not flushed: frequent and cheap) ---- */
 
-typedef CUresult (*getfunc_fn)(CUfunction *, CUmodule, const char *);
-static CUresult h_getfunc(struct jst_hook *h, int route, CUfunction *f, CUmodule mod,
+/* A function or kernel looked up by name in a module or library: the
+ * variants differ only in their handle types. */
+#define JST_LOOKUP_HANDLER(name, out_t, parent_t)                                                  \
+    typedef CUresult (*name##_fn)(out_t *, parent_t, const char *);                                \
+    static CUresult name(struct jst_hook *h, int route, out_t *out, parent_t parent,               \
+                         const char *fname)                                                        \
+    {                                                                                              \
+        name##_fn real = (name##_fn)jst_hook_real(h, route);                                       \
+        if (!real)                                                                                 \
+            return JST_NO_REAL;                                                                    \
+        struct jst_event ev;                                                                       \
+        if (!jst_event_begin(&ev, h, route))                                                       \
+            return real(out, parent, fname);                                                       \
+        CUresult r;                                                                                \
+        JST_TIMED(ev, r, real(out, parent, fname));                                                \
+        lookup_record(&ev, r, (uintptr_t)parent, JST_OUT(out), fname);                             \
+        return r;                                                                                  \
+    }
+
+/* The record of a lookup, and the function noted for its first launch. */
+static void lookup_record(struct jst_event *ev, CUresult r, uintptr_t parent, uint64_t fn,
                           const char *name)
 {
-    getfunc_fn real = (getfunc_fn)jst_hook_real(h, route);
-    if (!real)
-        return JST_NO_REAL;
-    struct jst_event ev;
-    if (!jst_event_begin(&ev, h, route))
-        return real(f, mod, name);
-    CUresult r;
-    JST_TIMED(ev, r, real(f, mod, name));
     uint8_t buf[1536];
     struct jst_rec rec;
-    jst_event_record(&ev, &rec, buf, sizeof buf, r);
-    uint64_t fn = JST_OUT(f);
-    jst_rec_u64(&rec, JST_F_PARENT, (uint64_t)(uintptr_t)mod);
+    jst_event_record(ev, &rec, buf, sizeof buf, r);
+    jst_rec_u64(&rec, JST_F_PARENT, (uint64_t)parent);
     if (fn)
         jst_rec_u64(&rec, JST_F_FUNC, fn);
     if (name)
         jst_rec_strn(&rec, JST_F_NAME, name, strnlen(name, 1024));
     jst_emit(&rec, 0);
     if (fn)
-        jst_func_note((uintptr_t)fn, (uintptr_t)mod, name);
-    jst_event_end(&ev);
-    return r;
+        jst_func_note((uintptr_t)fn, parent, name);
+    jst_event_end(ev);
 }
+
+JST_LOOKUP_HANDLER(h_getfunc, CUfunction, CUmodule)
 JST_WRAP(cuModuleGetFunction, (CUfunction * hfunc, CUmodule hmod, const char *name),
          (hfunc, hmod, name), h_getfunc)
 
-typedef CUresult (*getkernel_fn)(CUkernel *, CUlibrary, const char *);
-static CUresult h_getkernel(struct jst_hook *h, int route, CUkernel *k, CUlibrary lib,
-                            const char *name)
-{
-    getkernel_fn real = (getkernel_fn)jst_hook_real(h, route);
-    if (!real)
-        return JST_NO_REAL;
-    struct jst_event ev;
-    if (!jst_event_begin(&ev, h, route))
-        return real(k, lib, name);
-    CUresult r;
-    JST_TIMED(ev, r, real(k, lib, name));
-    uint8_t buf[1536];
-    struct jst_rec rec;
-    jst_event_record(&ev, &rec, buf, sizeof buf, r);
-    uint64_t kn = JST_OUT(k);
-    jst_rec_u64(&rec, JST_F_PARENT, (uint64_t)(uintptr_t)lib);
-    if (kn)
-        jst_rec_u64(&rec, JST_F_FUNC, kn);
-    if (name)
-        jst_rec_strn(&rec, JST_F_NAME, name, strnlen(name, 1024));
-    jst_emit(&rec, 0);
-    if (kn)
-        jst_func_note((uintptr_t)kn, (uintptr_t)lib, name);
-    jst_event_end(&ev);
-    return r;
-}
+JST_LOOKUP_HANDLER(h_getkernel, CUkernel, CUlibrary)
 JST_WRAP(cuLibraryGetKernel, (CUkernel * pKernel, CUlibrary library, const char *name),
          (pKernel, library, name), h_getkernel)
 
