@@ -19,7 +19,7 @@
  * starting (dlsym.c): no instrumentation in a sanitized build of jitstall. */
 #define JST_NO_SANITIZE __attribute__((no_sanitize("address", "thread", "undefined")))
 
-/* ---- init.c: state, trace file, records ---- */
+/* ---- sink.c: state, trace file, records (init.c: exit, exec, fork) ---- */
 
 /* Tracing state. OFF is final (JITSTALL_DISABLE=1 or a failure). */
 enum { JST_ST_NEW = 0, JST_ST_OPENING = 1, JST_ST_ON = 2, JST_ST_OFF = 3 };
@@ -50,6 +50,8 @@ int jst_exec_end(const char *path);
 void jst_exec_failed(const char *path, int err);
 /* Turns tracing off for good, with one line on stderr. */
 void jst_disable(const char *reason);
+/* A note record in the trace: a message from jitstall itself (level 0 info, 1 warning). */
+void jst_note(int level, const char *msg);
 /* Debug line to stderr when JITSTALL_DEBUG=1 (stack buffer + write(2)). */
 void jst_dbg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
