@@ -29,7 +29,10 @@
  * version 1 (one zstd stream) is still read. */
 #define JST_FORMAT_VERSION 2
 #define JST_FORMAT_COMPAT 2
-#define JST_ENDIAN_MARK 0x0A0B0C0Du /* written native; a reader sees 0x0D0C0B0A if swapped */
+/* Written little endian like every header field (bytes 0D 0C 0B 0A). A reader
+ * that gets 0x0D0C0B0A holds a byte-swapped file (a writer that stored it
+ * big endian) and refuses it. */
+#define JST_ENDIAN_MARK 0x0A0B0C0Du
 #define JST_HEADER_SIZE 32
 #define JST_FILE_FLAG_ZSTD 0x1u   /* version 1: the stream is zstd frames */
 #define JST_FILE_FLAG_BLOCKS 0x2u /* version 2: the stream is blocks (below) */
