@@ -129,6 +129,22 @@ static const char *const mod_event_names[] = {
     [JST_MOD_DLCLOSE] = "dlclose",
 };
 
+/* The name lookups of the enum tables above, declared in common/trace.h. */
+#define JST_NAME_FN(fn, tab)                                                                       \
+    const char *fn(unsigned v)                                                                     \
+    {                                                                                              \
+        return table_name(tab, JST_ARRAY_SIZE(tab), v);                                            \
+    }
+JST_NAME_FN(jst_call_name, call_names)
+JST_NAME_FN(jst_verdict_name, verdict_names)
+JST_NAME_FN(jst_cache_name, cache_names)
+JST_NAME_FN(jst_cache_reason_name, cache_reason_names)
+JST_NAME_FN(jst_image_kind_name, image_kind_names)
+JST_NAME_FN(jst_route_name, route_names)
+JST_NAME_FN(jst_cupti_op_name, cupti_op_names)
+JST_NAME_FN(jst_mod_event_name, mod_event_names)
+JST_NAME_FN(jst_range_op_name, range_op_names)
+
 const char *jst_rec_type_name(uint16_t type)
 {
     return table_name(rec_type_names, JST_ARRAY_SIZE(rec_type_names), type);
@@ -145,52 +161,7 @@ const char *jst_key_name(uint16_t key)
     return k ? k->name : NULL;
 }
 
-const char *jst_call_name(unsigned call)
-{
-    return table_name(call_names, JST_ARRAY_SIZE(call_names), call);
-}
-
-const char *jst_verdict_name(unsigned v)
-{
-    return table_name(verdict_names, JST_ARRAY_SIZE(verdict_names), v);
-}
-
-const char *jst_cache_name(unsigned c)
-{
-    return table_name(cache_names, JST_ARRAY_SIZE(cache_names), c);
-}
-
-const char *jst_cache_reason_name(unsigned r)
-{
-    return table_name(cache_reason_names, JST_ARRAY_SIZE(cache_reason_names), r);
-}
-
-const char *jst_image_kind_name(unsigned k)
-{
-    return table_name(image_kind_names, JST_ARRAY_SIZE(image_kind_names), k);
-}
-
-const char *jst_route_name(unsigned r)
-{
-    return table_name(route_names, JST_ARRAY_SIZE(route_names), r);
-}
-
-const char *jst_cupti_op_name(unsigned op)
-{
-    return table_name(cupti_op_names, JST_ARRAY_SIZE(cupti_op_names), op);
-}
-
-const char *jst_mod_event_name(unsigned e)
-{
-    return table_name(mod_event_names, JST_ARRAY_SIZE(mod_event_names), e);
-}
-
 const char *jst_cache_phase_name(unsigned phase)
 {
     return phase == 0 ? "start" : phase == 1 ? "exit" : NULL;
-}
-
-const char *jst_range_op_name(unsigned op)
-{
-    return table_name(range_op_names, JST_ARRAY_SIZE(range_op_names), op);
 }
