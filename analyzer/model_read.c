@@ -106,22 +106,39 @@ typedef const struct ms_slot *(*ms_find_fn)(uint16_t key);
 
 /* A table row whose member has another type than its how stores fails to
  * compile: the table cannot write an unsigned into a uint64_t. */
-#define MS_TYPE_OK(h, e)                                                                           \
-    _Generic((e), uint64_t: MS_##h == MS_U64, int64_t: MS_##h == MS_I64,                    \
-             unsigned: MS_##h == MS_UINT || MS_##h == MS_UINT_HAS, int: MS_##h == MS_BOOL,   \
-             char *: MS_##h == MS_STR || MS_##h == MS_ISTR,                                  \
-             char **: MS_##h == MS_STRS || MS_##h == MS_ISTRS, uint64_t *: MS_##h == MS_U64S, \
-             uint8_t *: MS_##h == MS_BYTES, default: 0)
+// clang-format off
+#define MS_TYPE_OK(h, e)                                                          \
+    _Generic((e),                                                                 \
+             uint64_t: MS_##h == MS_U64,                                          \
+             int64_t: MS_##h == MS_I64,                                           \
+             unsigned: MS_##h == MS_UINT || MS_##h == MS_UINT_HAS,                \
+             int: MS_##h == MS_BOOL,                                              \
+             char *: MS_##h == MS_STR || MS_##h == MS_ISTR,                       \
+             char **: MS_##h == MS_STRS || MS_##h == MS_ISTRS,                    \
+             uint64_t *: MS_##h == MS_U64S,                                       \
+             uint8_t *: MS_##h == MS_BYTES,                                       \
+             default: 0)
 
-#define MS_SLOT(k, h, m, a)                                                                        \
+/* The aux member of an A row: a count or length (size_t), or the presence
+ * flag of UINT_HAS (int). */
+#define MS_AUX_OK(h, e)                                                           \
+    _Generic((e),                                                                 \
+             size_t: MS_##h == MS_STRS || MS_##h == MS_ISTRS ||                   \
+                     MS_##h == MS_U64S || MS_##h == MS_BYTES,                     \
+             int: MS_##h == MS_UINT_HAS,                                          \
+             default: 0)
+// clang-format on
+
+#define MS_SLOT(k, h, m, a, aux_ok)                                                                \
     case JST_F_##k: {                                                                              \
         _Static_assert(JST_F_##k < 256, "the seen bitmap holds keys below 256");                   \
         _Static_assert(MS_TYPE_OK(h, ((ms_type *)0)->m), "member type does not fit " #h);          \
+        _Static_assert(aux_ok, "aux member type does not fit " #h);                                \
         static const struct ms_slot s = {MS_##h, offsetof(ms_type, m), offsetof(ms_type, a)};      \
         return &s;                                                                                 \
     }
-#define MS_F(k, h, m) MS_SLOT(k, h, m, m)
-#define MS_A(k, h, m, a) MS_SLOT(k, h, m, a)
+#define MS_F(k, h, m) MS_SLOT(k, h, m, m, MS_##h < MS_UINT_HAS)
+#define MS_A(k, h, m, a) MS_SLOT(k, h, m, a, MS_AUX_OK(h, ((ms_type *)0)->a))
 #define MS_S(k)                                                                                    \
     case JST_F_##k: {                                                                              \
         static const struct ms_slot s = {MS_SPECIAL, 0, 0};                                        \

@@ -15,7 +15,9 @@
  * u32 len + len bytes (kind STR/BYTES). Keys may repeat (arg, env, kernel, entry).
  * Readers skip unknown record types and unknown keys, so fields and records can
  * be added without a version bump. docs/FORMAT.md is the prose specification;
- * keep the two in step.
+ * keep the two in step. A new key also needs its row in common/schema.h (name,
+ * kind, how dump shows it) and, if the analyzer reads it, in
+ * analyzer/model_schema.h (where it goes in the model).
  */
 #ifndef JITSTALL_FORMAT_H
 #define JITSTALL_FORMAT_H
@@ -92,7 +94,7 @@ enum jst_rec_type {
     JST_REC_TYPE_MAX_
 };
 
-/* Field keys. Names (for dump --json) are in jst_key_name(). */
+/* Field keys. Names (for dump --json) are in common/schema.h. */
 enum jst_key {
     /* common to calls */
     JST_F_TID = 1,

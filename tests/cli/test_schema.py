@@ -8,10 +8,12 @@ case per test (tests/cli/CMakeLists.txt):
     python3 test_schema.py --list      names of the cases
     python3 test_schema.py CASE...     run cases (all when none is named)
 
-Environment: JST_CLI (the jitstall binary), JST_GEN_TRACE (gen_trace).
+Environment: JST_CLI (the jitstall binary), JST_GEN_TRACE (gen_trace), JST_DOCS
+(docs/, to find the sources).
 """
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -98,6 +100,23 @@ def test_schema_dump_prints_by_the_table(tmp):
     expect(load["handle"] == "0xabc", f"handle: {load['handle']}")
     expect(load["kernels"] == ["_Z1av", "_Z1bv"], f"kernels: {load.get('kernels')}")
     expect(lines[0]["argv"] == ["prog", "--query"], f"argv: {lines[0].get('argv')}")
+
+
+@case
+def test_schema_every_key_has_a_row(tmp):
+    # A key added to format.h without a row in common/schema.h would have no
+    # name: dump would print it as key_<n> and JSON readers would miss it.
+    root = os.path.join(os.environ.get("JST_DOCS", os.path.join(os.path.dirname(__file__),
+                                                                "..", "..", "docs")), "..")
+    fmt = open(os.path.join(root, "include", "jitstall", "format.h")).read()
+    body = fmt[fmt.index("enum jst_key {"):]
+    body = body[:body.index("};")]
+    keys = re.findall(r"\bJST_F_([A-Z0-9_]+)\s*=", body)
+    expect(len(keys) > 90, f"only {len(keys)} keys found in format.h")
+    rows = re.findall(r"\bX\(([A-Z0-9_]+),", open(os.path.join(root, "common", "schema.h")).read())
+    missing = sorted(set(keys) - set(rows))
+    expect(not missing, f"keys without a row in common/schema.h: {missing}")
+    expect(len(rows) == len(set(rows)), "a key has two rows in common/schema.h")
 
 
 def main(argv):
