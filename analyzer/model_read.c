@@ -167,6 +167,7 @@ MS_FIND(modmap_slot, struct jst_modmap, JST_MODEL_MODMAP)
 MS_FIND(cupti_slot, struct jst_cupti_ev, JST_MODEL_CUPTI)
 MS_FIND(note_slot, struct jst_process, JST_MODEL_NOTE)
 MS_FIND(end_slot, struct jst_process, JST_MODEL_END)
+MS_FIND(range_slot, struct jst_range_ev, JST_MODEL_RANGE)
 
 /* BYTES of little-endian u64s into a new array at *dst (count at *n). */
 static int store_u64s(uint64_t **dst, size_t *n, const struct jst_field *f)
@@ -284,6 +285,11 @@ static void ms_read(struct jst_process *p, void *obj, ms_find_fn find, struct js
 }
 
 /* ---- records ---- */
+
+void jst_model_read_range(struct jst_process *p, struct jst_range_ev *ev, struct jst_field_iter *it)
+{
+    ms_read(p, ev, range_slot, it);
+}
 
 static void read_call(struct jst_process *p, struct jst_field_iter *it)
 {

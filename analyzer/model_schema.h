@@ -136,6 +136,16 @@
     F(END_REASON, STR, end_reason)       \
     F(SELF_NS, U64, self_ns)
 
-/* range (11): analyzer/queries.c; progress (12): only its time is used. */
+/* range (11) into a struct jst_range_ev that analyzer/queries.c keeps */
+#define JST_MODEL_RANGE(F, A, S)  \
+    F(RANGE_OP, UINT, op)         \
+    F(START_NS, U64, t_ns)        \
+    F(TID, U64, tid)              \
+    F(RANGE_ID, U64, id)          \
+    F(DEPTH, U64, depth)          \
+    F(NAME, STR, name)            \
+    F(DOMAIN, STR, domain)
+
+/* progress (12): only its time is used (analyzer/model_load.c). */
 
 #endif

@@ -89,6 +89,19 @@ def test_schema_repeated_fields_keep_all(tmp):
 
 
 @case
+def test_schema_range_first_occurrence_wins(tmp):
+    # analyzer/queries.c takes its ranges through the same table.
+    spec = REPEATS.replace("end start=5s", (
+        "range range_op=push tid=1 tid=9 start=1200ms start=1250ms name=q1 name=q2 depth=1\n"
+        "range range_op=pop tid=1 start=3500ms start=1300ms depth=1\n"
+        "end start=5s"))
+    p = json.loads(jitstall("report", "--json", trace(tmp, spec)))["processes"][0]
+    got = [(q["name"], q["tid"], q["start_ns"] // 10**6, q["dur_ns"] // 10**6)
+           for q in p["queries"]]
+    expect(got == [("q1", 1, 1200, 2300)], f"queries: {got}")
+
+
+@case
 def test_schema_dump_prints_by_the_table(tmp):
     # dump prints every occurrence (it shows the file, not the model), enum
     # values by name, handles in hex, and gathers the four list keys.
