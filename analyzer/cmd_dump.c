@@ -130,78 +130,28 @@ static uint64_t le64(const uint8_t *p)
     return v;
 }
 
-static const char *phase_name(unsigned p)
-{
-    return p == 0 ? "start" : p == 1 ? "exit" : NULL;
-}
-
-/* The name of an enum-valued field's value; NULL if the key is not an enum
- * or the value has no name. */
+/* The name of an enum-valued field's value (schema print ENUM); NULL if the
+ * key is not an enum or the value has no name. */
 static const char *enum_value_name(uint16_t key, uint64_t v)
 {
-    if (v > UINT32_MAX)
+    const struct jst_key_info *k = jst_key_info(key);
+    if (v > UINT32_MAX || !k || k->print != JST_PRINT_ENUM)
         return NULL;
-    switch (key) {
-    case JST_F_CALL_ID:
-        return jst_call_name((unsigned)v);
-    case JST_F_VERDICT:
-        return jst_verdict_name((unsigned)v);
-    case JST_F_CACHE:
-        return jst_cache_name((unsigned)v);
-    case JST_F_CACHE_REASON:
-        return jst_cache_reason_name((unsigned)v);
-    case JST_F_IMAGE_KIND:
-        return jst_image_kind_name((unsigned)v);
-    case JST_F_ROUTE:
-        return jst_route_name((unsigned)v);
-    case JST_F_CUPTI_OP:
-        return jst_cupti_op_name((unsigned)v);
-    case JST_F_MOD_EVENT:
-        return jst_mod_event_name((unsigned)v);
-    case JST_F_RANGE_OP:
-        return jst_range_op_name((unsigned)v);
-    case JST_F_PHASE:
-        return phase_name((unsigned)v);
-    default:
-        return NULL;
-    }
+    return k->enum_name((unsigned)v);
 }
 
-/* Handles, addresses and hashes read better (and survive JSON doubles) as hex. */
+/* Handles, addresses and hashes (schema print HEX). */
 static int is_hex_key(uint16_t key)
 {
-    switch (key) {
-    case JST_F_HANDLE:
-    case JST_F_FUNC:
-    case JST_F_CTX:
-    case JST_F_PARENT:
-    case JST_F_IMAGE_HASH:
-    case JST_F_RTC_PTX_HASH:
-    case JST_F_RTC_PTX_HASH_T:
-    case JST_F_MOD_BIAS:
-    case JST_F_MOD_START:
-    case JST_F_MOD_END:
-        return 1;
-    default:
-        return 0;
-    }
+    const struct jst_key_info *k = jst_key_info(key);
+    return k && k->print == JST_PRINT_HEX;
 }
 
-/* JSON array names of the keys that are meant to repeat. */
+/* JSON array names of the keys that are meant to repeat (schema print LIST). */
 static const char *array_name(uint16_t key)
 {
-    switch (key) {
-    case JST_F_ARG:
-        return "argv";
-    case JST_F_ENV:
-        return "env";
-    case JST_F_KERNEL:
-        return "kernels";
-    case JST_F_ENTRY:
-        return "entries";
-    default:
-        return NULL;
-    }
+    const struct jst_key_info *k = jst_key_info(key);
+    return k && k->print == JST_PRINT_LIST ? k->list_name : NULL;
 }
 
 /* Prints one field value. JSON and text differ only in how numbers that are
@@ -229,7 +179,8 @@ static void put_value(FILE *out, const struct jst_field *f, int json)
         put_str(out, f->data, f->len);
         break;
     case JST_K_BYTES:
-        if (f->key == JST_F_IPS && f->len % 8 == 0) {
+        if (jst_key_info(f->key) && jst_key_info(f->key)->print == JST_PRINT_U64S &&
+            f->len % 8 == 0) {
             fputc('[', out);
             for (uint32_t i = 0; i < f->len; i += 8)
                 fprintf(out, json ? "%s\"0x%llx\"" : "%s0x%llx", i ? "," : "",

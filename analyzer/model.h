@@ -189,6 +189,9 @@ static inline int jst_is_rtc_call(unsigned call)
 
 /* analyzer/queries.c: NVTX ranges and the queries they mark. */
 void jst_queries_read(struct jst_process *p, struct jst_field_iter *it);
+/* analyzer/model_read.c: a range record's fields into ev (model_schema.h). */
+void jst_model_read_range(struct jst_process *p, struct jst_range_ev *ev,
+                          struct jst_field_iter *it);
 void jst_queries_derive(struct jst_process *p);
 void jst_queries_free(struct jst_process *p);
 /* The first query with JIT inside it, or NULL. */

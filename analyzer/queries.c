@@ -11,38 +11,10 @@
 #include "model.h"
 #include "trace.h"
 
-static char *dup_field(const struct jst_field *f)
-{
-    char *s = malloc((size_t)f->len + 1);
-    if (!s)
-        return NULL;
-    memcpy(s, f->data, f->len);
-    s[f->len] = '\0';
-    return s;
-}
-
 void jst_queries_read(struct jst_process *p, struct jst_field_iter *it)
 {
     struct jst_range_ev ev = {0};
-    struct jst_field f;
-    while (jst_fields_next(it, &f)) {
-        int num = f.kind == JST_K_U64 || f.kind == JST_K_I64;
-        int str = f.kind == JST_K_STR;
-        if (f.key == JST_F_RANGE_OP && num)
-            ev.op = (unsigned)f.u64;
-        else if (f.key == JST_F_START_NS && num)
-            ev.t_ns = f.u64;
-        else if (f.key == JST_F_TID && num)
-            ev.tid = f.u64;
-        else if (f.key == JST_F_RANGE_ID && num)
-            ev.id = f.u64;
-        else if (f.key == JST_F_DEPTH && num)
-            ev.depth = f.u64;
-        else if (f.key == JST_F_NAME && str && !ev.name)
-            ev.name = dup_field(&f);
-        else if (f.key == JST_F_DOMAIN && str && !ev.domain)
-            ev.domain = dup_field(&f);
-    }
+    jst_model_read_range(p, &ev, it);
     if (ev.op < JST_RANGE_PUSH || ev.op > JST_RANGE_END) {
         free(ev.name);
         free(ev.domain);

@@ -1,7 +1,7 @@
 /*
- * NVIDIA's compatibility rules (docs/DRIVER.md, "Which image the driver picks"): which SASS runs on a compute
- * capability, which PTX can be JIT-compiled for it, and the driver's choice
- * for a whole image, with one human line saying why.
+ * NVIDIA's compatibility rules (docs/DRIVER.md, "Which image the driver picks"): which SASS runs on
+ * a compute capability, which PTX can be JIT-compiled for it, and the driver's choice for a whole
+ * image, with one human line saying why.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -153,6 +153,59 @@ static void say(char *r, size_t rn, const char *fmt, ...)
     va_end(ap);
 }
 
+/* The best SASS entry that runs on cc (*bs) and the best PTX entry that
+ * JITs to it (*bp), their indexes in out; returns how many SASS entries the
+ * image has. */
+static size_t pick_entries(const struct jst_image *img, unsigned cc, struct jst_decision *out,
+                           const struct jst_entry **bs, const struct jst_entry **bp)
+{
+    size_t n_sass = 0;
+    for (size_t i = 0; i < img->n_entries; i++) {
+        const struct jst_entry *e = &img->entries[i];
+        if (e->kind == JST_E_CUBIN) {
+            n_sass++;
+            if (jst_sass_runs_on(e->sm, e->variant, cc) && better(e, *bs)) {
+                *bs = e;
+                out->sass_index = (int)i;
+            }
+        } else if (e->kind == JST_E_PTX) {
+            if (jst_ptx_jits_to(e->sm, e->variant, cc) && better(e, *bp)) {
+                *bp = e;
+                out->ptx_index = (int)i;
+            }
+        }
+    }
+    return n_sass;
+}
+
+/* CUDA_FORCE_PTX_JIT=1: the driver ignores SASS (sass: the one that would
+ * have run, or NULL) and JITs the PTX, if any and not disabled. */
+static void decide_forced(struct jst_decision *out, int has_ptx, int disable, const char *sass,
+                          const char *ptx, const char *gpu, const char *have)
+{
+    char *r = out->reason;
+    size_t rn = sizeof(out->reason);
+    out->sass_index = -1;
+    if (!has_ptx) {
+        out->verdict = JST_V_NO_COMPATIBLE;
+        out->ptx_index = -1;
+        say(r, rn, "CUDA_FORCE_PTX_JIT=1 ignores SASS and no PTX JITs to %s (has %s)", gpu, have);
+    } else if (disable) {
+        out->verdict = JST_V_JIT_DISABLED;
+        snprintf(r, rn,
+                 "CUDA_FORCE_PTX_JIT=1 and CUDA_DISABLE_PTX_JIT=1: JIT of PTX %s for %s refused",
+                 ptx, gpu);
+    } else {
+        out->verdict = JST_V_FORCED_JIT;
+        snprintf(out->jit_from, sizeof(out->jit_from), "%s", ptx);
+        if (sass)
+            say(r, rn, "CUDA_FORCE_PTX_JIT=1: JIT from PTX %s instead of SASS %s on %s", ptx, sass,
+                gpu);
+        else
+            say(r, rn, "CUDA_FORCE_PTX_JIT=1: JIT from PTX %s (no SASS for %s anyway)", ptx, gpu);
+    }
+}
+
 void jst_image_decide(const struct jst_image *img, unsigned cc, int env_flags,
                       struct jst_decision *out)
 {
@@ -171,22 +224,7 @@ void jst_image_decide(const struct jst_image *img, unsigned cc, int env_flags,
         return;
     }
     const struct jst_entry *bs = NULL, *bp = NULL;
-    size_t n_sass = 0;
-    for (size_t i = 0; i < img->n_entries; i++) {
-        const struct jst_entry *e = &img->entries[i];
-        if (e->kind == JST_E_CUBIN) {
-            n_sass++;
-            if (jst_sass_runs_on(e->sm, e->variant, cc) && better(e, bs)) {
-                bs = e;
-                out->sass_index = (int)i;
-            }
-        } else if (e->kind == JST_E_PTX) {
-            if (jst_ptx_jits_to(e->sm, e->variant, cc) && better(e, bp)) {
-                bp = e;
-                out->ptx_index = (int)i;
-            }
-        }
-    }
+    size_t n_sass = pick_entries(img, cc, out, &bs, &bp);
     char sass[16] = "", ptx[16] = "", have[96];
     if (bs)
         jst_arch_str(sass, sizeof(sass), 0, bs->sm, bs->variant);
@@ -200,28 +238,7 @@ void jst_image_decide(const struct jst_image *img, unsigned cc, int env_flags,
     size_t rn = sizeof(out->reason);
 
     if (force) {
-        out->sass_index = -1;
-        if (!bp) {
-            out->verdict = JST_V_NO_COMPATIBLE;
-            out->ptx_index = -1;
-            say(r, rn, "CUDA_FORCE_PTX_JIT=1 ignores SASS and no PTX JITs to %s (has %s)", gpu,
-                have);
-        } else if (disable) {
-            out->verdict = JST_V_JIT_DISABLED;
-            snprintf(
-                r, rn,
-                "CUDA_FORCE_PTX_JIT=1 and CUDA_DISABLE_PTX_JIT=1: JIT of PTX %s for %s refused",
-                ptx, gpu);
-        } else {
-            out->verdict = JST_V_FORCED_JIT;
-            snprintf(out->jit_from, sizeof(out->jit_from), "%s", ptx);
-            if (bs)
-                say(r, rn, "CUDA_FORCE_PTX_JIT=1: JIT from PTX %s instead of SASS %s on %s", ptx,
-                    sass, gpu);
-            else
-                say(r, rn, "CUDA_FORCE_PTX_JIT=1: JIT from PTX %s (no SASS for %s anyway)", ptx,
-                    gpu);
-        }
+        decide_forced(out, bp != NULL, disable, bs ? sass : NULL, ptx, gpu, have);
         return;
     }
     if (bs) {

@@ -65,21 +65,31 @@ static void inspect_ptx(const uint8_t *p, size_t known, struct jst_image *img)
     jst_image_add(img, &e);
 }
 
+/* The size of an image in live memory: known, or what its headers say
+ * (extent), checked to be readable. 0 when neither holds: the damage is
+ * then said with insane (no size) or "<claims> N bytes, past ...". */
+static size_t image_extent(const uint8_t *p, size_t known, size_t (*extent)(const uint8_t *),
+                           const char *insane, const char *claims, struct jst_image *img)
+{
+    if (known)
+        return known;
+    size_t n = extent(p);
+    if (!n)
+        jst_image_damage(img, "%s", insane);
+    else if (!jst_mem_readable(p, n))
+        jst_image_damage(img, "%s %zu bytes, past readable memory", claims, n);
+    else
+        return n;
+    return 0;
+}
+
 static void inspect_cubin(const uint8_t *p, size_t known, struct jst_image *img)
 {
     img->kind = JST_IMG_CUBIN;
-    size_t n = known;
-    if (!n) {
-        n = cubin_extent(p);
-        if (!n) {
-            jst_image_damage(img, "cubin headers give no sane extent");
-            return;
-        }
-        if (!jst_mem_readable(p, n)) {
-            jst_image_damage(img, "cubin headers claim %zu bytes, past readable memory", n);
-            return;
-        }
-    }
+    size_t n = image_extent(p, known, cubin_extent, "cubin headers give no sane extent",
+                            "cubin headers claim", img);
+    if (!n)
+        return;
     img->size = n;
     struct jst_entry e = {0};
     e.kind = JST_E_CUBIN;
@@ -96,20 +106,40 @@ static void inspect_cubin(const uint8_t *p, size_t known, struct jst_image *img)
 
 static void inspect_fatbin(const uint8_t *p, size_t known, struct jst_image *img)
 {
-    size_t n = known;
-    if (!n) {
-        n = fatbin_extent(p);
-        if (!n) {
-            jst_image_damage(img, "fatbin header gives no sane size");
-            return;
-        }
-        if (!jst_mem_readable(p, n)) {
-            jst_image_damage(img, "fatbin header claims %zu bytes, past readable memory", n);
-            return;
-        }
-    }
+    size_t n = image_extent(p, known, fatbin_extent, "fatbin header gives no sane size",
+                            "fatbin header claims", img);
+    if (!n)
+        return;
     img->size = n;
     fatbin_parse(p, n, known != 0, img);
+}
+
+/* A __fatBinC_Wrapper_t in live memory: its data pointer leads to the
+ * fatbin. In bytes from a file the pointer means nothing. */
+static void inspect_wrapper(const uint8_t *p, size_t known, struct jst_image *img)
+{
+    img->kind = JST_IMG_FATBIN_WRAPPER;
+    if (known) {
+        /* Bytes from a file or a sized buffer: the pointer inside means nothing. */
+        img->size = known;
+        jst_image_damage(img, "fatbin wrapper outside a live process (pointer not followed)");
+        return;
+    }
+    const uint8_t *fb = (const uint8_t *)(uintptr_t)jst_rd64(p + 8);
+    if (!fb) {
+        jst_image_damage(img, "fatbin wrapper with a null data pointer");
+        return;
+    }
+    img->base = fb;
+    if (!jst_mem_readable(fb, FATBIN_HDR_SIZE)) {
+        jst_image_damage(img, "fatbin wrapper data pointer is not readable memory");
+        return;
+    }
+    if (jst_rd32(fb) != FATBIN_MAGIC) {
+        jst_image_damage(img, "fatbin wrapper data has no fatbin magic");
+        return;
+    }
+    inspect_fatbin(fb, 0, img);
 }
 
 int jst_image_inspect(const void *ptr, size_t known_size, struct jst_image *out)
@@ -139,28 +169,7 @@ int jst_image_inspect(const void *ptr, size_t known_size, struct jst_image *out)
     }
     uint32_t magic = jst_rd32(p);
     if (magic == FATBIN_WRAPPER_MAGIC) {
-        out->kind = JST_IMG_FATBIN_WRAPPER;
-        if (known_size) {
-            /* Bytes from a file or a sized buffer: the pointer inside means nothing. */
-            out->size = known_size;
-            jst_image_damage(out, "fatbin wrapper outside a live process (pointer not followed)");
-            return 0;
-        }
-        const uint8_t *fb = (const uint8_t *)(uintptr_t)jst_rd64(p + 8);
-        if (!fb) {
-            jst_image_damage(out, "fatbin wrapper with a null data pointer");
-            return 0;
-        }
-        out->base = fb;
-        if (!jst_mem_readable(fb, FATBIN_HDR_SIZE)) {
-            jst_image_damage(out, "fatbin wrapper data pointer is not readable memory");
-            return 0;
-        }
-        if (jst_rd32(fb) != FATBIN_MAGIC) {
-            jst_image_damage(out, "fatbin wrapper data has no fatbin magic");
-            return 0;
-        }
-        inspect_fatbin(fb, 0, out);
+        inspect_wrapper(p, known_size, out);
         return 0;
     }
     if (magic == FATBIN_MAGIC) {

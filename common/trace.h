@@ -99,6 +99,23 @@ int jst_rec_get_str(const struct jst_record *rec, uint16_t key, const char **s, 
 /* ---- names (common/names.c) ---- */
 const char *jst_rec_type_name(uint16_t type); /* "call", "process", ...; NULL if unknown */
 const char *jst_key_name(uint16_t key);       /* "start_ns", ...; NULL if unknown */
+/* How a key is shown (the print column of common/schema.h). */
+enum jst_print {
+    JST_PRINT_PLAIN = 0,
+    JST_PRINT_HEX,      /* "0x..." */
+    JST_PRINT_ENUM,     /* enum_name(value) when it has one */
+    JST_PRINT_LIST,     /* repeated; dump --json gathers it into list_name */
+    JST_PRINT_REPEATED, /* repeated; shown like PLAIN */
+    JST_PRINT_U64S,     /* BYTES of little-endian u64s, each "0x..." */
+};
+struct jst_key_info {
+    const char *name;
+    uint8_t kind;  /* enum jst_kind writers use */
+    uint8_t print; /* enum jst_print */
+    const char *(*enum_name)(unsigned value);
+    const char *list_name;
+};
+const struct jst_key_info *jst_key_info(uint16_t key); /* NULL if unknown */
 const char *jst_call_name(unsigned call);     /* "cuModuleLoadData" */
 const char *jst_verdict_name(unsigned v);     /* "sass", "ptx_jit", ... */
 const char *jst_cache_name(unsigned c);       /* "hit", "miss_stored", ... */
@@ -108,5 +125,6 @@ const char *jst_route_name(unsigned r);       /* "direct", "dlsym", "procaddr" *
 const char *jst_cupti_op_name(unsigned op);
 const char *jst_mod_event_name(unsigned e);
 const char *jst_range_op_name(unsigned op);   /* "push", "pop", "start", "end" */
+const char *jst_cache_phase_name(unsigned phase); /* "start", "exit" */
 
 #endif

@@ -227,6 +227,23 @@ static int refill_input(struct jst_reader *rd)
     return 0;
 }
 
+/* Grows *buf (of *cap bytes) to at least need bytes, doubling from *cap
+ * (or JST_READ_CHUNK): -1 out of memory, said in rd->err. */
+static int rd_grow(struct jst_reader *rd, uint8_t **buf, size_t *cap, size_t need)
+{
+    size_t c = *cap ? *cap : JST_READ_CHUNK;
+    while (c < need)
+        c *= 2;
+    uint8_t *p = realloc(*buf, c);
+    if (!p) {
+        snprintf(rd->err, sizeof(rd->err), "out of memory");
+        return -1;
+    }
+    *buf = p;
+    *cap = c;
+    return 0;
+}
+
 /* Makes room for at least `more` decoded bytes after d_len, first sliding the
  * unconsumed bytes to the front (records handed out before are done with). */
 static int reserve_decoded(struct jst_reader *rd, size_t more)
@@ -238,17 +255,7 @@ static int reserve_decoded(struct jst_reader *rd, size_t more)
     }
     if (rd->d_cap - rd->d_len >= more)
         return 0;
-    size_t cap = rd->d_cap ? rd->d_cap : JST_READ_CHUNK;
-    while (cap - rd->d_len < more)
-        cap *= 2;
-    uint8_t *p = realloc(rd->d, cap);
-    if (!p) {
-        snprintf(rd->err, sizeof(rd->err), "out of memory");
-        return -1;
-    }
-    rd->d = p;
-    rd->d_cap = cap;
-    return 0;
+    return rd_grow(rd, &rd->d, &rd->d_cap, rd->d_len + more);
 }
 
 /* Decodes until `need` unconsumed bytes are available.
@@ -300,6 +307,20 @@ static int fill(struct jst_reader *rd, size_t need)
     return 1;
 }
 
+/* Hands out the record at d_pos, whose len payload bytes are all decoded. */
+static int hand_out(struct jst_reader *rd, struct jst_record *out, uint32_t len)
+{
+    const uint8_t *h = rd->d + rd->d_pos;
+    out->type = get_u16(h);
+    out->flags = get_u16(h + 2);
+    out->len = len;
+    out->payload = h + JST_REC_HDR_SIZE;
+    rd->d_pos += JST_REC_HDR_SIZE + (size_t)len;
+    if (out->type == JST_REC_END)
+        rd->saw_end = 1;
+    return 1;
+}
+
 /* Version 1: records from one continuous (zstd or plain) stream. */
 static int stream_next(struct jst_reader *rd, struct jst_record *out)
 {
@@ -315,17 +336,8 @@ static int stream_next(struct jst_reader *rd, struct jst_record *out)
             return -1;
         }
         r = fill(rd, JST_REC_HDR_SIZE + (size_t)len);
-        if (r == 1) {
-            h = rd->d + rd->d_pos;
-            out->type = get_u16(h);
-            out->flags = get_u16(h + 2);
-            out->len = len;
-            out->payload = h + JST_REC_HDR_SIZE;
-            rd->d_pos += JST_REC_HDR_SIZE + (size_t)len;
-            if (out->type == JST_REC_END)
-                rd->saw_end = 1;
-            return 1;
-        }
+        if (r == 1)
+            return hand_out(rd, out, len);
     }
     if (r < 0) {
         rd->failed = 1;
@@ -357,18 +369,8 @@ static ssize_t in_ensure(struct jst_reader *rd, size_t need)
             rd->in_len -= rd->in_pos;
             rd->in_pos = 0;
         }
-        if (need > rd->in_cap) {
-            size_t cap = rd->in_cap;
-            while (cap < need)
-                cap *= 2;
-            uint8_t *p = realloc(rd->in, cap);
-            if (!p) {
-                snprintf(rd->err, sizeof(rd->err), "out of memory");
-                return -1;
-            }
-            rd->in = p;
-            rd->in_cap = cap;
-        }
+        if (need > rd->in_cap && rd_grow(rd, &rd->in, &rd->in_cap, need) < 0)
+            return -1;
         size_t want = rd->in_cap - rd->in_len;
         ssize_t n = read_full(rd->fd, rd->in + rd->in_len, want);
         if (n < 0) {
@@ -534,14 +536,7 @@ static int block_next(struct jst_reader *rd, struct jst_record *out)
             rd->d_pos = rd->d_len;
             continue;
         }
-        out->type = get_u16(h);
-        out->flags = get_u16(h + 2);
-        out->len = len;
-        out->payload = h + JST_REC_HDR_SIZE;
-        rd->d_pos += JST_REC_HDR_SIZE + (size_t)len;
-        if (out->type == JST_REC_END)
-            rd->saw_end = 1;
-        return 1;
+        return hand_out(rd, out, len);
     }
 }
 
@@ -655,29 +650,35 @@ int jst_fields_next(struct jst_field_iter *it, struct jst_field *f)
     }
 }
 
-int jst_rec_get_u64(const struct jst_record *rec, uint16_t key, uint64_t *out)
+/* The first field with key whose kind is a number (num) or text (!num). */
+static int rec_find(const struct jst_record *rec, uint16_t key, int num, struct jst_field *f)
 {
     struct jst_field_iter it;
-    struct jst_field f;
     jst_fields_begin(&it, rec);
-    while (jst_fields_next(&it, &f))
-        if (f.key == key && (f.kind == JST_K_U64 || f.kind == JST_K_I64)) {
-            *out = f.u64;
+    while (jst_fields_next(&it, f)) {
+        int is_num = f->kind == JST_K_U64 || f->kind == JST_K_I64;
+        int is_text = f->kind == JST_K_STR || f->kind == JST_K_BYTES;
+        if (f->key == key && (num ? is_num : is_text))
             return 1;
-        }
+    }
     return 0;
+}
+
+int jst_rec_get_u64(const struct jst_record *rec, uint16_t key, uint64_t *out)
+{
+    struct jst_field f;
+    if (!rec_find(rec, key, 1, &f))
+        return 0;
+    *out = f.u64;
+    return 1;
 }
 
 int jst_rec_get_str(const struct jst_record *rec, uint16_t key, const char **s, uint32_t *len)
 {
-    struct jst_field_iter it;
     struct jst_field f;
-    jst_fields_begin(&it, rec);
-    while (jst_fields_next(&it, &f))
-        if (f.key == key && (f.kind == JST_K_STR || f.kind == JST_K_BYTES)) {
-            *s = (const char *)f.data;
-            *len = f.len;
-            return 1;
-        }
-    return 0;
+    if (!rec_find(rec, key, 0, &f))
+        return 0;
+    *s = (const char *)f.data;
+    *len = f.len;
+    return 1;
 }

@@ -273,6 +273,22 @@ static int file_create(const char *path, dev_t *dev, ino_t *ino)
 
 static int writer_recover(struct jst_writer *w);
 
+/* Makes *buf (of *cap bytes) hold at least need bytes: -1 with errno
+ * ENOMEM when it cannot. */
+static int buf_reserve(uint8_t **buf, size_t *cap, size_t need)
+{
+    if (need <= *cap)
+        return 0;
+    uint8_t *b = realloc(*buf, need);
+    if (!b) {
+        errno = ENOMEM;
+        return -1;
+    }
+    *buf = b;
+    *cap = need;
+    return 0;
+}
+
 /* Encodes n bytes of whole records as one block (zstd, or plain when that is
  * no smaller) and writes it, after making sure the descriptor is ours. */
 static int block_write(struct jst_writer *w, const uint8_t *raw, size_t n)
@@ -282,15 +298,8 @@ static int block_write(struct jst_writer *w, const uint8_t *raw, size_t n)
     if (!fd_is_ours(w) && writer_recover(w) < 0)
         return -1;
     size_t need = JST_BLOCK_HDR_SIZE + ZSTD_compressBound(n);
-    if (need > w->out_cap) {
-        uint8_t *o = realloc(w->out, need);
-        if (!o) {
-            errno = ENOMEM;
-            return -1;
-        }
-        w->out = o;
-        w->out_cap = need;
-    }
+    if (buf_reserve(&w->out, &w->out_cap, need) < 0)
+        return -1;
     uint8_t *pay = w->out + JST_BLOCK_HDR_SIZE;
     size_t z = ZSTD_compress2(w->cctx, pay, w->out_cap - JST_BLOCK_HDR_SIZE, raw, n);
     uint8_t enc = JST_BLOCK_ENC_ZSTD;
@@ -415,15 +424,8 @@ static int append(struct jst_writer *w, const uint8_t *p, size_t n)
     if (n > w->raw_cap - w->raw_len) {
         if (flush_pending(w) < 0)
             return -1;
-        if (n > w->raw_cap) {
-            uint8_t *b = realloc(w->raw, n);
-            if (!b) {
-                errno = ENOMEM;
-                return -1;
-            }
-            w->raw = b;
-            w->raw_cap = n;
-        }
+        if (buf_reserve(&w->raw, &w->raw_cap, n) < 0)
+            return -1;
     }
     memcpy(w->raw + w->raw_len, p, n);
     w->raw_len += n;
@@ -555,15 +557,13 @@ int jst_writer_finish(struct jst_writer *w)
 
 int jst_writer_close(struct jst_writer *w)
 {
-    if (!w)
-        return -1;
-    int saved = errno;
-    pthread_mutex_lock(&w->lock);
-    int rc = writer_end(w);
-    pthread_mutex_unlock(&w->lock);
-    pthread_mutex_destroy(&w->lock);
-    writer_free(w);
-    errno = saved;
+    int rc = jst_writer_finish(w);
+    if (w) {
+        int saved = errno;
+        pthread_mutex_destroy(&w->lock);
+        writer_free(w);
+        errno = saved;
+    }
     return rc;
 }
 

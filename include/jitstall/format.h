@@ -15,7 +15,9 @@
  * u32 len + len bytes (kind STR/BYTES). Keys may repeat (arg, env, kernel, entry).
  * Readers skip unknown record types and unknown keys, so fields and records can
  * be added without a version bump. docs/FORMAT.md is the prose specification;
- * keep the two in step.
+ * keep the two in step. A new key also needs its row in common/schema.h (name,
+ * kind, how dump shows it) and, if the analyzer reads it, in
+ * analyzer/model_schema.h (where it goes in the model).
  */
 #ifndef JITSTALL_FORMAT_H
 #define JITSTALL_FORMAT_H
@@ -29,7 +31,10 @@
  * version 1 (one zstd stream) is still read. */
 #define JST_FORMAT_VERSION 2
 #define JST_FORMAT_COMPAT 2
-#define JST_ENDIAN_MARK 0x0A0B0C0Du /* written native; a reader sees 0x0D0C0B0A if swapped */
+/* Written little endian like every header field (bytes 0D 0C 0B 0A). A reader
+ * that gets 0x0D0C0B0A holds a byte-swapped file (a writer that stored it
+ * big endian) and refuses it. */
+#define JST_ENDIAN_MARK 0x0A0B0C0Du
 #define JST_HEADER_SIZE 32
 #define JST_FILE_FLAG_ZSTD 0x1u   /* version 1: the stream is zstd frames */
 #define JST_FILE_FLAG_BLOCKS 0x2u /* version 2: the stream is blocks (below) */
@@ -89,7 +94,7 @@ enum jst_rec_type {
     JST_REC_TYPE_MAX_
 };
 
-/* Field keys. Names (for dump --json) are in jst_key_name(). */
+/* Field keys. Names (for dump --json) are in common/schema.h. */
 enum jst_key {
     /* common to calls */
     JST_F_TID = 1,
