@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "ext.h"
+#include "state.h"
 
 #define JST_BUDGET_LABEL_MAX 256
 
@@ -30,20 +31,11 @@ static uint64_t budget_total_ns;
 static uint64_t budget_worst_ns;
 static char budget_worst_label[JST_BUDGET_LABEL_MAX];
 
-/* One line to stderr with a single write(2): no stdio state is touched. */
+/* One line to stderr with write(2): no stdio state is touched. */
 static void budget_say(const char *line)
 {
-    size_t n = strlen(line);
     int saved = errno;
-    while (n > 0) {
-        ssize_t w = write(2, line, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            break;
-        line += w;
-        n -= (size_t)w;
-    }
+    jst_write_all(2, line, strlen(line));
     errno = saved;
 }
 

@@ -30,7 +30,7 @@
 #include "state.h"
 
 /* The object that holds addr, or NULL. */
-static struct link_map *object_of(const void *addr)
+struct link_map *jst_object_of(const void *addr)
 {
     Dl_info info;
     struct link_map *lm = NULL;
@@ -42,7 +42,7 @@ static struct link_map *object_of(const void *addr)
 /* dlsym(RTLD_NEXT, name) as seen from the object holding caller. */
 static void *next_after(const void *caller, const char *name)
 {
-    struct link_map *me = object_of(caller);
+    struct link_map *me = jst_object_of(caller);
     if (!me)
         return jst_real_dlsym(RTLD_NEXT, name);
     /* A link map entry is no handle: an object loaded at start and never
@@ -61,7 +61,7 @@ static void *next_after(const void *caller, const char *name)
         dlclose(hd);
         /* dlsym on a handle also searches its dependencies: keep only
          * definitions in l itself, the order of the walk does the rest. */
-        if (p && object_of(p) == l)
+        if (p && jst_object_of(p) == l)
             return p;
     }
     /* Not found after the caller: a failing lookup lets dlerror() say so. A

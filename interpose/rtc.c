@@ -54,15 +54,6 @@ static struct jst_hook rtc_hooks[JST_RTC_COUNT] = {
     JST_RTC_ROW(__nvJitLinkComplete_12_0, JST_CALL_nvJitLinkComplete),
 };
 
-static struct link_map *object_of(const void *addr)
-{
-    Dl_info info;
-    struct link_map *lm = NULL;
-    if (!dladdr1(addr, &info, (void **)&lm, RTLD_DL_LINKMAP))
-        return NULL;
-    return lm;
-}
-
 static int is_vdso(const struct link_map *l)
 {
     uintptr_t vdso = (uintptr_t)getauxval(AT_SYSINFO_EHDR);
@@ -75,9 +66,9 @@ static int is_vdso(const struct link_map *l)
  * loaded objects are searched next, in load order. */
 static void *rtc_find(const char *name)
 {
-    struct link_map *me = object_of((const void *)rtc_find);
+    struct link_map *me = jst_object_of((const void *)rtc_find);
     void *p = jst_real_dlsym(RTLD_NEXT, name);
-    if (p && (!me || object_of(p) != me))
+    if (p && (!me || jst_object_of(p) != me))
         return p;
     if (!me)
         return NULL;
@@ -92,7 +83,7 @@ static void *rtc_find(const char *name)
             continue;
         p = jst_real_dlsym(hd, name);
         dlclose(hd);
-        if (p && object_of(p) == l)
+        if (p && jst_object_of(p) == l)
             return p;
     }
     return NULL;
@@ -304,7 +295,7 @@ void *jst_rtc_dlsym(struct jst_hook *h, void *handle, void *p, int wrap)
             return NULL;
     }
     /* Wrapped when the definition or the handle is a runtime compiler library. */
-    struct link_map *lm = object_of(target);
+    struct link_map *lm = jst_object_of(target);
     int rtc = lm && name_is_rtc(lm->l_name);
     lm = NULL;
     if (!rtc && handle != RTLD_DEFAULT && handle != RTLD_NEXT &&

@@ -95,10 +95,10 @@ const char *jst_exe_path(void)
     return cfg_exe;
 }
 
-static void say(const char *s, size_t n)
+void jst_write_all(int fd, const char *s, size_t n)
 {
     while (n > 0) {
-        ssize_t k = write(2, s, n);
+        ssize_t k = write(fd, s, n);
         if (k < 0 && errno == EINTR)
             continue;
         if (k <= 0)
@@ -125,7 +125,7 @@ void jst_dbg(const char *fmt, ...)
     if (len > sizeof buf - 2)
         len = sizeof buf - 2;
     buf[len++] = '\n';
-    say(buf, len);
+    jst_write_all(2, buf, len);
     errno = saved;
 }
 
@@ -137,7 +137,7 @@ void jst_disable(const char *reason)
         char buf[512];
         int n = snprintf(buf, sizeof buf, "jitstall: tracing disabled: %s\n", reason);
         if (n > 0)
-            say(buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
+            jst_write_all(2, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
     }
     errno = saved;
 }

@@ -50,6 +50,11 @@ int jst_exec_end(const char *path);
 void jst_exec_failed(const char *path, int err);
 /* Turns tracing off for good, with one line on stderr. */
 void jst_disable(const char *reason);
+/* write(2) of all n bytes to fd, again after EINTR; stops at an error. */
+void jst_write_all(int fd, const char *s, size_t n);
+/* The loaded object that holds addr (dladdr1), or NULL. */
+struct link_map;
+struct link_map *jst_object_of(const void *addr);
 /* A note record in the trace: a message from jitstall itself (level 0 info, 1 warning). */
 void jst_note(int level, const char *msg);
 /* Debug line to stderr when JITSTALL_DEBUG=1 (stack buffer + write(2)). */
