@@ -152,19 +152,25 @@ static void emit_simple(struct jst_event *ev, CUresult r, uint16_t key, uint64_t
     jst_emit(&rec, flush);
 }
 
+/* What every handler does first: find the real function (JST_NO_REAL when
+ * there is none), begin the event (or, when tracing is off or the call is
+ * the driver's own, pass straight through) and time the real call into r. */
+#define JST_HOOK_PROLOGUE(fn_t, args)                                                              \
+    fn_t real = (fn_t)jst_hook_real(h, route);                                                     \
+    if (!real)                                                                                     \
+        return JST_NO_REAL;                                                                        \
+    struct jst_event ev;                                                                           \
+    if (!jst_event_begin(&ev, h, route))                                                           \
+        return real args;                                                                          \
+    CUresult r;                                                                                    \
+    JST_TIMED(ev, r, real args)
+
 /* ---- cuInit, contexts ---- */
 
 typedef CUresult (*init_fn)(unsigned int);
 static CUresult h_init(struct jst_hook *h, int route, unsigned int flags)
 {
-    init_fn real = (init_fn)jst_hook_real(h, route);
-    if (!real)
-        return JST_NO_REAL;
-    struct jst_event ev;
-    if (!jst_event_begin(&ev, h, route))
-        return real(flags);
-    CUresult r;
-    JST_TIMED(ev, r, real(flags));
+    JST_HOOK_PROLOGUE(init_fn, (flags));
     emit_simple(&ev, r, 0, 0, 1);
     if (r == CUDA_SUCCESS && !atomic_exchange(&jst_cuinit_ok, 1))
         jst_emit_devices();
@@ -402,14 +408,7 @@ JST_WRAP(cuLibraryGetKernel, (CUkernel * pKernel, CUlibrary library, const char 
 typedef CUresult (*kfunc_fn)(CUfunction *, CUkernel);
 static CUresult h_kfunc(struct jst_hook *h, int route, CUfunction *f, CUkernel k)
 {
-    kfunc_fn real = (kfunc_fn)jst_hook_real(h, route);
-    if (!real)
-        return JST_NO_REAL;
-    struct jst_event ev;
-    if (!jst_event_begin(&ev, h, route))
-        return real(f, k);
-    CUresult r;
-    JST_TIMED(ev, r, real(f, k));
+    JST_HOOK_PROLOGUE(kfunc_fn, (f, k));
     uint64_t fn = JST_OUT(f);
     if (fn)
         jst_func_alias((uintptr_t)fn, (uintptr_t)k);
@@ -431,14 +430,7 @@ JST_WRAP(cuKernelGetFunction, (CUfunction * pFunc, CUkernel kernel), (pFunc, ker
 typedef CUresult (*unload_fn)(void *);
 static CUresult h_unload(struct jst_hook *h, int route, void *handle)
 {
-    unload_fn real = (unload_fn)jst_hook_real(h, route);
-    if (!real)
-        return JST_NO_REAL;
-    struct jst_event ev;
-    if (!jst_event_begin(&ev, h, route))
-        return real(handle);
-    CUresult r;
-    JST_TIMED(ev, r, real(handle));
+    JST_HOOK_PROLOGUE(unload_fn, (handle));
     emit_simple(&ev, r, JST_F_HANDLE, (uint64_t)(uintptr_t)handle, 1);
     if (r == CUDA_SUCCESS)
         jst_func_forget_parent((uintptr_t)handle);
