@@ -77,9 +77,9 @@ int jst_psum_from_process(const struct jst_process *p, struct jst_psum *s)
         return -1;
     for (size_t i = 0; i < p->n_calls; i++) {
         const struct jst_call_ev *c = &p->calls[i];
-        int jit = jst_is_jit_event(p, c);
-        if (c->verdict == JST_V_NONE && !jit)
+        if (!jst_model_is_module(p, c))
             continue;
+        int jit = jst_is_jit_event(p, c);
         struct jst_pmod *m = &s->mods[s->n_mods++];
         m->hash = c->image_hash;
         m->origin = jst_load_origin(c);
@@ -119,7 +119,7 @@ static int streq0(const char *a, const char *b)
 
 /* Keys of jst_match_first for processes (pass 0: program and arguments,
  * pass 1: program) and modules (pass 0: image hash, pass 1: origin and first
- * kernel). */
+ * kernel, or the first kernel alone: a runtime compile has no origin). */
 struct match_ctx {
     const void *a, *b;
     int pass;
@@ -195,7 +195,7 @@ static int mods_key(const struct jst_pmod *m, int pass, uint64_t *h)
         return m->hash != 0;
     }
     *h = jst_hash_str(jst_hash_str(JST_HASH_SEED, m->origin), first_kernel(m));
-    return m->origin != NULL;
+    return m->origin != NULL || first_kernel(m) != NULL; /* a runtime compile: its name */
 }
 
 static int mods_hash_a(const void *ctx, size_t i, uint64_t *h)
@@ -250,7 +250,7 @@ void jst_match_mods(const struct jst_pmod *a, size_t na, const struct jst_pmod *
             }
     }
     for (size_t i = 0; i < na; i++) {
-        if (a_to_b[i] >= 0 || !a[i].origin)
+        if (a_to_b[i] >= 0 || (!a[i].origin && !first_kernel(&a[i])))
             continue;
         for (size_t k = 0; k < nb; k++)
             if (!used[k] && streq0(a[i].origin, b[k].origin) &&

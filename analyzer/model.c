@@ -12,7 +12,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "model.h"
-#include "fixes.h"
 #include "hashidx.h"
 #include "model_index.h"
 #include "trace.h"
@@ -858,7 +857,6 @@ static int link_input_is(const struct jst_call_ev *c, unsigned input)
     return c->has_jit_input && c->jit_input == input;
 }
 
-/* Declared in fixes.h; lives here because jst_model_derive needs it. */
 int jst_is_jit_event(const struct jst_process *p, const struct jst_call_ev *c)
 {
     if (c->verdict == JST_V_PTX_JIT || c->verdict == JST_V_FORCED_JIT)
@@ -869,6 +867,19 @@ int jst_is_jit_event(const struct jst_process *p, const struct jst_call_ev *c)
         return link_input_is(c, CU_JIT_INPUT_PTX);
     (void)p;
     return c->call == JST_CALL_cuLinkComplete && c->link_nvvm; /* see jst_model_index */
+}
+
+int jst_model_is_module(const struct jst_process *p, const struct jst_call_ev *c)
+{
+    return c->verdict != JST_V_NONE || jst_is_jit_event(p, c) || jst_is_rtc_call(c->call) ||
+           c->in_flight;
+}
+
+int jst_model_is_culprit(const struct jst_process *p, const struct jst_call_ev *c)
+{
+    return jst_is_jit_event(p, c) || jst_is_rtc_call(c->call) || c->in_flight ||
+           c->verdict == JST_V_NO_COMPATIBLE || c->verdict == JST_V_JIT_DISABLED ||
+           c->verdict == JST_V_DAMAGED;
 }
 
 /* Ties a CUPTI JIT record to the load it belongs to: by the recorded load

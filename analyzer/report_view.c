@@ -205,19 +205,6 @@ const char *rv_cache_state_str(const struct jst_cache_state *s, char *buf, size_
     return buf;
 }
 
-static int is_module(const struct jst_process *p, const struct jst_call_ev *c)
-{
-    return c->verdict != JST_V_NONE || jst_is_jit_event(p, c) || jst_is_rtc_call(c->call) ||
-           c->in_flight;
-}
-
-static int is_culprit(const struct jst_process *p, const struct jst_call_ev *c)
-{
-    return jst_is_jit_event(p, c) || jst_is_rtc_call(c->call) || c->in_flight ||
-           c->verdict == JST_V_NO_COMPATIBLE || c->verdict == JST_V_JIT_DISABLED ||
-           c->verdict == JST_V_DAMAGED;
-}
-
 static char *call_site_of(struct jst_symbolizer **sym, const struct jst_process *p,
                           const struct jst_call_ev *c, struct jst_frame *frames, size_t *n_frames)
 {
@@ -687,7 +674,7 @@ int rv_build_depth(struct rv_report *r, const struct jst_run *run, char **errors
     size_t n_mods = 0;
     for (size_t i = 0; i < run->n_procs; i++)
         for (size_t k = 0; k < run->procs[i].n_calls; k++)
-            n_mods += is_module(&run->procs[i], &run->procs[i].calls[k]);
+            n_mods += jst_model_is_module(&run->procs[i], &run->procs[i].calls[k]);
     r->mods = calloc(n_mods ? n_mods : 1, sizeof(*r->mods));
     if (!r->mods)
         goto oom;
@@ -704,13 +691,13 @@ int rv_build_depth(struct rv_report *r, const struct jst_run *run, char **errors
             r->partial = 1;
         for (size_t k = 0; k < p->n_calls; k++) {
             const struct jst_call_ev *c = &p->calls[k];
-            if (!is_module(p, c))
+            if (!jst_model_is_module(p, c))
                 continue;
             struct rv_module *m = &r->mods[r->n_mods++];
             char fix[512];
             m->p = p;
             m->c = c;
-            m->culprit = is_culprit(p, c);
+            m->culprit = jst_model_is_culprit(p, c);
             m->lost_ns =
                 jst_is_jit_event(p, c) || jst_is_rtc_call(c->call) || c->in_flight ? c->dur_ns : 0;
             m->saves_ns = jst_fix_load_saves(p, c);
