@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "check_util.h"
+#include "xalloc.h"
 #include "cli.h"
 #include "fixes.h"
 #include "hashidx.h"
@@ -274,23 +275,55 @@ const char *jst_partial_why(const struct jst_process *p)
     return NULL;
 }
 
+const char *jst_partial_str(const struct jst_process *p, char *buf, size_t n)
+{
+    const char *why = jst_partial_why(p);
+    if (p->n_oom) /* the reader stopped there: it reads as truncated too */
+        snprintf(buf, n, "out of memory while reading: %llu records or fields dropped",
+                 (unsigned long long)p->n_oom);
+    else
+        snprintf(buf, n, "%s", why ? why : "");
+    return why ? buf : NULL;
+}
+
+/* Adds one path to run: 0, or -1 with the reason, "PATH: ...", in err. */
+static int load_one(const char *path, struct jst_run *run, char *err, size_t errlen)
+{
+    char why[512] = "";
+    size_t before = run->n_unreadable;
+    size_t pl = strlen(path);
+    if (jst_model_add(run, path, why, sizeof why) < 0) {
+        /* The model's message usually starts with the path already. */
+        if (!strncmp(why, path, pl) && why[pl] == ':')
+            snprintf(err, errlen, "%s", why);
+        else
+            snprintf(err, errlen, "%s: %s", path, why[0] ? why : "cannot read");
+        return -1;
+    }
+    if (run->n_unreadable > before) {
+        snprintf(err, errlen, "%s: %zu file(s) could not be read%s%s", path,
+                 run->n_unreadable - before, why[0] ? ": " : "", why);
+        return -1;
+    }
+    return 0;
+}
+
+static void warn_partial(const char *cmd, const struct jst_run *run)
+{
+    char why[512];
+    for (size_t i = 0; i < run->n_procs; i++)
+        if (jst_partial_str(&run->procs[i], why, sizeof why))
+            jst_errorf(cmd, "warning: %s: partial trace (%s); using what it holds",
+                       run->procs[i].trace_path ? run->procs[i].trace_path : "?", why);
+}
+
 int jst_run_load(const char *cmd, char **paths, int n, struct jst_run *run, int quiet_partial)
 {
     int bad = 0;
     for (int i = 0; i < n; i++) {
-        char err[512] = "";
-        size_t before = run->n_unreadable;
-        if (jst_model_add(run, paths[i], err, sizeof err) < 0) {
-            /* The model's message usually starts with the path already. */
-            size_t pl = strlen(paths[i]);
-            if (!strncmp(err, paths[i], pl) && err[pl] == ':')
-                jst_errorf(cmd, "%s", err);
-            else
-                jst_errorf(cmd, "%s: %s", paths[i], err[0] ? err : "cannot read");
-            bad = 1;
-        } else if (run->n_unreadable > before) {
-            jst_errorf(cmd, "%s: %zu file(s) could not be read%s%s", paths[i],
-                       run->n_unreadable - before, err[0] ? ": " : "", err);
+        char err[1024];
+        if (load_one(paths[i], run, err, sizeof err) < 0) {
+            jst_errorf(cmd, "%s", err);
             bad = 1;
         }
     }
@@ -301,13 +334,38 @@ int jst_run_load(const char *cmd, char **paths, int n, struct jst_run *run, int 
                    n > 1 ? " ..." : "");
         return JST_EXIT_USAGE;
     }
-    for (size_t i = 0; i < run->n_procs && !quiet_partial; i++) {
-        const char *why = jst_partial_why(&run->procs[i]);
-        if (why)
-            jst_errorf(cmd, "warning: %s: partial trace (%s); using what it holds",
-                       run->procs[i].trace_path ? run->procs[i].trace_path : "?", why);
-    }
+    if (!quiet_partial)
+        warn_partial(cmd, run);
     return JST_EXIT_OK;
+}
+
+int jst_run_load_lenient(const char *cmd, char **paths, int n, struct jst_run *run,
+                         struct jst_load_errs *errs)
+{
+    errs->msg = jst_xcalloc((size_t)n, sizeof(*errs->msg));
+    errs->n = 0;
+    for (int i = 0; i < n; i++) {
+        char err[1024];
+        if (load_one(paths[i], run, err, sizeof err) < 0)
+            errs->msg[errs->n++] = jst_xstrdup(err);
+    }
+    if (!run->n_procs) {
+        for (size_t k = 0; k < errs->n; k++)
+            jst_errorf(cmd, "%s", errs->msg[k]);
+        jst_errorf(cmd, "no readable trace");
+        return JST_EXIT_USAGE;
+    }
+    warn_partial(cmd, run);
+    return JST_EXIT_OK;
+}
+
+void jst_load_errs_free(struct jst_load_errs *errs)
+{
+    for (size_t k = 0; k < errs->n; k++)
+        free(errs->msg[k]);
+    free(errs->msg);
+    errs->msg = NULL;
+    errs->n = 0;
 }
 
 const char *jst_fmt_ms(uint64_t ns, char *buf, size_t n)

@@ -15,6 +15,7 @@
 #include <string.h>
 #include "check_util.h"
 #include "cli.h"
+#include "xalloc.h"
 #include "fixes.h"
 #include "report_view.h"
 #include "symbolize.h"
@@ -192,11 +193,7 @@ static void warn(const struct ctx *x, const char *fmt, ...)
 /* Appends a case; the pointer is valid until the next add_case on cp. */
 static struct ccase *add_case(struct cproc *cp, const char *name, const char *type)
 {
-    struct ccase *n = realloc(cp->cases, (cp->n_cases + 1) * sizeof(*n));
-    if (!n) {
-        fprintf(stderr, "jitstall check: out of memory\n");
-        exit(JST_EXIT_USAGE);
-    }
+    struct ccase *n = jst_xreallocarray(cp->cases, cp->n_cases + 1, sizeof(*n));
     cp->cases = n;
     struct ccase *c = &n[cp->n_cases++];
     memset(c, 0, sizeof(*c));
@@ -208,16 +205,6 @@ static struct ccase *add_case(struct cproc *cp, const char *name, const char *ty
     uint64_t start = p ? (p->proc_start_ns ? p->proc_start_ns : p->mono_ns) : 0;
     c->secs = p && p->end_ns > start ? (double)(p->end_ns - start) / 1e9 : 0;
     return c;
-}
-
-static char *xstrdup(const char *s)
-{
-    char *d = strdup(s);
-    if (!d) {
-        fprintf(stderr, "jitstall check: out of memory\n");
-        exit(JST_EXIT_USAGE);
-    }
-    return d;
 }
 
 /* Records one failure line of case c: "<exe>[<pid>] <case>: <text>". */
@@ -237,21 +224,11 @@ static void fail_line(struct ctx *x, struct cproc *cp, struct ccase *c, const ch
     va_start(ap, fmt);
     vsnprintf(text + len, sizeof text - (size_t)len, fmt, ap);
     va_end(ap);
-    char **n = realloc(c->lines, (c->n + 1) * sizeof(*n));
-    if (!n) {
-        fprintf(stderr, "jitstall check: out of memory\n");
-        exit(JST_EXIT_USAGE);
-    }
-    c->lines = n;
-    struct cloc *l = realloc(c->locs, (c->n + 1) * sizeof(*l));
-    if (!l) {
-        fprintf(stderr, "jitstall check: out of memory\n");
-        exit(JST_EXIT_USAGE);
-    }
-    c->locs = l;
+    c->lines = jst_xreallocarray(c->lines, c->n + 1, sizeof(*c->lines));
+    c->locs = jst_xreallocarray(c->locs, c->n + 1, sizeof(*c->locs));
     c->locs[c->n] = cp->site;
     cp->site.file = NULL;
-    c->lines[c->n++] = xstrdup(text);
+    c->lines[c->n++] = jst_xstrdup(text);
     x->n_fail_lines++;
 }
 
@@ -305,7 +282,7 @@ static const char *mod_detail(struct cproc *cp, const struct jst_pmod *m, char *
         free(cp->site.file);
         cp->site.file = NULL;
         if (jst_call_site_frame(symbolizer(cp), m->ev, &fr) == 0 && fr.file[0] && fr.line) {
-            cp->site.file = xstrdup(fr.file);
+            cp->site.file = jst_xstrdup(fr.file);
             cp->site.line = fr.line;
         }
         jst_fix_for_load(cp->s.p, m->ev, NULL, fix, sizeof fix);
@@ -493,7 +470,7 @@ static void check_queries(struct ctx *x, struct cproc *cp)
                 !memcmp(p->queries[i].name, qg->name, qg->len))
                 q = &p->queries[i];
         if (!q) {
-            c->skipped = xstrdup("no such query in this process");
+            c->skipped = jst_xstrdup("no such query in this process");
             continue;
         }
         qg->found++;
@@ -582,19 +559,15 @@ static void check_baseline(struct ctx *x, struct cproc *cp)
     char a[64], b[64], d[64], det[4096], lab[1024];
     if (!bs) {
         const char *why = "no matching process in the baseline (same executable)";
-        c_new->skipped = xstrdup(why);
-        c_jit->skipped = xstrdup(why);
-        c_ttfk->skipped = xstrdup(why);
-        c_cache->skipped = xstrdup(why);
+        c_new->skipped = jst_xstrdup(why);
+        c_jit->skipped = jst_xstrdup(why);
+        c_ttfk->skipped = jst_xstrdup(why);
+        c_cache->skipped = jst_xstrdup(why);
         warn(x, "%s[%llu]: %s; only budgets checked", s->exe, (unsigned long long)s->pid, why);
         return;
     }
-    long *map = calloc(s->n_mods + 1, sizeof(*map));
-    long *rmap = calloc(bs->n_mods + 1, sizeof(*rmap));
-    if (!map || !rmap) {
-        fprintf(stderr, "jitstall check: out of memory\n");
-        exit(JST_EXIT_USAGE);
-    }
+    long *map = jst_xcalloc(s->n_mods + 1, sizeof(*map));
+    long *rmap = jst_xcalloc(bs->n_mods + 1, sizeof(*rmap));
     jst_match_mods(s->mods, s->n_mods, bs->mods, bs->n_mods, map);
     for (size_t k = 0; k < bs->n_mods; k++)
         rmap[k] = -1;
@@ -672,9 +645,9 @@ static void check_baseline(struct ctx *x, struct cproc *cp)
                      pct(bs->ttfk_ns, s->ttfk_ns));
         }
     } else if (bs->has_ttfk) {
-        c_ttfk->skipped = xstrdup("no kernel launched in this run");
+        c_ttfk->skipped = jst_xstrdup("no kernel launched in this run");
     } else {
-        c_ttfk->skipped = xstrdup("no kernel launched in the baseline");
+        c_ttfk->skipped = jst_xstrdup("no kernel launched in the baseline");
     }
     free(map);
     free(rmap);
@@ -972,8 +945,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
     /* With nothing to check, only calls in flight can fail: decided once the
      * traces are read. */
     o->no_budget = o->max_jit_ms < 0 && o->max_ttfk_ms < 0 && o->max_jit_modules < 0 &&
-                   !o->n_forbid && o->require_cache < 0 && !o->baseline &&
-                   !o->n_query;
+                   !o->n_forbid && o->require_cache < 0 && !o->baseline && !o->n_query;
     return 0;
 }
 
@@ -1014,11 +986,7 @@ static int cmp_proc_order(const void *a, const void *b)
  * No pid. Dots in the name would read as packages: they become '_'. */
 static void set_classnames(struct ctx *x)
 {
-    size_t *idx = malloc((x->n_procs + 1) * sizeof(*idx));
-    if (!idx) {
-        fprintf(stderr, "jitstall check: out of memory\n");
-        exit(JST_EXIT_USAGE);
-    }
+    size_t *idx = jst_xcalloc(x->n_procs + 1, sizeof(*idx));
     for (size_t i = 0; i < x->n_procs; i++)
         idx[i] = i;
     g_sort_procs = x->procs;
@@ -1078,25 +1046,19 @@ static int cmd_check(int argc, char **argv)
         return JST_EXIT_USAGE;
     }
     for (size_t i = 0; i < run.n_procs; i++) {
-        const char *why = jst_partial_why(&run.procs[i]);
-        if (why)
+        char why[512];
+        if (jst_partial_str(&run.procs[i], why, sizeof why))
             warn(&x, "%s: partial trace (%s); checked what it holds",
                  run.procs[i].trace_path ? run.procs[i].trace_path : "?", why);
     }
 
     x.n_procs = run.n_procs;
-    x.procs = calloc(run.n_procs, sizeof(*x.procs));
-    struct jst_psum *sums = calloc(run.n_procs, sizeof(*sums));
-    long *map = calloc(run.n_procs, sizeof(*map));
-    if (!x.procs || !sums || !map) {
-        fprintf(stderr, "jitstall check: out of memory\n");
-        return JST_EXIT_USAGE;
-    }
+    x.procs = jst_xcalloc(run.n_procs, sizeof(*x.procs));
+    struct jst_psum *sums = jst_xcalloc(run.n_procs, sizeof(*sums));
+    long *map = jst_xcalloc(run.n_procs, sizeof(*map));
     for (size_t i = 0; i < run.n_procs; i++) {
-        if (jst_psum_from_process(&run.procs[i], &x.procs[i].s) < 0) {
-            fprintf(stderr, "jitstall check: out of memory\n");
-            return JST_EXIT_USAGE;
-        }
+        if (jst_psum_from_process(&run.procs[i], &x.procs[i].s) < 0)
+            jst_xalloc_die();
         sums[i] = x.procs[i].s;
     }
     set_classnames(&x);

@@ -14,6 +14,7 @@
 #include "cli.h"
 #include "jsonw.h"
 #include "trace.h"
+#include "xalloc.h"
 
 static const char usage_text[] =
     "usage: jitstall diff [--json] A B\n"
@@ -73,13 +74,11 @@ static int load_side(struct side *s, const char *path)
     int rc = jst_run_load("diff", paths, 1, &s->run, 0);
     if (rc != JST_EXIT_OK)
         return rc;
-    s->procs = calloc(s->run.n_procs, sizeof(*s->procs));
-    if (!s->procs)
-        return JST_EXIT_USAGE;
+    s->procs = jst_xcalloc(s->run.n_procs, sizeof(*s->procs));
     s->n = s->run.n_procs;
     for (size_t i = 0; i < s->n; i++)
         if (jst_psum_from_process(&s->run.procs[i], &s->procs[i]) < 0)
-            return JST_EXIT_USAGE;
+            jst_xalloc_die();
     return JST_EXIT_OK;
 }
 
@@ -133,8 +132,9 @@ static const char *mod_status(const struct jst_pmod *a, const struct jst_pmod *b
     return a->verdict != b->verdict || a->jit != b->jit ? "changed" : "same";
 }
 
-static void text_module(const struct jst_pmod *a, const struct jst_pmod *b)
+static void text_module(const struct jst_pmod *a, const struct jst_pmod *b, void *unused)
 {
+    (void)unused;
     char lab[1024], x[64], y[64], d[96];
     const struct jst_pmod *m = b ? b : a;
     const char *st = mod_status(a, b);
@@ -204,8 +204,9 @@ static void json_opt_u64(struct jst_json *j, const char *key, int have, uint64_t
         jst_json_knull(j, key);
 }
 
-static void json_module(struct jst_json *j, const struct jst_pmod *a, const struct jst_pmod *b)
+static void json_module(const struct jst_pmod *a, const struct jst_pmod *b, void *ctx)
 {
+    struct jst_json *j = ctx;
     const struct jst_pmod *m = b ? b : a;
     jst_json_obj(j);
     jst_json_kstr(j, "status", mod_status(a, b));
@@ -224,6 +225,27 @@ static void json_module(struct jst_json *j, const struct jst_pmod *a, const stru
     jst_json_kstr(j, "cache_a", a ? cname(a->cache) : NULL);
     jst_json_kstr(j, "cache_b", b ? cname(b->cache) : NULL);
     jst_json_end(j);
+}
+
+/* Calls fn on every module pair of a matched process: B's modules in load
+ * order (with A's match, or NULL), then those only A had (B NULL). */
+static void each_module_pair(const struct jst_psum *a, const struct jst_psum *b,
+                             void (*fn)(const struct jst_pmod *, const struct jst_pmod *, void *),
+                             void *ctx)
+{
+    long *map = jst_xcalloc(b->n_mods + 1, sizeof(*map));
+    char *used = jst_xcalloc(a->n_mods + 1, 1);
+    jst_match_mods(b->mods, b->n_mods, a->mods, a->n_mods, map);
+    for (size_t i = 0; i < b->n_mods; i++)
+        if (map[i] >= 0)
+            used[map[i]] = 1;
+    for (size_t i = 0; i < b->n_mods; i++)
+        fn(map[i] >= 0 ? &a->mods[map[i]] : NULL, &b->mods[i], ctx);
+    for (size_t k = 0; k < a->n_mods; k++)
+        if (!used[k])
+            fn(&a->mods[k], NULL, ctx);
+    free(map);
+    free(used);
 }
 
 static void json_process(struct jst_json *j, const struct jst_psum *a, const struct jst_psum *b)
@@ -248,26 +270,11 @@ static void json_process(struct jst_json *j, const struct jst_psum *a, const str
         jst_json_knull(j, "jit_delta_ns");
     jst_json_key(j, "modules");
     jst_json_arr(j);
-    if (a && b) {
-        long *map = calloc(b->n_mods + 1, sizeof(*map));
-        char *used = calloc(a->n_mods + 1, 1);
-        if (map && used) {
-            jst_match_mods(b->mods, b->n_mods, a->mods, a->n_mods, map);
-            for (size_t i = 0; i < b->n_mods; i++)
-                if (map[i] >= 0)
-                    used[map[i]] = 1;
-            for (size_t i = 0; i < b->n_mods; i++)
-                json_module(j, map[i] >= 0 ? &a->mods[map[i]] : NULL, &b->mods[i]);
-            for (size_t k = 0; k < a->n_mods; k++)
-                if (!used[k])
-                    json_module(j, &a->mods[k], NULL);
-        }
-        free(map);
-        free(used);
-    } else {
+    if (a && b)
+        each_module_pair(a, b, json_module, j);
+    else
         for (size_t i = 0; i < s->n_mods; i++)
-            json_module(j, a ? &s->mods[i] : NULL, b ? &s->mods[i] : NULL);
-    }
+            json_module(a ? &s->mods[i] : NULL, b ? &s->mods[i] : NULL, j);
     jst_json_end(j);
     jst_json_end(j);
 }
@@ -277,25 +284,7 @@ static void text_process(const struct jst_psum *a, const struct jst_psum *b)
     printf("%s (pid %llu -> %llu)\n", b->exe, (unsigned long long)a->pid,
            (unsigned long long)b->pid);
     text_totals(a, b);
-    long *map = calloc(b->n_mods + 1, sizeof(*map));
-    char *used = calloc(a->n_mods + 1, 1);
-    if (!map || !used) {
-        free(map);
-        free(used);
-        return;
-    }
-    /* B's modules in load order, then what only A had. */
-    jst_match_mods(b->mods, b->n_mods, a->mods, a->n_mods, map);
-    for (size_t i = 0; i < b->n_mods; i++)
-        if (map[i] >= 0)
-            used[map[i]] = 1;
-    for (size_t i = 0; i < b->n_mods; i++)
-        text_module(map[i] >= 0 ? &a->mods[map[i]] : NULL, &b->mods[i]);
-    for (size_t k = 0; k < a->n_mods; k++)
-        if (!used[k])
-            text_module(&a->mods[k], NULL);
-    free(map);
-    free(used);
+    each_module_pair(a, b, text_module, NULL);
 }
 
 static int cmd_diff(int argc, char **argv)
@@ -343,12 +332,8 @@ static int cmd_diff(int argc, char **argv)
         return JST_EXIT_USAGE;
     }
 
-    long *map = calloc(A.n + 1, sizeof(*map));
-    char *used = calloc(B.n + 1, 1);
-    if (!map || !used) {
-        fprintf(stderr, "jitstall diff: out of memory\n");
-        return JST_EXIT_USAGE;
-    }
+    long *map = jst_xcalloc(A.n + 1, sizeof(*map));
+    char *used = jst_xcalloc(B.n + 1, 1);
     jst_match_procs(A.procs, A.n, B.procs, B.n, map);
     for (size_t i = 0; i < A.n; i++)
         if (map[i] >= 0)

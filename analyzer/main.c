@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "cli.h"
+#include "xalloc.h"
 
 static struct jst_command *commands;
 
@@ -52,8 +53,10 @@ int main(int argc, char **argv)
         return JST_EXIT_OK;
     }
     for (struct jst_command *c = commands; c; c = c->next)
-        if (!strcmp(c->name, argv[1]))
+        if (!strcmp(c->name, argv[1])) {
+            jst_xalloc_command(c->name);
             return c->run(argc - 1, argv + 1);
+        }
     fprintf(stderr, "jitstall: unknown command '%s' (see 'jitstall --help')\n", argv[1]);
     return JST_EXIT_USAGE;
 }

@@ -46,5 +46,25 @@ def test_report_queries(env):
     expect("queries" not in p and "first_jit_query" not in p, sorted(p))
 
 
+@case
+def test_report_partial_worded_like_check(env):
+    # report loads traces with the helper check uses, in its lenient mode: a
+    # partial trace gets the same warning words on stderr, and an unreadable
+    # input next to a readable one is named in the report, not fatal.
+    t = env.trace("cut", run_spec(with_end=False), truncate=True)
+    _, err_r = env.expect_rc(0, "report", t)
+    _, err_c = env.expect_rc(1, "check", "--max-jit-ms", "1", t)
+    why = "partial trace (truncated: the stream ended early or without an END record)"
+    expect(f"jitstall report: warning: {t}: {why}; using what it holds\n" == err_r, err_r)
+    expect(f"{t}: {why}" in err_c, err_c)
+    junk = env.path("junk.jst")
+    open(junk, "w").write("not a trace\n")
+    out, err = env.expect_rc(0, "report", "--json", junk, t)
+    errors = json.loads(out)["unreadable"]
+    expect(len(errors) == 1 and errors[0].startswith(junk + ":"), errors)
+    _, err = env.expect_rc(2, "report", junk)
+    expect(err.splitlines()[-1] == "jitstall report: no readable trace", err)
+
+
 if __name__ == "__main__":
     sys.exit(main(sys.argv))
