@@ -45,13 +45,12 @@ static double chk_pct(uint64_t base, uint64_t cur)
 
 /* ---- budgets ---- */
 
-void chk_budgets(struct ctx *x, struct cproc *cp)
+/* --max-jit-ms: the JIT time of the whole process. */
+static void budget_jit(struct ctx *x, struct cproc *cp)
 {
     const struct opts *o = &x->o;
     const struct jst_psum *s = &cp->s;
-    const struct jst_process *p = s->p;
     char a[64], b[64], d[64], det[4096];
-
     if (o->max_jit_ms >= 0) {
         struct ccase *c = chk_add_case(cp, "max-jit-ms", "budget");
         c->secs = (double)s->jit_ns / 1e9;
@@ -63,6 +62,16 @@ void chk_budgets(struct ctx *x, struct cproc *cp)
                           w ? chk_mod_detail(cp, w, det, sizeof det) : "");
         }
     }
+}
+
+/* --max-ttfk-ms; with no launch, a trace cut off during a long JIT must
+ * still fail once it covers more than the budget. */
+static void budget_ttfk(struct ctx *x, struct cproc *cp)
+{
+    const struct opts *o = &x->o;
+    const struct jst_psum *s = &cp->s;
+    const struct jst_process *p = s->p;
+    char a[64], b[64], d[64], det[4096];
     if (o->max_ttfk_ms >= 0) {
         struct ccase *c = chk_add_case(cp, "max-ttfk-ms", "budget");
         if (s->has_ttfk)
@@ -92,6 +101,14 @@ void chk_budgets(struct ctx *x, struct cproc *cp)
                          (unsigned long long)s->pid);
         }
     }
+}
+
+/* --max-jit-modules. */
+static void budget_modules(struct ctx *x, struct cproc *cp)
+{
+    const struct opts *o = &x->o;
+    const struct jst_psum *s = &cp->s;
+    char det[4096];
     if (o->max_jit_modules >= 0) {
         struct ccase *c = chk_add_case(cp, "max-jit-modules", "budget");
         size_t n = 0;
@@ -104,6 +121,14 @@ void chk_budgets(struct ctx *x, struct cproc *cp)
                           w ? chk_mod_detail(cp, w, det, sizeof det) + 1 : " unknown");
         }
     }
+}
+
+/* --forbid-verdict: one case per verdict, one line per module. */
+static void budget_forbid(struct ctx *x, struct cproc *cp)
+{
+    const struct opts *o = &x->o;
+    const struct jst_psum *s = &cp->s;
+    char a[64], det[4096];
     for (size_t f = 0; f < o->n_forbid; f++) {
         char name[64];
         snprintf(name, sizeof name, "forbid-verdict=%s", jst_verdict_name(o->forbid[f]));
@@ -119,6 +144,14 @@ void chk_budgets(struct ctx *x, struct cproc *cp)
                           chk_mod_detail(cp, m, det, sizeof det));
         }
     }
+}
+
+/* --require-cache: every JIT module must do at least this well. */
+static void budget_cache(struct ctx *x, struct cproc *cp)
+{
+    const struct opts *o = &x->o;
+    const struct jst_psum *s = &cp->s;
+    char a[64], det[4096];
     if (o->require_cache >= 0) {
         char name[64];
         static const unsigned by_rank[] = {JST_C_HIT, JST_C_MISS_STORED, JST_C_UNKNOWN,
@@ -135,6 +168,15 @@ void chk_budgets(struct ctx *x, struct cproc *cp)
                           chk_mod_detail(cp, m, det, sizeof det));
         }
     }
+}
+
+void chk_budgets(struct ctx *x, struct cproc *cp)
+{
+    budget_jit(x, cp);
+    budget_ttfk(x, cp);
+    budget_modules(x, cp);
+    budget_forbid(x, cp);
+    budget_cache(x, cp);
 }
 
 /* ---- calls in flight ---- */
@@ -266,6 +308,82 @@ static void chk_baseline_queries(struct ctx *x, struct cproc *cp)
     }
 }
 
+/* The four cases of a baseline comparison. */
+struct bcases {
+    struct ccase *fresh, *jit, *ttfk, *cache;
+};
+
+/* One module m of this run against its baseline module bm (NULL: none). */
+static void baseline_module(struct ctx *x, struct cproc *cp, const struct bcases *bc,
+                            const struct jst_pmod *m, const struct jst_pmod *bm)
+{
+    const struct opts *o = &x->o;
+    char a[64], b[64], d[64], det[4096], lab[1024];
+    if (m->jit && (!bm || !bm->jit)) {
+        chk_fail_line(x, cp, bc->fresh, "new JIT'd module, JIT %s (baseline: %s)%s",
+                      jst_fmt_ms(m->jit_ns, a, 64),
+                      bm ? jst_verdict_name(bm->verdict) : "not loaded",
+                      chk_mod_detail(cp, m, det, sizeof det));
+        return;
+    }
+    if (!bm)
+        return;
+    if (m->jit && bm->jit) {
+        if (chk_grew(o, bm->jit_ns, m->jit_ns))
+            chk_fail_line(x, cp, bc->jit, "JIT time %s -> %s (+%s, +%.0f%%, tolerance %g%%)%s",
+                          jst_fmt_ms(bm->jit_ns, a, 64), jst_fmt_ms(m->jit_ns, b, 64),
+                          jst_fmt_ms(m->jit_ns - bm->jit_ns, d, 64), chk_pct(bm->jit_ns, m->jit_ns),
+                          o->tolerance, chk_mod_detail(cp, m, det, sizeof det));
+        else if (chk_grew(o, m->jit_ns, bm->jit_ns))
+            chk_improved(x, cp, "baseline-jit-time", "JIT time %s -> %s; module %s",
+                         jst_fmt_ms(bm->jit_ns, a, 64), jst_fmt_ms(m->jit_ns, b, 64),
+                         jst_pmod_label(m, lab, sizeof lab));
+        int rb = jst_cache_rank(bm->cache), rc = jst_cache_rank(m->cache);
+        if (rc > rb)
+            chk_fail_line(x, cp, bc->cache, "cache outcome got worse: %s -> %s, JIT %s%s",
+                          jst_cache_name(bm->cache), jst_cache_name(m->cache),
+                          jst_fmt_ms(m->jit_ns, a, 64), chk_mod_detail(cp, m, det, sizeof det));
+        else if (rc < rb)
+            chk_improved(x, cp, "baseline-cache", "cache outcome %s -> %s; module %s",
+                         jst_cache_name(bm->cache), jst_cache_name(m->cache),
+                         jst_pmod_label(m, lab, sizeof lab));
+    }
+    if (!m->jit && bm->jit)
+        chk_improved(x, cp, "baseline-new-jit", "module no longer JIT-compiled (%s -> %s); %s",
+                     jst_verdict_name(bm->verdict), jst_verdict_name(m->verdict),
+                     jst_pmod_label(m, lab, sizeof lab));
+}
+
+/* Time to first kernel against the baseline's. */
+static void baseline_ttfk(struct ctx *x, struct cproc *cp, struct ccase *c)
+{
+    const struct opts *o = &x->o;
+    const struct jst_psum *s = &cp->s, *bs = cp->base;
+    char a[64], b[64], d[64], det[4096];
+    if (s->has_ttfk && bs->has_ttfk) {
+        if (chk_grew(o, bs->ttfk_ns, s->ttfk_ns)) {
+            const struct jst_pmod *w = chk_worst_jit(s, 1);
+            if (w)
+                chk_mod_detail(cp, w, det, sizeof det);
+            else
+                snprintf(det, sizeof det, "; no JIT before the first launch");
+            chk_fail_line(x, cp, c,
+                          "time to first kernel %s -> %s (+%s, +%.0f%%, tolerance %g%%)%s",
+                          jst_fmt_ms(bs->ttfk_ns, a, 64), jst_fmt_ms(s->ttfk_ns, b, 64),
+                          jst_fmt_ms(s->ttfk_ns - bs->ttfk_ns, d, 64),
+                          chk_pct(bs->ttfk_ns, s->ttfk_ns), o->tolerance, det);
+        } else if (chk_grew(o, s->ttfk_ns, bs->ttfk_ns)) {
+            chk_improved(x, cp, "baseline-ttfk", "time to first kernel %s -> %s (%.0f%%)",
+                         jst_fmt_ms(bs->ttfk_ns, a, 64), jst_fmt_ms(s->ttfk_ns, b, 64),
+                         chk_pct(bs->ttfk_ns, s->ttfk_ns));
+        }
+    } else if (bs->has_ttfk) {
+        c->skipped = jst_xstrdup("no kernel launched in this run");
+    } else {
+        c->skipped = jst_xstrdup("no kernel launched in the baseline");
+    }
+}
+
 void chk_baseline(struct ctx *x, struct cproc *cp)
 {
     const struct opts *o = &x->o;
@@ -276,15 +394,15 @@ void chk_baseline(struct ctx *x, struct cproc *cp)
     chk_add_case(cp, "baseline-jit-time", "regression");
     chk_add_case(cp, "baseline-ttfk", "regression");
     chk_add_case(cp, "baseline-cache", "regression");
-    struct ccase *c_new = &cp->cases[first], *c_jit = &cp->cases[first + 1];
-    struct ccase *c_ttfk = &cp->cases[first + 2], *c_cache = &cp->cases[first + 3];
+    struct bcases bc = {&cp->cases[first], &cp->cases[first + 1], &cp->cases[first + 2],
+                        &cp->cases[first + 3]};
     char a[64], b[64], d[64], det[4096], lab[1024];
     if (!bs) {
         const char *why = "no matching process in the baseline (same executable)";
-        c_new->skipped = jst_xstrdup(why);
-        c_jit->skipped = jst_xstrdup(why);
-        c_ttfk->skipped = jst_xstrdup(why);
-        c_cache->skipped = jst_xstrdup(why);
+        bc.fresh->skipped = jst_xstrdup(why);
+        bc.jit->skipped = jst_xstrdup(why);
+        bc.ttfk->skipped = jst_xstrdup(why);
+        bc.cache->skipped = jst_xstrdup(why);
         chk_warn(x, "%s[%llu]: %s; only budgets checked", s->exe, (unsigned long long)s->pid, why);
         return;
     }
@@ -297,44 +415,9 @@ void chk_baseline(struct ctx *x, struct cproc *cp)
         if (map[i] >= 0)
             rmap[map[i]] = (long)i;
 
-    for (size_t i = 0; i < s->n_mods; i++) {
-        const struct jst_pmod *m = &s->mods[i];
-        const struct jst_pmod *bm = map[i] >= 0 ? &bs->mods[map[i]] : NULL;
-        if (m->jit && (!bm || !bm->jit)) {
-            chk_fail_line(x, cp, c_new, "new JIT'd module, JIT %s (baseline: %s)%s",
-                          jst_fmt_ms(m->jit_ns, a, 64),
-                          bm ? jst_verdict_name(bm->verdict) : "not loaded",
-                          chk_mod_detail(cp, m, det, sizeof det));
-            continue;
-        }
-        if (!bm)
-            continue;
-        if (m->jit && bm->jit) {
-            if (chk_grew(o, bm->jit_ns, m->jit_ns))
-                chk_fail_line(x, cp, c_jit, "JIT time %s -> %s (+%s, +%.0f%%, tolerance %g%%)%s",
-                              jst_fmt_ms(bm->jit_ns, a, 64), jst_fmt_ms(m->jit_ns, b, 64),
-                              jst_fmt_ms(m->jit_ns - bm->jit_ns, d, 64),
-                              chk_pct(bm->jit_ns, m->jit_ns), o->tolerance,
-                              chk_mod_detail(cp, m, det, sizeof det));
-            else if (chk_grew(o, m->jit_ns, bm->jit_ns))
-                chk_improved(x, cp, "baseline-jit-time", "JIT time %s -> %s; module %s",
-                             jst_fmt_ms(bm->jit_ns, a, 64), jst_fmt_ms(m->jit_ns, b, 64),
-                             jst_pmod_label(m, lab, sizeof lab));
-            int rb = jst_cache_rank(bm->cache), rc = jst_cache_rank(m->cache);
-            if (rc > rb)
-                chk_fail_line(x, cp, c_cache, "cache outcome got worse: %s -> %s, JIT %s%s",
-                              jst_cache_name(bm->cache), jst_cache_name(m->cache),
-                              jst_fmt_ms(m->jit_ns, a, 64), chk_mod_detail(cp, m, det, sizeof det));
-            else if (rc < rb)
-                chk_improved(x, cp, "baseline-cache", "cache outcome %s -> %s; module %s",
-                             jst_cache_name(bm->cache), jst_cache_name(m->cache),
-                             jst_pmod_label(m, lab, sizeof lab));
-        }
-        if (!m->jit && bm->jit)
-            chk_improved(x, cp, "baseline-new-jit", "module no longer JIT-compiled (%s -> %s); %s",
-                         jst_verdict_name(bm->verdict), jst_verdict_name(m->verdict),
-                         jst_pmod_label(m, lab, sizeof lab));
-    }
+    for (size_t i = 0; i < s->n_mods; i++)
+        baseline_module(x, cp, &bc, &s->mods[i], map[i] >= 0 ? &bs->mods[map[i]] : NULL);
+
     for (size_t k = 0; k < bs->n_mods; k++)
         if (rmap[k] < 0 && bs->mods[k].jit)
             chk_improved(x, cp, "baseline-new-jit", "JIT'd module gone: %s",
@@ -342,36 +425,15 @@ void chk_baseline(struct ctx *x, struct cproc *cp)
 
     /* The total catches many small modules each within tolerance; it is only
      * reported when no module line already explains the growth. */
-    if (!c_new->n && !c_jit->n && chk_grew(o, bs->jit_ns, s->jit_ns) && bs->jit_ns) {
+    if (!bc.fresh->n && !bc.jit->n && chk_grew(o, bs->jit_ns, s->jit_ns) && bs->jit_ns) {
         const struct jst_pmod *w = chk_worst_jit(s, 0);
-        chk_fail_line(x, cp, c_jit, "total JIT time %s -> %s (+%s, +%.0f%%, tolerance %g%%)%s",
+        chk_fail_line(x, cp, bc.jit, "total JIT time %s -> %s (+%s, +%.0f%%, tolerance %g%%)%s",
                       jst_fmt_ms(bs->jit_ns, a, 64), jst_fmt_ms(s->jit_ns, b, 64),
                       jst_fmt_ms(s->jit_ns - bs->jit_ns, d, 64), chk_pct(bs->jit_ns, s->jit_ns),
                       o->tolerance, w ? chk_mod_detail(cp, w, det, sizeof det) : "");
     }
 
-    if (s->has_ttfk && bs->has_ttfk) {
-        if (chk_grew(o, bs->ttfk_ns, s->ttfk_ns)) {
-            const struct jst_pmod *w = chk_worst_jit(s, 1);
-            if (w)
-                chk_mod_detail(cp, w, det, sizeof det);
-            else
-                snprintf(det, sizeof det, "; no JIT before the first launch");
-            chk_fail_line(x, cp, c_ttfk,
-                          "time to first kernel %s -> %s (+%s, +%.0f%%, tolerance %g%%)%s",
-                          jst_fmt_ms(bs->ttfk_ns, a, 64), jst_fmt_ms(s->ttfk_ns, b, 64),
-                          jst_fmt_ms(s->ttfk_ns - bs->ttfk_ns, d, 64),
-                          chk_pct(bs->ttfk_ns, s->ttfk_ns), o->tolerance, det);
-        } else if (chk_grew(o, s->ttfk_ns, bs->ttfk_ns)) {
-            chk_improved(x, cp, "baseline-ttfk", "time to first kernel %s -> %s (%.0f%%)",
-                         jst_fmt_ms(bs->ttfk_ns, a, 64), jst_fmt_ms(s->ttfk_ns, b, 64),
-                         chk_pct(bs->ttfk_ns, s->ttfk_ns));
-        }
-    } else if (bs->has_ttfk) {
-        c_ttfk->skipped = jst_xstrdup("no kernel launched in this run");
-    } else {
-        c_ttfk->skipped = jst_xstrdup("no kernel launched in the baseline");
-    }
+    baseline_ttfk(x, cp, bc.ttfk);
     free(map);
     free(rmap);
     chk_baseline_queries(x, cp);

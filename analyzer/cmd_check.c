@@ -75,42 +75,113 @@ static int parse_num(const char *opt, const char *s, double *out)
     return 0;
 }
 
+static int parse_modules(const char *arg, long *out)
+{
+    double v;
+    if (parse_num("--max-jit-modules", arg, &v) < 0)
+        return -1;
+    if (v != floor(v) || v > 1e9) {
+        jst_errorf("check", "--max-jit-modules: '%s' is not a whole number", arg);
+        return -1;
+    }
+    *out = (long)v;
+    return 0;
+}
+
+/* Adds a verdict to --forbid-verdict's set (once; at most MAX_FORBID). */
+static int parse_forbid(const char *arg, struct opts *o)
+{
+    int found = -1;
+    for (unsigned k = JST_V_SASS; jst_verdict_name(k); k++)
+        if (!strcmp(jst_verdict_name(k), arg))
+            found = (int)k;
+    if (found < 0) {
+        jst_errorf("check",
+                   "--forbid-verdict: unknown verdict '%s' (one of sass, ptx_jit, "
+                   "forced_jit, no_compatible, jit_disabled, damaged)",
+                   arg);
+        return -1;
+    }
+    size_t k = 0;
+    while (k < o->n_forbid && o->forbid[k] != (unsigned)found)
+        k++;
+    if (k == o->n_forbid && o->n_forbid < MAX_FORBID)
+        o->forbid[o->n_forbid++] = (unsigned)found;
+    return 0;
+}
+
+/* --require-cache takes an outcome; what is kept is its rank. */
+static int parse_cache(const char *arg, int *rank)
+{
+    int r = -1;
+    for (unsigned k = JST_C_HIT; jst_cache_name(k); k++)
+        if (!strcmp(jst_cache_name(k), arg))
+            r = jst_cache_rank(k);
+    if (r < 0 || r == 3) {
+        jst_errorf("check", "--require-cache: '%s' is not one of hit, miss_stored, unknown", arg);
+        return -1;
+    }
+    *rank = r;
+    return 0;
+}
+
+/* --max-query-ms NAME=MS: NAME may hold '=', so MS follows the last one. */
+static int parse_query(char *arg, struct opts *o)
+{
+    const char *eq = strrchr(arg, '=');
+    if (!eq || eq == arg) {
+        jst_errorf("check", "--max-query-ms: '%s' is not NAME=MS", arg);
+        return -1;
+    }
+    if (o->n_query == MAX_QUERY_GATES) {
+        jst_errorf("check", "--max-query-ms: at most %d queries", MAX_QUERY_GATES);
+        return -1;
+    }
+    struct qgate *g = &o->query[o->n_query];
+    if (parse_num("--max-query-ms", eq + 1, &g->ms) < 0)
+        return -1;
+    g->name = arg;
+    g->len = (size_t)(eq - arg);
+    o->n_query++;
+    return 0;
+}
+
+enum {
+    O_JIT = 256,
+    O_TTFK,
+    O_MODS,
+    O_FORBID,
+    O_CACHE,
+    O_BASE,
+    O_TOL,
+    O_DELTA,
+    O_JUNIT,
+    O_GH,
+    O_QUERY
+};
+static const struct option check_longopts[] = {
+    {"max-jit-ms", required_argument, NULL, O_JIT},
+    {"max-ttfk-ms", required_argument, NULL, O_TTFK},
+    {"max-jit-modules", required_argument, NULL, O_MODS},
+    {"forbid-verdict", required_argument, NULL, O_FORBID},
+    {"require-cache", required_argument, NULL, O_CACHE},
+    {"max-query-ms", required_argument, NULL, O_QUERY},
+    {"baseline", required_argument, NULL, O_BASE},
+    {"tolerance", required_argument, NULL, O_TOL},
+    {"min-delta-ms", required_argument, NULL, O_DELTA},
+    {"junit", required_argument, NULL, O_JUNIT},
+    {"github", no_argument, NULL, O_GH},
+    {"quiet", no_argument, NULL, 'q'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
-    enum {
-        O_JIT = 256,
-        O_TTFK,
-        O_MODS,
-        O_FORBID,
-        O_CACHE,
-        O_BASE,
-        O_TOL,
-        O_DELTA,
-        O_JUNIT,
-        O_GH,
-        O_QUERY
-    };
-    static const struct option lo[] = {
-        {"max-jit-ms", required_argument, NULL, O_JIT},
-        {"max-ttfk-ms", required_argument, NULL, O_TTFK},
-        {"max-jit-modules", required_argument, NULL, O_MODS},
-        {"forbid-verdict", required_argument, NULL, O_FORBID},
-        {"require-cache", required_argument, NULL, O_CACHE},
-        {"max-query-ms", required_argument, NULL, O_QUERY},
-        {"baseline", required_argument, NULL, O_BASE},
-        {"tolerance", required_argument, NULL, O_TOL},
-        {"min-delta-ms", required_argument, NULL, O_DELTA},
-        {"junit", required_argument, NULL, O_JUNIT},
-        {"github", no_argument, NULL, O_GH},
-        {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     int c;
-    double v;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "qh", lo, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "qh", check_longopts, NULL)) != -1) {
         switch (c) {
         case O_JIT:
             if (parse_num("--max-jit-ms", optarg, &o->max_jit_ms) < 0)
@@ -121,64 +192,21 @@ static int parse_opts(int argc, char **argv, struct opts *o)
                 return -1;
             break;
         case O_MODS:
-            if (parse_num("--max-jit-modules", optarg, &v) < 0)
+            if (parse_modules(optarg, &o->max_jit_modules) < 0)
                 return -1;
-            if (v != floor(v) || v > 1e9) {
-                jst_errorf("check", "--max-jit-modules: '%s' is not a whole number", optarg);
-                return -1;
-            }
-            o->max_jit_modules = (long)v;
             break;
-        case O_FORBID: {
-            int found = -1;
-            for (unsigned k = JST_V_SASS; jst_verdict_name(k); k++)
-                if (!strcmp(jst_verdict_name(k), optarg))
-                    found = (int)k;
-            if (found < 0) {
-                jst_errorf("check",
-                           "--forbid-verdict: unknown verdict '%s' (one of sass, ptx_jit, "
-                           "forced_jit, no_compatible, jit_disabled, damaged)",
-                           optarg);
+        case O_FORBID:
+            if (parse_forbid(optarg, o) < 0)
                 return -1;
-            }
-            size_t k = 0;
-            while (k < o->n_forbid && o->forbid[k] != (unsigned)found)
-                k++;
-            if (k == o->n_forbid && o->n_forbid < MAX_FORBID)
-                o->forbid[o->n_forbid++] = (unsigned)found;
             break;
-        }
-        case O_CACHE: {
-            int r = -1;
-            for (unsigned k = JST_C_HIT; jst_cache_name(k); k++)
-                if (!strcmp(jst_cache_name(k), optarg))
-                    r = jst_cache_rank(k);
-            if (r < 0 || r == 3) {
-                jst_errorf("check", "--require-cache: '%s' is not one of hit, miss_stored, unknown",
-                           optarg);
+        case O_CACHE:
+            if (parse_cache(optarg, &o->require_cache) < 0)
                 return -1;
-            }
-            o->require_cache = r;
             break;
-        }
-        case O_QUERY: {
-            const char *eq = strrchr(optarg, '=');
-            if (!eq || eq == optarg) {
-                jst_errorf("check", "--max-query-ms: '%s' is not NAME=MS", optarg);
+        case O_QUERY:
+            if (parse_query(optarg, o) < 0)
                 return -1;
-            }
-            if (o->n_query == MAX_QUERY_GATES) {
-                jst_errorf("check", "--max-query-ms: at most %d queries", MAX_QUERY_GATES);
-                return -1;
-            }
-            struct qgate *g = &o->query[o->n_query];
-            if (parse_num("--max-query-ms", eq + 1, &g->ms) < 0)
-                return -1;
-            g->name = optarg;
-            g->len = (size_t)(eq - optarg);
-            o->n_query++;
             break;
-        }
         case O_BASE:
             o->baseline = optarg;
             break;
@@ -217,6 +245,73 @@ static int parse_opts(int argc, char **argv, struct opts *o)
     o->no_budget = o->max_jit_ms < 0 && o->max_ttfk_ms < 0 && o->max_jit_modules < 0 &&
                    !o->n_forbid && o->require_cache < 0 && !o->baseline && !o->n_query;
     return 0;
+}
+
+/* Pairs each process with its baseline process; warns about baseline
+ * processes this run does not have. */
+static void match_baseline(struct ctx *x, const struct jst_psum *sums, long *map,
+                           const struct jst_baseline *base)
+{
+    jst_match_procs(sums, x->n_procs, base->procs, base->n_procs, map);
+    char *used = jst_xcalloc(base->n_procs + 1, 1);
+    for (size_t i = 0; i < x->n_procs; i++)
+        if (map[i] >= 0) {
+            x->procs[i].base = &base->procs[map[i]];
+            used[map[i]] = 1;
+        }
+    for (size_t k = 0; k < base->n_procs; k++)
+        if (!used[k])
+            chk_warn(x, "baseline process %s (pid %llu) has no match in this run",
+                     base->procs[k].exe, (unsigned long long)base->procs[k].pid);
+    free(used);
+}
+
+/* Runs every check on every process; returns how many processes failed. */
+static size_t run_checks(struct ctx *x, size_t *n_checks)
+{
+    size_t failed_procs = 0;
+    for (size_t i = 0; i < x->n_procs; i++) {
+        struct cproc *cp = &x->procs[i];
+        size_t before = x->n_fail_lines;
+        chk_budgets(x, cp);
+        chk_in_flight(x, cp);
+        chk_queries(x, cp);
+        if (x->o.baseline)
+            chk_baseline(x, cp);
+        failed_procs += x->n_fail_lines > before;
+        *n_checks += cp->n_cases;
+    }
+    if (x->o.n_query && x->n_procs) {
+        int had = 0;
+        for (size_t k = 0; k < x->procs[0].n_cases; k++)
+            had |= x->procs[0].cases[k].n != 0;
+        size_t before = x->n_fail_lines;
+        chk_queries_found(x);
+        failed_procs += !had && x->n_fail_lines > before;
+    }
+    return failed_procs;
+}
+
+static void free_procs(struct ctx *x)
+{
+    for (size_t i = 0; i < x->n_procs; i++) {
+        struct cproc *cp = &x->procs[i];
+        for (size_t k = 0; k < cp->n_cases; k++) {
+            for (size_t l = 0; l < cp->cases[k].n; l++) {
+                free(cp->cases[k].lines[l]);
+                free(cp->cases[k].locs[l].file);
+            }
+            free(cp->cases[k].lines);
+            free(cp->cases[k].locs);
+            free(cp->cases[k].skipped);
+        }
+        free(cp->cases);
+        free(cp->site.file);
+        if (cp->sym)
+            jst_symbolizer_free(cp->sym);
+        jst_psum_free(&cp->s);
+    }
+    free(x->procs);
 }
 
 static int cmd_check(int argc, char **argv)
@@ -275,41 +370,9 @@ static int cmd_check(int argc, char **argv)
         sums[i] = x.procs[i].s;
     }
     chk_set_classnames(&x);
-    if (x.o.baseline) {
-        jst_match_procs(sums, run.n_procs, base.procs, base.n_procs, map);
-        char *used = calloc(base.n_procs + 1, 1);
-        for (size_t i = 0; i < run.n_procs; i++)
-            if (map[i] >= 0) {
-                x.procs[i].base = &base.procs[map[i]];
-                if (used)
-                    used[map[i]] = 1;
-            }
-        for (size_t k = 0; used && k < base.n_procs; k++)
-            if (!used[k])
-                chk_warn(&x, "baseline process %s (pid %llu) has no match in this run",
-                         base.procs[k].exe, (unsigned long long)base.procs[k].pid);
-        free(used);
-    }
-    size_t failed_procs = 0, n_checks = 0;
-    for (size_t i = 0; i < run.n_procs; i++) {
-        struct cproc *cp = &x.procs[i];
-        size_t before = x.n_fail_lines;
-        chk_budgets(&x, cp);
-        chk_in_flight(&x, cp);
-        chk_queries(&x, cp);
-        if (x.o.baseline)
-            chk_baseline(&x, cp);
-        failed_procs += x.n_fail_lines > before;
-        n_checks += cp->n_cases;
-    }
-    if (x.o.n_query && run.n_procs) {
-        int had = 0;
-        for (size_t k = 0; k < x.procs[0].n_cases; k++)
-            had |= x.procs[0].cases[k].n != 0;
-        size_t before = x.n_fail_lines;
-        chk_queries_found(&x);
-        failed_procs += !had && x.n_fail_lines > before;
-    }
+    if (x.o.baseline)
+        match_baseline(&x, sums, map, &base);
+    size_t n_checks = 0, failed_procs = run_checks(&x, &n_checks);
     chk_print_case_lines(&x);
 
     int junit_err = x.o.junit ? chk_write_junit(&x, x.o.junit) : 0;
@@ -322,24 +385,7 @@ static int cmd_check(int argc, char **argv)
                run.n_procs == 1 ? "" : "es", n_checks, n_checks == 1 ? "" : "s");
     fflush(stdout);
 
-    for (size_t i = 0; i < x.n_procs; i++) {
-        struct cproc *cp = &x.procs[i];
-        for (size_t k = 0; k < cp->n_cases; k++) {
-            for (size_t l = 0; l < cp->cases[k].n; l++) {
-                free(cp->cases[k].lines[l]);
-                free(cp->cases[k].locs[l].file);
-            }
-            free(cp->cases[k].lines);
-            free(cp->cases[k].locs);
-            free(cp->cases[k].skipped);
-        }
-        free(cp->cases);
-        free(cp->site.file);
-        if (cp->sym)
-            jst_symbolizer_free(cp->sym);
-        jst_psum_free(&cp->s);
-    }
-    free(x.procs);
+    free_procs(&x);
     free(sums);
     free(map);
     jst_baseline_free(&base);
