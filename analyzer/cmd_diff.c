@@ -287,6 +287,41 @@ static void text_process(const struct jst_psum *a, const struct jst_psum *b)
     each_module_pair(a, b, text_module, NULL);
 }
 
+/* The diff as one JSON document; map and used pair A's processes with B's. */
+static int write_json(const struct side *A, const struct side *B, const long *map, const char *used)
+{
+    struct jst_json j;
+    jst_json_init(&j, stdout, 1);
+    jst_json_obj(&j);
+    jst_json_kstr(&j, "a", A->path);
+    jst_json_kstr(&j, "b", B->path);
+    jst_json_key(&j, "processes");
+    jst_json_arr(&j);
+    for (size_t i = 0; i < A->n; i++)
+        json_process(&j, &A->procs[i], map[i] >= 0 ? &B->procs[map[i]] : NULL);
+    for (size_t k = 0; k < B->n; k++)
+        if (!used[k])
+            json_process(&j, NULL, &B->procs[k]);
+    jst_json_end(&j);
+    jst_json_end(&j);
+    return jst_json_finish(&j);
+}
+
+static int write_text(const struct side *A, const struct side *B, const long *map, const char *used)
+{
+    printf("jitstall diff: A = %s, B = %s\n", A->path, B->path);
+    for (size_t i = 0; i < A->n; i++) {
+        if (map[i] >= 0)
+            text_process(&A->procs[i], &B->procs[map[i]]);
+        else
+            text_alone("A", &A->procs[i]);
+    }
+    for (size_t k = 0; k < B->n; k++)
+        if (!used[k])
+            text_alone("B", &B->procs[k]);
+    return fflush(stdout) != 0 || ferror(stdout);
+}
+
 static int cmd_diff(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -339,36 +374,7 @@ static int cmd_diff(int argc, char **argv)
         if (map[i] >= 0)
             used[map[i]] = 1;
 
-    int werr = 0;
-    if (json) {
-        struct jst_json j;
-        jst_json_init(&j, stdout, 1);
-        jst_json_obj(&j);
-        jst_json_kstr(&j, "a", A.path);
-        jst_json_kstr(&j, "b", B.path);
-        jst_json_key(&j, "processes");
-        jst_json_arr(&j);
-        for (size_t i = 0; i < A.n; i++)
-            json_process(&j, &A.procs[i], map[i] >= 0 ? &B.procs[map[i]] : NULL);
-        for (size_t k = 0; k < B.n; k++)
-            if (!used[k])
-                json_process(&j, NULL, &B.procs[k]);
-        jst_json_end(&j);
-        jst_json_end(&j);
-        werr = jst_json_finish(&j);
-    } else {
-        printf("jitstall diff: A = %s, B = %s\n", A.path, B.path);
-        for (size_t i = 0; i < A.n; i++) {
-            if (map[i] >= 0)
-                text_process(&A.procs[i], &B.procs[map[i]]);
-            else
-                text_alone("A", &A.procs[i]);
-        }
-        for (size_t k = 0; k < B.n; k++)
-            if (!used[k])
-                text_alone("B", &B.procs[k]);
-        werr = fflush(stdout) != 0 || ferror(stdout);
-    }
+    int werr = json ? write_json(&A, &B, map, used) : write_text(&A, &B, map, used);
     free(map);
     free(used);
     free_side(&A);
