@@ -210,14 +210,11 @@ static void call_args(struct jst_json *j, const struct jst_process *p, const str
     jst_json_end(j);
 }
 
-static void export_process(struct jst_json *j, const struct jst_process *p, uint64_t base)
+/* One thread_name per distinct thread, in order of first appearance. */
+static void export_threads(struct jst_json *j, const struct jst_process *p)
 {
-    char buf[1024], a[64];
+    char buf[1024];
     uint64_t pid = p->pid;
-    snprintf(buf, sizeof buf, "%s (pid %llu)", jst_exe_base(p), (unsigned long long)pid);
-    meta(j, "process_name", pid, pid, buf);
-
-    /* One thread_name per distinct thread, in order of first appearance. */
     uint64_t *tids = calloc(p->n_calls + 1, sizeof(*tids));
     size_t nt = 0;
     struct jst_hidx seen_tid = {0}; /* a scan of the threads per call was quadratic */
@@ -239,13 +236,14 @@ static void export_process(struct jst_json *j, const struct jst_process *p, uint
     }
     free(tids);
     jst_hidx_free(&seen_tid);
-    if (p->n_cupti)
-        meta(j, "thread_name", pid, CUPTI_TID, "CUPTI JIT activity");
+}
 
-    uint64_t start = anchor_of(p);
-    if (start)
-        instant(j, "process start", "p", pid, pid, rel_ns(start, base));
-
+/* Every call as a complete event, and markers for each function's first
+ * launch and for the first kernel. */
+static void export_calls(struct jst_json *j, const struct jst_process *p, uint64_t base)
+{
+    char buf[1024], a[64];
+    uint64_t pid = p->pid;
     struct launched seen = {NULL, 0, 0};
     int first_kernel_marked = 0;
     for (size_t i = 0; i < p->n_calls; i++) {
@@ -284,7 +282,12 @@ static void export_process(struct jst_json *j, const struct jst_process *p, uint
         }
     }
     free(seen.keys);
+}
 
+static void export_cupti(struct jst_json *j, const struct jst_process *p, uint64_t base)
+{
+    char buf[1024];
+    uint64_t pid = p->pid;
     for (size_t i = 0; i < p->n_cupti; i++) {
         const struct jst_cupti_ev *e = &p->cupti[i];
         const char *op = jst_cupti_op_name(e->op);
@@ -309,6 +312,23 @@ static void export_process(struct jst_json *j, const struct jst_process *p, uint
         jst_json_end(j);
         jst_json_end(j);
     }
+}
+
+static void export_process(struct jst_json *j, const struct jst_process *p, uint64_t base)
+{
+    char buf[1024];
+    uint64_t pid = p->pid;
+    snprintf(buf, sizeof buf, "%s (pid %llu)", jst_exe_base(p), (unsigned long long)pid);
+    meta(j, "process_name", pid, pid, buf);
+    export_threads(j, p);
+    if (p->n_cupti)
+        meta(j, "thread_name", pid, CUPTI_TID, "CUPTI JIT activity");
+
+    uint64_t start = anchor_of(p);
+    if (start)
+        instant(j, "process start", "p", pid, pid, rel_ns(start, base));
+    export_calls(j, p, base);
+    export_cupti(j, p, base);
 }
 
 static int write_chrome(FILE *f, const struct jst_run *run)

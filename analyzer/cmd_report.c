@@ -63,10 +63,9 @@ static long parse_depth(const char *s)
     return *end || v > 100000 ? -1 : (long)v;
 }
 
-static int cmd_report(int argc, char **argv)
+/* Options: 0, 1 after --help, or -1 after one error line. */
+static int report_opts(int argc, char **argv, int *fmt, long *depth)
 {
-    int fmt = OUT_TEXT;
-    long depth = RV_STACK_DEPTH_DEFAULT;
     enum { O_DEPTH = 256 };
     static const struct option longopts[] = {
         {"json", no_argument, NULL, 'j'},
@@ -85,31 +84,41 @@ static int cmd_report(int argc, char **argv)
         case 'j':
         case 'm': {
             int want = c == 'j' ? OUT_JSON : OUT_MARKDOWN;
-            if (fmt != OUT_TEXT && fmt != want) {
+            if (*fmt != OUT_TEXT && *fmt != want) {
                 jst_errorf("report", "--json and --markdown exclude each other");
-                return JST_EXIT_USAGE;
+                return -1;
             }
-            fmt = want;
+            *fmt = want;
             break;
         }
         case 'h':
             fputs(report_help, stdout);
-            return JST_EXIT_OK;
+            return 1;
         case O_DEPTH:
-            depth = parse_depth(optarg);
-            if (depth < 0) {
+            *depth = parse_depth(optarg);
+            if (*depth < 0) {
                 jst_errorf("report", "--stack-depth needs a number of frames or 'all', not '%s'",
                            optarg);
-                return JST_EXIT_USAGE;
+                return -1;
             }
             break;
         default:
             jst_errorf("report",
                        "unknown option or missing value '%s' (see 'jitstall report --help')",
                        argv[optind - 1]);
-            return JST_EXIT_USAGE;
+            return -1;
         }
     }
+    return 0;
+}
+
+static int cmd_report(int argc, char **argv)
+{
+    int fmt = OUT_TEXT;
+    long depth = RV_STACK_DEPTH_DEFAULT;
+    int o = report_opts(argc, argv, &fmt, &depth);
+    if (o)
+        return o > 0 ? JST_EXIT_OK : JST_EXIT_USAGE;
     int i = optind;
     if (i >= argc) {
         jst_errorf("report", "no trace given (see 'jitstall report --help')");

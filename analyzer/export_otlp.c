@@ -215,6 +215,35 @@ static void span_head(struct jst_json *j, const char *trace, uint64_t id, uint64
     kns(j, "endTimeUnixNano", end > start ? end : start);
 }
 
+/* One span for call c, a child of the process's root span. */
+static void call_span(struct jst_json *j, const struct jst_process *p, const struct jst_call_ev *c,
+                      const char *trace, uint64_t root, struct jst_symbolizer *sym)
+{
+    char name[300];
+    const char *cn = c->call_name ? c->call_name : jst_call_name(c->call);
+    if (c->call == JST_CALL_cuLaunchKernel || c->call == JST_CALL_cuLaunchKernelEx)
+        snprintf(name, sizeof name, "first launch %s", c->name ? c->name : "?");
+    else
+        snprintf(name, sizeof name, "%s", cn ? cn : "?");
+    uint64_t sid = jst_hash64(&c->seq, sizeof c->seq) ^ root;
+    span_head(j, trace, sid ? sid : 2, root, name, unix_ns(p, c->start_ns),
+              unix_ns(p, c->start_ns + c->dur_ns));
+    jst_json_key(j, "attributes");
+    jst_json_arr(j);
+    call_attrs(j, p, c, sym);
+    jst_json_end(j);
+    if (c->result) {
+        char msg[96];
+        snprintf(msg, sizeof msg, "%s returned %" PRId64, cn ? cn : "call", c->result);
+        jst_json_key(j, "status");
+        jst_json_obj(j);
+        jst_json_ku64(j, "code", STATUS_ERROR);
+        jst_json_kstr(j, "message", msg);
+        jst_json_end(j);
+    }
+    jst_json_end(j);
+}
+
 static void export_process(struct jst_json *j, const struct jst_process *p)
 {
     /* Ids: a hash of who and when, so the same trace always gives the same
@@ -271,28 +300,7 @@ static void export_process(struct jst_json *j, const struct jst_process *p)
         const struct jst_call_ev *c = &p->calls[k];
         if (!span_worthy(c->call))
             continue;
-        const char *cn = c->call_name ? c->call_name : jst_call_name(c->call);
-        if (c->call == JST_CALL_cuLaunchKernel || c->call == JST_CALL_cuLaunchKernelEx)
-            snprintf(name, sizeof name, "first launch %s", c->name ? c->name : "?");
-        else
-            snprintf(name, sizeof name, "%s", cn ? cn : "?");
-        uint64_t sid = jst_hash64(&c->seq, sizeof c->seq) ^ root;
-        span_head(j, trace, sid ? sid : 2, root, name, unix_ns(p, c->start_ns),
-                  unix_ns(p, c->start_ns + c->dur_ns));
-        jst_json_key(j, "attributes");
-        jst_json_arr(j);
-        call_attrs(j, p, c, sym);
-        jst_json_end(j);
-        if (c->result) {
-            char msg[96];
-            snprintf(msg, sizeof msg, "%s returned %" PRId64, cn ? cn : "call", c->result);
-            jst_json_key(j, "status");
-            jst_json_obj(j);
-            jst_json_ku64(j, "code", STATUS_ERROR);
-            jst_json_kstr(j, "message", msg);
-            jst_json_end(j);
-        }
-        jst_json_end(j);
+        call_span(j, p, c, trace, root, sym);
     }
     if (sym)
         jst_symbolizer_free(sym);
