@@ -366,6 +366,17 @@ static int write_chrome(FILE *f, const struct jst_run *run)
     return jst_json_finish(&j);
 }
 
+struct export_out {
+    int (*writer)(FILE *, const struct jst_run *);
+    const struct jst_run *run;
+};
+
+static int write_export(FILE *f, void *ctx)
+{
+    const struct export_out *eo = ctx;
+    return eo->writer(f, eo->run);
+}
+
 static int cmd_export(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -417,18 +428,12 @@ static int cmd_export(int argc, char **argv)
         jst_model_free(&run);
         return rc;
     }
-    struct jst_outfile o;
-    if (jst_outfile_open(&o, "export", out) != 0) {
-        jst_model_free(&run);
-        return JST_EXIT_USAGE;
-    }
-    int werr = jst_outfile_commit(&o, "export", writer(o.f, &run));
-    if (!werr && o.path)
-        fprintf(stderr, "jitstall export: wrote %s (%zu process%s)%s\n", o.path, run.n_procs,
-                run.n_procs == 1 ? "" : "es",
-                writer == write_chrome ? "; open it in ui.perfetto.dev or chrome://tracing" : "");
+    struct export_out eo = {writer, &run};
+    rc = jst_outfile_write(
+        "export", out, run.n_procs, write_export, &eo,
+        writer == write_chrome ? "; open it in ui.perfetto.dev or chrome://tracing" : NULL);
     jst_model_free(&run);
-    return werr ? JST_EXIT_USAGE : JST_EXIT_OK;
+    return rc;
 }
 
 JST_COMMAND(export, cmd_export, "write a Perfetto timeline, Prometheus metrics or OTLP spans")
