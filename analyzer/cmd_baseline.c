@@ -57,9 +57,7 @@ static int cmd_baseline(int argc, char **argv)
             fputs(usage_text, stdout);
             return JST_EXIT_OK;
         default:
-            jst_errorf("baseline", "unknown or incomplete option '%s' (see --help)",
-                       argv[optind - 1]);
-            return JST_EXIT_USAGE;
+            return jst_bad_option("baseline", argv);
         }
     }
     if (optind >= argc) {

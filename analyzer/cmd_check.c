@@ -231,8 +231,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
             fputs(usage_text, stdout);
             return 1;
         default:
-            jst_errorf("check", "unknown option or missing value '%s' (see --help)",
-                       argv[optind - 1]);
+            jst_bad_option("check", argv);
             return -1;
         }
     }

@@ -341,8 +341,7 @@ static int cmd_diff(int argc, char **argv)
             fputs(usage_text, stdout);
             return JST_EXIT_OK;
         default:
-            jst_errorf("diff", "unknown option '%s' (see --help)", argv[optind - 1]);
-            return JST_EXIT_USAGE;
+            return jst_bad_option("diff", argv);
         }
     }
     if (argc - optind != 2) {

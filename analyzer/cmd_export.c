@@ -401,9 +401,7 @@ static int cmd_export(int argc, char **argv)
             fputs(usage_text, stdout);
             return JST_EXIT_OK;
         default:
-            jst_errorf("export", "unknown option or missing value '%s' (see --help)",
-                       argv[optind - 1]);
-            return JST_EXIT_USAGE;
+            return jst_bad_option("export", argv);
         }
     }
     int (*writer)(FILE *, const struct jst_run *) = NULL;

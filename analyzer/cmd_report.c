@@ -103,9 +103,7 @@ static int report_opts(int argc, char **argv, int *fmt, long *depth)
             }
             break;
         default:
-            jst_errorf("report",
-                       "unknown option or missing value '%s' (see 'jitstall report --help')",
-                       argv[optind - 1]);
+            jst_bad_option("report", argv);
             return -1;
         }
     }

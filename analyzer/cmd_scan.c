@@ -204,6 +204,7 @@ static int cmd_scan(int argc, char **argv)
     unsigned ccs[SCAN_MAX_ARCHS];
     int nccs = 0, device = 0, json = 0, c;
     optind = 1;
+    opterr = 0;
     while ((c = getopt_long(argc, argv, "a:djh", opts, NULL)) != -1) {
         switch (c) {
         case 'a': {
@@ -236,13 +237,11 @@ static int cmd_scan(int argc, char **argv)
             usage(stdout);
             return JST_EXIT_OK;
         default:
-            usage(stderr);
-            return JST_EXIT_USAGE;
+            return jst_bad_option(cmd, argv);
         }
     }
     if (optind >= argc) {
-        jst_errorf(cmd, "no PATH given");
-        usage(stderr);
+        jst_errorf(cmd, "no PATH given (see 'jitstall %s --help')", cmd);
         return JST_EXIT_USAGE;
     }
     if (device && nccs) {

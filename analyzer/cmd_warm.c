@@ -649,6 +649,7 @@ static int cmd_warm(int argc, char **argv)
     const char *cache = NULL;
     int c;
     optind = 1;
+    opterr = 0;
     while ((c = getopt_long(argc, argv, "c:d:jh", opts, NULL)) != -1) {
         switch (c) {
         case 'c':
@@ -667,13 +668,11 @@ static int cmd_warm(int argc, char **argv)
             usage(stdout);
             return JST_EXIT_OK;
         default:
-            usage(stderr);
-            return JST_EXIT_USAGE;
+            return jst_bad_option(cmd, argv);
         }
     }
     if (optind >= argc) {
-        jst_errorf(cmd, "no PATH given");
-        usage(stderr);
+        jst_errorf(cmd, "no PATH given (see 'jitstall %s --help')", cmd);
         return JST_EXIT_USAGE;
     }
     if (cache && (!*cache || setenv("CUDA_CACHE_PATH", cache, 1) != 0)) {

@@ -28,6 +28,14 @@ void jst_errorf(const char *cmd, const char *fmt, ...)
     fputc('\n', stderr);
 }
 
+int jst_bad_option(const char *cmd, char **argv)
+{
+    extern int optind;
+    jst_errorf(cmd, "unknown option or missing value '%s' (see 'jitstall %s --help')",
+               optind > 0 ? argv[optind - 1] : "?", cmd);
+    return JST_EXIT_USAGE;
+}
+
 static void usage(FILE *f)
 {
     fprintf(f, "usage: jitstall <command> [options] [args]\n\n"

@@ -49,5 +49,17 @@ def test_help_matches_man(env):
                f"jitstall.1.md mentions the {cmd} command")
 
 
+@case
+def test_unknown_option_one_line(env):
+    # Every command says what getopt_long refused in the same one line, never
+    # a usage text, and exits 2.
+    t = env.trace("t", run_spec())
+    for cmd in ("baseline", "check", "diff", "export", "report", "scan", "warm"):
+        _, err = env.expect_rc(2, cmd, "--bogus", t)
+        want = (f"jitstall {cmd}: unknown option or missing value '--bogus' "
+                f"(see 'jitstall {cmd} --help')\n")
+        expect(err == want, f"{cmd}: {err!r}")
+
+
 if __name__ == "__main__":
     sys.exit(main(sys.argv))
