@@ -649,6 +649,45 @@ static int demangle_kernels(struct rv_report *r, struct rv_module *m)
     return 0;
 }
 
+/* One process's modules into r: 0, or -1 when out of memory. */
+static int build_proc(struct rv_report *r, const struct jst_process *p, struct rv_proc *rp,
+                      struct jst_frame *frames, size_t depth)
+{
+    struct jst_symbolizer *sym = NULL;
+    struct site_memo memo = {0};
+    int rc = 0;
+    rp->p = p;
+    rp->projected_ttfk_ns = jst_fixes_projected_ttfk(p);
+    find_missing(rp);
+    if (p->truncated || p->damage || p->n_oom)
+        r->partial = 1;
+    for (size_t k = 0; k < p->n_calls; k++) {
+        const struct jst_call_ev *c = &p->calls[k];
+        if (!jst_model_is_module(p, c))
+            continue;
+        struct rv_module *m = &r->mods[r->n_mods++];
+        char fix[512];
+        m->p = p;
+        m->c = c;
+        m->culprit = jst_model_is_culprit(p, c);
+        m->lost_ns =
+            jst_is_jit_event(p, c) || jst_is_rtc_call(c->call) || c->in_flight ? c->dur_ns : 0;
+        m->saves_ns = jst_fix_load_saves(p, c);
+        rp->n_jit_loads += jst_is_jit_event(p, c);
+        jst_fix_for_load(p, c, NULL, fix, sizeof(fix));
+        if ((fix[0] && !(m->fix = rv_intern(r, fix))) ||
+            call_site(r, &sym, &memo, p, (size_t)(m - r->mods), frames, depth) < 0 ||
+            demangle_kernels(r, m) < 0) {
+            rc = -1;
+            break;
+        }
+    }
+    if (sym)
+        jst_symbolizer_free(sym);
+    site_memo_free(&memo);
+    return rc;
+}
+
 int rv_build(struct rv_report *r, const struct jst_run *run, char **errors, size_t n_errors)
 {
     return rv_build_depth(r, run, errors, n_errors, RV_STACK_DEPTH_DEFAULT);
@@ -682,43 +721,8 @@ int rv_build_depth(struct rv_report *r, const struct jst_run *run, char **errors
     for (size_t i = 0; i < run->n_procs; i++) {
         const struct jst_process *p = &run->procs[i];
         struct rv_proc *rp = &r->procs[r->n_procs++];
-        struct jst_symbolizer *sym = NULL;
-        struct site_memo memo = {0};
-        rp->p = p;
-        rp->projected_ttfk_ns = jst_fixes_projected_ttfk(p);
-        find_missing(rp);
-        if (p->truncated || p->damage || p->n_oom)
-            r->partial = 1;
-        for (size_t k = 0; k < p->n_calls; k++) {
-            const struct jst_call_ev *c = &p->calls[k];
-            if (!jst_model_is_module(p, c))
-                continue;
-            struct rv_module *m = &r->mods[r->n_mods++];
-            char fix[512];
-            m->p = p;
-            m->c = c;
-            m->culprit = jst_model_is_culprit(p, c);
-            m->lost_ns =
-                jst_is_jit_event(p, c) || jst_is_rtc_call(c->call) || c->in_flight ? c->dur_ns : 0;
-            m->saves_ns = jst_fix_load_saves(p, c);
-            rp->n_jit_loads += jst_is_jit_event(p, c);
-            jst_fix_for_load(p, c, NULL, fix, sizeof(fix));
-            if (fix[0] && !(m->fix = rv_intern(r, fix)))
-                goto oom_sym;
-            if (call_site(r, &sym, &memo, p, (size_t)(m - r->mods), frames, depth) < 0)
-                goto oom_sym;
-            if (demangle_kernels(r, m) < 0)
-                goto oom_sym;
-            continue;
-        oom_sym:
-            if (sym)
-                jst_symbolizer_free(sym);
-            site_memo_free(&memo);
+        if (build_proc(r, p, rp, frames, depth) < 0)
             goto oom;
-        }
-        if (sym)
-            jst_symbolizer_free(sym);
-        site_memo_free(&memo);
         if (p->ttfk_ns > r->ttfk_max_ns)
             r->ttfk_max_ns = p->ttfk_ns;
         if (rp->projected_ttfk_ns > r->projected_ttfk_max_ns)
