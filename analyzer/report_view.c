@@ -71,9 +71,7 @@ const char *rv_gpu_arch(const struct jst_process *p, char *buf, size_t n)
     return buf;
 }
 
-/* Appends to buf (of size n, holding a string) without overflowing. */
-static void cat(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void cat(char *buf, size_t n, const char *fmt, ...)
+void rv_cat(char *buf, size_t n, const char *fmt, ...)
 {
     size_t len = strnlen(buf, n);
     if (len + 1 >= n)
@@ -89,18 +87,18 @@ const char *rv_kernels_short(const struct rv_module *m, size_t max, char *buf, s
     size_t k = m->c->n_kernels;
     buf[0] = '\0';
     if (!k) {
-        cat(buf, n, "-");
+        rv_cat(buf, n, "-");
         return buf;
     }
     for (size_t i = 0; i < k && i < max; i++) {
         const char *name = m->kernels ? m->kernels[i] : m->c->kernels[i];
         if (strlen(name) > 80)
-            cat(buf, n, "%s%.77s...", i ? ", " : "", name);
+            rv_cat(buf, n, "%s%.77s...", i ? ", " : "", name);
         else
-            cat(buf, n, "%s%s", i ? ", " : "", name);
+            rv_cat(buf, n, "%s%s", i ? ", " : "", name);
     }
     if (k > max)
-        cat(buf, n, " and %zu more", k - max);
+        rv_cat(buf, n, " and %zu more", k - max);
     return buf;
 }
 
@@ -124,22 +122,22 @@ const char *rv_cache_str(const struct jst_call_ev *c, char *buf, size_t n)
     const char *name = c->cache ? jst_cache_name(c->cache) : NULL;
     buf[0] = '\0';
     if (!name && c->in_flight && (c->verdict == JST_V_PTX_JIT || c->verdict == JST_V_FORCED_JIT)) {
-        cat(buf, n, "not known: the call had not returned");
+        rv_cat(buf, n, "not known: the call had not returned");
         return buf;
     }
     if (!name) {
-        cat(buf, n, "-");
+        rv_cat(buf, n, "-");
         return buf;
     }
-    cat(buf, n, "%s", name);
+    rv_cat(buf, n, "%s", name);
     if (c->cache == JST_C_MISS_NOT_STORED && c->cache_reason) {
         const char *r = jst_cache_reason_name(c->cache_reason);
-        cat(buf, n, " (%s)", r ? r : "?");
+        rv_cat(buf, n, " (%s)", r ? r : "?");
     }
     if (c->cache_new_bytes || c->cache_new_entries) {
         char b[32];
-        cat(buf, n, " (+%s, %" PRIu64 " %s)", rv_bytes(c->cache_new_bytes, b, sizeof(b)),
-            c->cache_new_entries, c->cache_new_entries == 1 ? "entry" : "entries");
+        rv_cat(buf, n, " (+%s, %" PRIu64 " %s)", rv_bytes(c->cache_new_bytes, b, sizeof(b)),
+               c->cache_new_entries, c->cache_new_entries == 1 ? "entry" : "entries");
     }
     return buf;
 }
@@ -150,22 +148,22 @@ const char *rv_verdict_str(const struct rv_module *m, char *buf, size_t n)
     const char *v = c->verdict ? jst_verdict_name(c->verdict) : NULL;
     buf[0] = '\0';
     if (jst_is_rtc_call(c->call)) {
-        cat(buf, n, "%s",
-            c->call == JST_CALL_nvrtcCompileProgram ? "runtime compile (NVRTC)"
-                                                    : "runtime link (nvJitLink)");
+        rv_cat(buf, n, "%s",
+               c->call == JST_CALL_nvrtcCompileProgram ? "runtime compile (NVRTC)"
+                                                       : "runtime link (nvJitLink)");
         if (c->result != 0)
-            cat(buf, n, " (the call failed: result %" PRId64 ")", c->result);
+            rv_cat(buf, n, " (the call failed: result %" PRId64 ")", c->result);
         return buf;
     }
     if (!v)
         v = jst_is_jit_event(m->p, c) ? "ptx_jit (link)" : "-";
-    cat(buf, n, "%s", v);
+    rv_cat(buf, n, "%s", v);
     if (c->reason && *c->reason)
-        cat(buf, n, ": %s", c->reason);
+        rv_cat(buf, n, ": %s", c->reason);
     else if (c->verdict == JST_V_SASS && c->sass_arch)
-        cat(buf, n, ": SASS %s", c->sass_arch);
+        rv_cat(buf, n, ": SASS %s", c->sass_arch);
     if (c->result != 0)
-        cat(buf, n, " (the call failed: CUresult %" PRId64 ")", c->result);
+        rv_cat(buf, n, " (the call failed: CUresult %" PRId64 ")", c->result);
     return buf;
 }
 
@@ -190,18 +188,18 @@ const char *rv_cache_state_str(const struct jst_cache_state *s, char *buf, size_
     char a[32], b[32];
     buf[0] = '\0';
     if (!s->present) {
-        cat(buf, n, "not recorded");
+        rv_cat(buf, n, "not recorded");
         return buf;
     }
     if (s->exists)
-        cat(buf, n, "exists, %s, %s in %" PRIu64 " %s", s->writable ? "writable" : "not writable",
-            rv_bytes(s->size_bytes, a, sizeof(a)), s->entries,
-            s->entries == 1 ? "entry" : "entries");
+        rv_cat(buf, n, "exists, %s, %s in %" PRIu64 " %s",
+               s->writable ? "writable" : "not writable", rv_bytes(s->size_bytes, a, sizeof(a)),
+               s->entries, s->entries == 1 ? "entry" : "entries");
     else
-        cat(buf, n, "does not exist (%s)", s->writable ? "can be created" : "cannot be created");
-    cat(buf, n, "; max %s", rv_bytes(s->max_bytes, b, sizeof(b)));
+        rv_cat(buf, n, "does not exist (%s)", s->writable ? "can be created" : "cannot be created");
+    rv_cat(buf, n, "; max %s", rv_bytes(s->max_bytes, b, sizeof(b)));
     if (s->disabled)
-        cat(buf, n, "; CUDA_CACHE_DISABLE=1");
+        rv_cat(buf, n, "; CUDA_CACHE_DISABLE=1");
     return buf;
 }
 
@@ -535,13 +533,13 @@ const char *rv_group_pids(const struct rv_report *r, size_t g, char *buf, size_t
             continue;
         last = p->pid;
         if (shown < 6)
-            cat(buf, n, "%s%" PRIu64, shown ? ", " : "", p->pid);
+            rv_cat(buf, n, "%s%" PRIu64, shown ? ", " : "", p->pid);
         else
             more++;
         shown++;
     }
     if (more)
-        cat(buf, n, " and %zu more", more);
+        rv_cat(buf, n, " and %zu more", more);
     if (shown > 1) {
         char tmp[512];
         snprintf(tmp, sizeof(tmp), "pids %s", buf);
