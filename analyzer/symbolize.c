@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "image.h"
+#include "ixfind.h"
 #include "symbolize.h"
 
 #define SYM_NOTE_UNKNOWN "unknown module"
@@ -61,14 +62,9 @@ struct jst_symbolizer {
     const struct jst_process *p;
     struct sym_mod *mods; /* parallel to p->mods */
     size_t *stack_ix;     /* stacks sorted by id, built on first use */
-    struct sym_seq *seq_ix;
+    struct jst_seq_pos *seq_ix;
     int indexed;
     char debug_root[PATH_MAX];
-};
-
-struct sym_seq {
-    uint64_t seq;
-    size_t pos;
 };
 
 /* The files opened so far in this run, and libdwfl's callbacks (it keeps a
@@ -399,84 +395,13 @@ static struct sym_mod *sym_open(struct jst_symbolizer *s, size_t i)
     return sm;
 }
 
-static const struct jst_stack *sym_stacks;
-
-static int sym_cmp_stack(const void *a, const void *b)
-{
-    size_t x = *(const size_t *)a, y = *(const size_t *)b;
-    if (sym_stacks[x].id != sym_stacks[y].id)
-        return sym_stacks[x].id < sym_stacks[y].id ? -1 : 1;
-    return x < y ? -1 : x > y;
-}
-
-static int sym_cmp_seq(const void *a, const void *b)
-{
-    const struct sym_seq *x = a, *y = b;
-    if (x->seq != y->seq)
-        return x->seq < y->seq ? -1 : 1;
-    return x->pos < y->pos ? -1 : x->pos > y->pos;
-}
-
 /* Sorted indexes of the stacks by id and the calls by seq, so that each
  * lookup is a binary search, not a scan of the trace (left NULL when out of
  * memory: the lookups then scan). */
 static void sym_index(struct jst_symbolizer *s)
 {
-    const struct jst_process *p = s->p;
     s->indexed = 1;
-    if (p->n_stacks && (s->stack_ix = malloc(p->n_stacks * sizeof *s->stack_ix)) != NULL) {
-        for (size_t i = 0; i < p->n_stacks; i++)
-            s->stack_ix[i] = i;
-        sym_stacks = p->stacks;
-        qsort(s->stack_ix, p->n_stacks, sizeof *s->stack_ix, sym_cmp_stack);
-    }
-    if (p->n_calls && (s->seq_ix = malloc(p->n_calls * sizeof *s->seq_ix)) != NULL) {
-        for (size_t i = 0; i < p->n_calls; i++)
-            s->seq_ix[i] = (struct sym_seq){p->calls[i].seq, i};
-        qsort(s->seq_ix, p->n_calls, sizeof *s->seq_ix, sym_cmp_seq);
-    }
-}
-
-static const struct jst_stack *sym_stack(struct jst_symbolizer *s, uint64_t id)
-{
-    const struct jst_process *p = s->p;
-    if (!s->stack_ix) {
-        for (size_t i = 0; i < p->n_stacks; i++)
-            if (p->stacks[i].id == id)
-                return &p->stacks[i];
-        return NULL;
-    }
-    size_t lo = 0, hi = p->n_stacks;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (p->stacks[s->stack_ix[mid]].id < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < p->n_stacks && p->stacks[s->stack_ix[lo]].id == id ? &p->stacks[s->stack_ix[lo]]
-                                                                   : NULL;
-}
-
-/* Index of the (first) call with this sequence number, or -1. */
-static long sym_call_index(struct jst_symbolizer *s, uint64_t seq)
-{
-    const struct jst_process *p = s->p;
-    if (!s->seq_ix) {
-        for (size_t i = 0; i < p->n_calls; i++)
-            if (p->calls[i].seq == seq)
-                return (long)i;
-        return -1;
-    }
-    size_t lo = 0, hi = p->n_calls;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (s->seq_ix[mid].seq < seq)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < p->n_calls && s->seq_ix[lo].seq == seq ? (long)s->seq_ix[lo].pos : -1;
+    jst_ix_build(s->p, &s->seq_ix, &s->stack_ix);
 }
 
 /* The map entry that held ip when call number k ran: loaded (initially or by a
@@ -719,10 +644,10 @@ size_t jst_symbolize_stack(struct jst_symbolizer *s, uint64_t stack_id, uint64_t
         return 0;
     if (!s->indexed)
         sym_index(s);
-    const struct jst_stack *st = sym_stack(s, stack_id);
+    const struct jst_stack *st = jst_ix_stack(s->p, s->stack_ix, stack_id);
     if (!st)
         return 0;
-    long k = sym_call_index(s, seq);
+    long k = jst_ix_call(s->p, s->seq_ix, seq);
     size_t n = 0;
     for (size_t i = 0; i < st->n && n < max; i++) {
         /* An interpreter eval frame stands for the Python frames it runs. */
