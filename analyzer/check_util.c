@@ -124,34 +124,42 @@ static int streq0(const char *a, const char *b)
 struct match_ctx {
     const void *a, *b;
     int pass;
+    size_t size; /* of one element of a and b */
+    int (*key)(const void *x, int pass, uint64_t *h);
+    int (*same)(const void *x, const void *y, int pass);
 };
 
-static int procs_key(const struct jst_psum *s, int pass, uint64_t *h)
+static int match_hash_a(const void *ctx, size_t i, uint64_t *h)
 {
+    const struct match_ctx *m = ctx;
+    return m->key((const char *)m->a + i * m->size, m->pass, h);
+}
+
+static int match_hash_b(const void *ctx, size_t k, uint64_t *h)
+{
+    const struct match_ctx *m = ctx;
+    return m->key((const char *)m->b + k * m->size, m->pass, h);
+}
+
+static int match_same(const void *ctx, size_t i, size_t k)
+{
+    const struct match_ctx *m = ctx;
+    return m->same((const char *)m->a + i * m->size, (const char *)m->b + k * m->size, m->pass);
+}
+
+static int procs_key(const void *p, int pass, uint64_t *h)
+{
+    const struct jst_psum *s = p;
     *h = jst_hash_str(JST_HASH_SEED, s->exe);
     if (pass == 0)
         *h = jst_hash_u64(*h, s->argv_hash);
     return 1;
 }
 
-static int procs_hash_a(const void *ctx, size_t i, uint64_t *h)
+static int procs_same(const void *px, const void *py, int pass)
 {
-    const struct match_ctx *m = ctx;
-    return procs_key(&((const struct jst_psum *)m->a)[i], m->pass, h);
-}
-
-static int procs_hash_b(const void *ctx, size_t k, uint64_t *h)
-{
-    const struct match_ctx *m = ctx;
-    return procs_key(&((const struct jst_psum *)m->b)[k], m->pass, h);
-}
-
-static int procs_same(const void *ctx, size_t i, size_t k)
-{
-    const struct match_ctx *m = ctx;
-    const struct jst_psum *x = &((const struct jst_psum *)m->a)[i];
-    const struct jst_psum *y = &((const struct jst_psum *)m->b)[k];
-    return !strcmp(x->exe, y->exe) && (m->pass != 0 || x->argv_hash == y->argv_hash);
+    const struct jst_psum *x = px, *y = py;
+    return !strcmp(x->exe, y->exe) && (pass != 0 || x->argv_hash == y->argv_hash);
 }
 
 void jst_match_procs(const struct jst_psum *a, size_t na, const struct jst_psum *b, size_t nb,
@@ -163,8 +171,8 @@ void jst_match_procs(const struct jst_psum *a, size_t na, const struct jst_psum 
     if (!used)
         return;
     for (int pass = 0; pass < 2; pass++) {
-        struct match_ctx mc = {a, b, pass};
-        struct jst_match_keys keys = {&mc, procs_hash_a, procs_hash_b, procs_same};
+        struct match_ctx mc = {a, b, pass, sizeof(*a), procs_key, procs_same};
+        struct jst_match_keys keys = {&mc, match_hash_a, match_hash_b, match_same};
         if (jst_match_first(&keys, na, nb, a_to_b, used) == 0)
             continue;
         for (size_t i = 0; i < na; i++) { /* out of memory: the plain scan */
@@ -189,8 +197,9 @@ static const char *first_kernel(const struct jst_pmod *m)
     return m->n_kernels ? m->kernels[0] : NULL;
 }
 
-static int mods_key(const struct jst_pmod *m, int pass, uint64_t *h)
+static int mods_key(const void *p, int pass, uint64_t *h)
 {
+    const struct jst_pmod *m = p;
     if (pass == 0) {
         *h = m->hash;
         return m->hash != 0;
@@ -199,24 +208,10 @@ static int mods_key(const struct jst_pmod *m, int pass, uint64_t *h)
     return m->origin != NULL || first_kernel(m) != NULL; /* a runtime compile: its name */
 }
 
-static int mods_hash_a(const void *ctx, size_t i, uint64_t *h)
+static int mods_same(const void *px, const void *py, int pass)
 {
-    const struct match_ctx *m = ctx;
-    return mods_key(&((const struct jst_pmod *)m->a)[i], m->pass, h);
-}
-
-static int mods_hash_b(const void *ctx, size_t k, uint64_t *h)
-{
-    const struct match_ctx *m = ctx;
-    return mods_key(&((const struct jst_pmod *)m->b)[k], m->pass, h);
-}
-
-static int mods_same(const void *ctx, size_t i, size_t k)
-{
-    const struct match_ctx *m = ctx;
-    const struct jst_pmod *x = &((const struct jst_pmod *)m->a)[i];
-    const struct jst_pmod *y = &((const struct jst_pmod *)m->b)[k];
-    if (m->pass == 0)
+    const struct jst_pmod *x = px, *y = py;
+    if (pass == 0)
         return x->hash == y->hash;
     return streq0(x->origin, y->origin) && streq0(first_kernel(x), first_kernel(y));
 }
@@ -229,9 +224,10 @@ void jst_match_mods(const struct jst_pmod *a, size_t na, const struct jst_pmod *
         a_to_b[i] = -1;
     if (!used)
         return;
-    struct match_ctx m0 = {a, b, 0}, m1 = {a, b, 1};
-    struct jst_match_keys k0 = {&m0, mods_hash_a, mods_hash_b, mods_same};
-    struct jst_match_keys k1 = {&m1, mods_hash_a, mods_hash_b, mods_same};
+    struct match_ctx m0 = {a, b, 0, sizeof(*a), mods_key, mods_same};
+    struct match_ctx m1 = {a, b, 1, sizeof(*a), mods_key, mods_same};
+    struct jst_match_keys k0 = {&m0, match_hash_a, match_hash_b, match_same};
+    struct jst_match_keys k1 = {&m1, match_hash_a, match_hash_b, match_same};
     if (jst_match_first(&k0, na, nb, a_to_b, used) == 0 &&
         jst_match_first(&k1, na, nb, a_to_b, used) == 0) {
         free(used);
