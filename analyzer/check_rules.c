@@ -21,8 +21,7 @@ static const struct jst_pmod *chk_worst_jit(const struct jst_psum *s, int before
         const struct jst_pmod *m = &s->mods[i];
         if (!m->jit)
             continue;
-        if (before_launch && s->p && s->p->first_launch_ns && m->ev &&
-            m->ev->start_ns >= s->p->first_launch_ns)
+        if (before_launch && s->p && m->ev && !jst_model_before_first_kernel(s->p, m->ev))
             continue;
         if (!w || m->jit_ns > w->jit_ns)
             w = m;

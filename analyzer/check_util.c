@@ -262,6 +262,8 @@ void jst_match_mods(const struct jst_pmod *a, size_t na, const struct jst_pmod *
 
 const char *jst_partial_why(const struct jst_process *p)
 {
+    if (!jst_model_is_partial(p))
+        return NULL;
     if (p->damage)
         return p->damage;
     if (p->truncated)

@@ -248,7 +248,7 @@ static size_t summary(const char *dir)
         jit += p->jit_ns;
         comp += p->jit_compile_ns;
         load += p->jit_cache_load_ns;
-        partial += p->truncated || p->damage;
+        partial += jst_model_is_partial(p) != 0;
         for (size_t k = 0; k < p->n_calls; k++)
             loads += jst_is_jit_event(p, &p->calls[k]);
     }

@@ -492,7 +492,7 @@ uint64_t jst_fixes_projected_ttfk(const struct jst_process *p)
     uint64_t saved = 0;
     for (size_t i = 0; i < p->n_calls; i++) {
         const struct jst_call_ev *c = &p->calls[i];
-        if (c->start_ns < p->first_launch_ns &&
+        if (jst_model_before_first_kernel(p, c) &&
             (jst_is_jit_event(p, c) || jst_is_rtc_call(c->call)))
             saved = sat_add(saved, jst_fix_load_saves(p, c));
     }

@@ -875,6 +875,16 @@ int jst_model_is_module(const struct jst_process *p, const struct jst_call_ev *c
            c->in_flight;
 }
 
+int jst_model_is_partial(const struct jst_process *p)
+{
+    return p->truncated || p->damage || p->n_oom;
+}
+
+int jst_model_before_first_kernel(const struct jst_process *p, const struct jst_call_ev *c)
+{
+    return !p->first_launch_ns || c->start_ns < p->first_launch_ns;
+}
+
 int jst_model_is_culprit(const struct jst_process *p, const struct jst_call_ev *c)
 {
     return jst_is_jit_event(p, c) || jst_is_rtc_call(c->call) || c->in_flight ||
@@ -959,7 +969,7 @@ void jst_model_derive(struct jst_process *p)
     p->rtc_ns = 0;
     for (size_t i = 0; i < p->n_calls; i++) {
         struct jst_call_ev *c = &p->calls[i];
-        int before = !p->first_launch_ns || c->start_ns < p->first_launch_ns;
+        int before = jst_model_before_first_kernel(p, c);
         if (jst_is_jit_event(p, c)) {
             uint64_t load = 0;
             if (c->cupti_compile_ns || c->cupti_cache_load_ns)

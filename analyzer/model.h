@@ -201,6 +201,12 @@ int jst_model_is_module(const struct jst_process *p, const struct jst_call_ev *c
  * runtime compile, a call still running) or that failed for want of a usable
  * image (no compatible image, JIT disabled, damaged image). */
 int jst_model_is_culprit(const struct jst_process *p, const struct jst_call_ev *c);
+/* A partial process: its trace is truncated or damaged, or records were
+ * dropped reading it for want of memory. Every command says so. */
+int jst_model_is_partial(const struct jst_process *p);
+/* Whether c counts toward the time to first kernel: it started before the
+ * first launch, or no kernel was launched. */
+int jst_model_before_first_kernel(const struct jst_process *p, const struct jst_call_ev *c);
 
 /* analyzer/queries.c: NVTX ranges and the queries they mark. */
 void jst_queries_read(struct jst_process *p, struct jst_field_iter *it);

@@ -657,7 +657,7 @@ static int build_proc(struct rv_report *r, const struct jst_process *p, struct r
     rp->p = p;
     rp->projected_ttfk_ns = jst_fixes_projected_ttfk(p);
     find_missing(rp);
-    if (p->truncated || p->damage || p->n_oom)
+    if (jst_model_is_partial(p))
         r->partial = 1;
     for (size_t k = 0; k < p->n_calls; k++) {
         const struct jst_call_ev *c = &p->calls[k];
