@@ -71,7 +71,7 @@ void chk_warn(const struct ctx *x, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    jst_errorf("check", "warning: %s", buf);
+    jst_warnf("check", "%s", buf);
     if (x->o.github) {
         fputs("::warning title=jitstall::", stdout);
         chk_github_escape(stdout, buf);

@@ -311,8 +311,8 @@ static void warn_partial(const char *cmd, const struct jst_run *run)
     char why[512];
     for (size_t i = 0; i < run->n_procs; i++)
         if (jst_partial_str(&run->procs[i], why, sizeof why))
-            jst_errorf(cmd, "warning: %s: partial trace (%s); using what it holds",
-                       run->procs[i].trace_path ? run->procs[i].trace_path : "?", why);
+            jst_warnf(cmd, "%s: partial trace (%s); using what it holds",
+                      run->procs[i].trace_path ? run->procs[i].trace_path : "?", why);
 }
 
 int jst_run_load(const char *cmd, char **paths, int n, struct jst_run *run, int quiet_partial)

@@ -32,7 +32,10 @@ void jst_command_register(struct jst_command *c);
  * 'jitstall <cmd> --help')". Returns JST_EXIT_USAGE. */
 int jst_bad_option(const char *cmd, char **argv);
 
-/* One line on stderr: "jitstall <cmd>: <message>". */
+/* One line on stderr: "jitstall <cmd>: <message>". For errors only. */
 void jst_errorf(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* One line on stderr: "jitstall <cmd>: warning: <message>"; the command
+ * goes on and its exit status does not change for it. */
+void jst_warnf(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

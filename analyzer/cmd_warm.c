@@ -576,8 +576,7 @@ static void label_cache(struct warm *w)
     gmtime_r(&t, &tm);
     strftime(w->target.when, sizeof(w->target.when), "%Y-%m-%dT%H:%M:%SZ", &tm);
     if (jst_warmfile_record(w->before.path, &w->target) != 0)
-        jst_errorf(cmd, "warning: cannot write %s/%s: %s", w->before.path, JST_WARM_FILE,
-                   strerror(errno));
+        jst_warnf(cmd, "cannot write %s/%s: %s", w->before.path, JST_WARM_FILE, strerror(errno));
 }
 
 static int run_warm(struct warm *w, int npaths, char **paths)

@@ -18,14 +18,20 @@ void jst_command_register(struct jst_command *c)
     *pp = c;
 }
 
+/* "jitstall <cmd>: <kind><message>" and a newline, on stderr. */
+static void cli_vsay(const char *cmd, const char *kind, const char *fmt, va_list ap)
+{
+    fprintf(stderr, "jitstall %s: %s", cmd, kind);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
+
 void jst_errorf(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
-    fprintf(stderr, "jitstall %s: ", cmd);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    cli_vsay(cmd, "", fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
 }
 
 int jst_bad_option(const char *cmd, char **argv)
@@ -34,6 +40,14 @@ int jst_bad_option(const char *cmd, char **argv)
     jst_errorf(cmd, "unknown option or missing value '%s' (see 'jitstall %s --help')",
                optind > 0 ? argv[optind - 1] : "?", cmd);
     return JST_EXIT_USAGE;
+}
+
+void jst_warnf(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    cli_vsay(cmd, "warning: ", fmt, ap);
+    va_end(ap);
 }
 
 static void usage(FILE *f)
