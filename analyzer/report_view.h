@@ -118,7 +118,7 @@ int rv_write_text(const struct rv_report *r, FILE *f, int colour);
 int rv_write_markdown(const struct rv_report *r, FILE *f);
 int rv_write_json(const struct rv_report *r, FILE *f);
 
-/* Shared formatting. */
+/* Shared formatting (report_words.c). */
 const char *rv_dur(uint64_t ns, char *buf, size_t n);  /* "11.80 s", "2.4 ms" */
 const char *rv_bytes(uint64_t b, char *buf, size_t n); /* "1.2 MiB" */
 const char *rv_exe_name(const struct jst_process *p);  /* exe, or argv[0], or "?" */
