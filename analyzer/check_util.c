@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "check_util.h"
+#include "xalloc.h"
 #include "cli.h"
 #include "fixes.h"
 #include "hashidx.h"
@@ -77,9 +78,9 @@ int jst_psum_from_process(const struct jst_process *p, struct jst_psum *s)
         return -1;
     for (size_t i = 0; i < p->n_calls; i++) {
         const struct jst_call_ev *c = &p->calls[i];
-        int jit = jst_is_jit_event(p, c);
-        if (c->verdict == JST_V_NONE && !jit)
+        if (!jst_model_is_module(p, c))
             continue;
+        int jit = jst_is_jit_event(p, c);
         struct jst_pmod *m = &s->mods[s->n_mods++];
         m->hash = c->image_hash;
         m->origin = jst_load_origin(c);
@@ -119,38 +120,46 @@ static int streq0(const char *a, const char *b)
 
 /* Keys of jst_match_first for processes (pass 0: program and arguments,
  * pass 1: program) and modules (pass 0: image hash, pass 1: origin and first
- * kernel). */
+ * kernel, or the first kernel alone: a runtime compile has no origin). */
 struct match_ctx {
     const void *a, *b;
     int pass;
+    size_t size; /* of one element of a and b */
+    int (*key)(const void *x, int pass, uint64_t *h);
+    int (*same)(const void *x, const void *y, int pass);
 };
 
-static int procs_key(const struct jst_psum *s, int pass, uint64_t *h)
+static int match_hash_a(const void *ctx, size_t i, uint64_t *h)
 {
+    const struct match_ctx *m = ctx;
+    return m->key((const char *)m->a + i * m->size, m->pass, h);
+}
+
+static int match_hash_b(const void *ctx, size_t k, uint64_t *h)
+{
+    const struct match_ctx *m = ctx;
+    return m->key((const char *)m->b + k * m->size, m->pass, h);
+}
+
+static int match_same(const void *ctx, size_t i, size_t k)
+{
+    const struct match_ctx *m = ctx;
+    return m->same((const char *)m->a + i * m->size, (const char *)m->b + k * m->size, m->pass);
+}
+
+static int procs_key(const void *p, int pass, uint64_t *h)
+{
+    const struct jst_psum *s = p;
     *h = jst_hash_str(JST_HASH_SEED, s->exe);
     if (pass == 0)
         *h = jst_hash_u64(*h, s->argv_hash);
     return 1;
 }
 
-static int procs_hash_a(const void *ctx, size_t i, uint64_t *h)
+static int procs_same(const void *px, const void *py, int pass)
 {
-    const struct match_ctx *m = ctx;
-    return procs_key(&((const struct jst_psum *)m->a)[i], m->pass, h);
-}
-
-static int procs_hash_b(const void *ctx, size_t k, uint64_t *h)
-{
-    const struct match_ctx *m = ctx;
-    return procs_key(&((const struct jst_psum *)m->b)[k], m->pass, h);
-}
-
-static int procs_same(const void *ctx, size_t i, size_t k)
-{
-    const struct match_ctx *m = ctx;
-    const struct jst_psum *x = &((const struct jst_psum *)m->a)[i];
-    const struct jst_psum *y = &((const struct jst_psum *)m->b)[k];
-    return !strcmp(x->exe, y->exe) && (m->pass != 0 || x->argv_hash == y->argv_hash);
+    const struct jst_psum *x = px, *y = py;
+    return !strcmp(x->exe, y->exe) && (pass != 0 || x->argv_hash == y->argv_hash);
 }
 
 void jst_match_procs(const struct jst_psum *a, size_t na, const struct jst_psum *b, size_t nb,
@@ -162,8 +171,8 @@ void jst_match_procs(const struct jst_psum *a, size_t na, const struct jst_psum 
     if (!used)
         return;
     for (int pass = 0; pass < 2; pass++) {
-        struct match_ctx mc = {a, b, pass};
-        struct jst_match_keys keys = {&mc, procs_hash_a, procs_hash_b, procs_same};
+        struct match_ctx mc = {a, b, pass, sizeof(*a), procs_key, procs_same};
+        struct jst_match_keys keys = {&mc, match_hash_a, match_hash_b, match_same};
         if (jst_match_first(&keys, na, nb, a_to_b, used) == 0)
             continue;
         for (size_t i = 0; i < na; i++) { /* out of memory: the plain scan */
@@ -188,34 +197,21 @@ static const char *first_kernel(const struct jst_pmod *m)
     return m->n_kernels ? m->kernels[0] : NULL;
 }
 
-static int mods_key(const struct jst_pmod *m, int pass, uint64_t *h)
+static int mods_key(const void *p, int pass, uint64_t *h)
 {
+    const struct jst_pmod *m = p;
     if (pass == 0) {
         *h = m->hash;
         return m->hash != 0;
     }
     *h = jst_hash_str(jst_hash_str(JST_HASH_SEED, m->origin), first_kernel(m));
-    return m->origin != NULL;
+    return m->origin != NULL || first_kernel(m) != NULL; /* a runtime compile: its name */
 }
 
-static int mods_hash_a(const void *ctx, size_t i, uint64_t *h)
+static int mods_same(const void *px, const void *py, int pass)
 {
-    const struct match_ctx *m = ctx;
-    return mods_key(&((const struct jst_pmod *)m->a)[i], m->pass, h);
-}
-
-static int mods_hash_b(const void *ctx, size_t k, uint64_t *h)
-{
-    const struct match_ctx *m = ctx;
-    return mods_key(&((const struct jst_pmod *)m->b)[k], m->pass, h);
-}
-
-static int mods_same(const void *ctx, size_t i, size_t k)
-{
-    const struct match_ctx *m = ctx;
-    const struct jst_pmod *x = &((const struct jst_pmod *)m->a)[i];
-    const struct jst_pmod *y = &((const struct jst_pmod *)m->b)[k];
-    if (m->pass == 0)
+    const struct jst_pmod *x = px, *y = py;
+    if (pass == 0)
         return x->hash == y->hash;
     return streq0(x->origin, y->origin) && streq0(first_kernel(x), first_kernel(y));
 }
@@ -228,9 +224,10 @@ void jst_match_mods(const struct jst_pmod *a, size_t na, const struct jst_pmod *
         a_to_b[i] = -1;
     if (!used)
         return;
-    struct match_ctx m0 = {a, b, 0}, m1 = {a, b, 1};
-    struct jst_match_keys k0 = {&m0, mods_hash_a, mods_hash_b, mods_same};
-    struct jst_match_keys k1 = {&m1, mods_hash_a, mods_hash_b, mods_same};
+    struct match_ctx m0 = {a, b, 0, sizeof(*a), mods_key, mods_same};
+    struct match_ctx m1 = {a, b, 1, sizeof(*a), mods_key, mods_same};
+    struct jst_match_keys k0 = {&m0, match_hash_a, match_hash_b, match_same};
+    struct jst_match_keys k1 = {&m1, match_hash_a, match_hash_b, match_same};
     if (jst_match_first(&k0, na, nb, a_to_b, used) == 0 &&
         jst_match_first(&k1, na, nb, a_to_b, used) == 0) {
         free(used);
@@ -250,7 +247,7 @@ void jst_match_mods(const struct jst_pmod *a, size_t na, const struct jst_pmod *
             }
     }
     for (size_t i = 0; i < na; i++) {
-        if (a_to_b[i] >= 0 || !a[i].origin)
+        if (a_to_b[i] >= 0 || (!a[i].origin && !first_kernel(&a[i])))
             continue;
         for (size_t k = 0; k < nb; k++)
             if (!used[k] && streq0(a[i].origin, b[k].origin) &&
@@ -265,6 +262,8 @@ void jst_match_mods(const struct jst_pmod *a, size_t na, const struct jst_pmod *
 
 const char *jst_partial_why(const struct jst_process *p)
 {
+    if (!jst_model_is_partial(p))
+        return NULL;
     if (p->damage)
         return p->damage;
     if (p->truncated)
@@ -274,23 +273,55 @@ const char *jst_partial_why(const struct jst_process *p)
     return NULL;
 }
 
+const char *jst_partial_str(const struct jst_process *p, char *buf, size_t n)
+{
+    const char *why = jst_partial_why(p);
+    if (p->n_oom) /* the reader stopped there: it reads as truncated too */
+        snprintf(buf, n, "out of memory while reading: %llu records or fields dropped",
+                 (unsigned long long)p->n_oom);
+    else
+        snprintf(buf, n, "%s", why ? why : "");
+    return why ? buf : NULL;
+}
+
+/* Adds one path to run: 0, or -1 with the reason, "PATH: ...", in err. */
+static int load_one(const char *path, struct jst_run *run, char *err, size_t errlen)
+{
+    char why[512] = "";
+    size_t before = run->n_unreadable;
+    size_t pl = strlen(path);
+    if (jst_model_add(run, path, why, sizeof why) < 0) {
+        /* The model's message usually starts with the path already. */
+        if (!strncmp(why, path, pl) && why[pl] == ':')
+            snprintf(err, errlen, "%s", why);
+        else
+            snprintf(err, errlen, "%s: %s", path, why[0] ? why : "cannot read");
+        return -1;
+    }
+    if (run->n_unreadable > before) {
+        snprintf(err, errlen, "%s: %zu file(s) could not be read%s%s", path,
+                 run->n_unreadable - before, why[0] ? ": " : "", why);
+        return -1;
+    }
+    return 0;
+}
+
+static void warn_partial(const char *cmd, const struct jst_run *run)
+{
+    char why[512];
+    for (size_t i = 0; i < run->n_procs; i++)
+        if (jst_partial_str(&run->procs[i], why, sizeof why))
+            jst_warnf(cmd, "%s: partial trace (%s); using what it holds",
+                      run->procs[i].trace_path ? run->procs[i].trace_path : "?", why);
+}
+
 int jst_run_load(const char *cmd, char **paths, int n, struct jst_run *run, int quiet_partial)
 {
     int bad = 0;
     for (int i = 0; i < n; i++) {
-        char err[512] = "";
-        size_t before = run->n_unreadable;
-        if (jst_model_add(run, paths[i], err, sizeof err) < 0) {
-            /* The model's message usually starts with the path already. */
-            size_t pl = strlen(paths[i]);
-            if (!strncmp(err, paths[i], pl) && err[pl] == ':')
-                jst_errorf(cmd, "%s", err);
-            else
-                jst_errorf(cmd, "%s: %s", paths[i], err[0] ? err : "cannot read");
-            bad = 1;
-        } else if (run->n_unreadable > before) {
-            jst_errorf(cmd, "%s: %zu file(s) could not be read%s%s", paths[i],
-                       run->n_unreadable - before, err[0] ? ": " : "", err);
+        char err[1024];
+        if (load_one(paths[i], run, err, sizeof err) < 0) {
+            jst_errorf(cmd, "%s", err);
             bad = 1;
         }
     }
@@ -301,13 +332,38 @@ int jst_run_load(const char *cmd, char **paths, int n, struct jst_run *run, int 
                    n > 1 ? " ..." : "");
         return JST_EXIT_USAGE;
     }
-    for (size_t i = 0; i < run->n_procs && !quiet_partial; i++) {
-        const char *why = jst_partial_why(&run->procs[i]);
-        if (why)
-            jst_errorf(cmd, "warning: %s: partial trace (%s); using what it holds",
-                       run->procs[i].trace_path ? run->procs[i].trace_path : "?", why);
-    }
+    if (!quiet_partial)
+        warn_partial(cmd, run);
     return JST_EXIT_OK;
+}
+
+int jst_run_load_lenient(const char *cmd, char **paths, int n, struct jst_run *run,
+                         struct jst_load_errs *errs)
+{
+    errs->msg = jst_xcalloc((size_t)n, sizeof(*errs->msg));
+    errs->n = 0;
+    for (int i = 0; i < n; i++) {
+        char err[1024];
+        if (load_one(paths[i], run, err, sizeof err) < 0)
+            errs->msg[errs->n++] = jst_xstrdup(err);
+    }
+    if (!run->n_procs) {
+        for (size_t k = 0; k < errs->n; k++)
+            jst_errorf(cmd, "%s", errs->msg[k]);
+        jst_errorf(cmd, "no readable trace");
+        return JST_EXIT_USAGE;
+    }
+    warn_partial(cmd, run);
+    return JST_EXIT_OK;
+}
+
+void jst_load_errs_free(struct jst_load_errs *errs)
+{
+    for (size_t k = 0; k < errs->n; k++)
+        free(errs->msg[k]);
+    free(errs->msg);
+    errs->msg = NULL;
+    errs->n = 0;
 }
 
 const char *jst_fmt_ms(uint64_t ns, char *buf, size_t n)

@@ -79,8 +79,22 @@ int jst_cache_rank(unsigned cache);
  * returns JST_EXIT_USAGE then (or when no trace was found); prints a warning
  * for each partial trace ("checked what it holds") and returns JST_EXIT_OK. */
 int jst_run_load(const char *cmd, char **paths, int n, struct jst_run *run, int quiet_partial);
+/* report's lenient load: an unreadable path does not stop it; its one-line
+ * reason ("PATH: ...") is kept in errs for the report to name. Exit 2 only
+ * when no trace at all could be read. Partial traces are warned about in the
+ * words jst_run_load uses. Free errs with jst_load_errs_free. */
+struct jst_load_errs {
+    char **msg;
+    size_t n;
+};
+int jst_run_load_lenient(const char *cmd, char **paths, int n, struct jst_run *run,
+                         struct jst_load_errs *errs);
+void jst_load_errs_free(struct jst_load_errs *errs);
 /* "truncated", or the damage message, or NULL when the trace is whole. */
 const char *jst_partial_why(const struct jst_process *p);
+/* The same in words for a warning, with the count of records dropped when
+ * memory ran out: buf, or NULL when the trace is whole. */
+const char *jst_partial_str(const struct jst_process *p, char *buf, size_t n);
 
 /* ---- formatting ---- */
 

@@ -27,7 +27,15 @@ void jst_command_register(struct jst_command *c);
         jst_command_register(&jst_cmd_##NAME);                                  \
     }
 
-/* One line on stderr: "jitstall <cmd>: <message>". */
+/* What getopt_long refused (the argument it stopped at, argv[optind - 1]),
+ * in one line: "jitstall <cmd>: unknown option or missing value 'ARG' (see
+ * 'jitstall <cmd> --help')". Returns JST_EXIT_USAGE. */
+int jst_bad_option(const char *cmd, char **argv);
+
+/* One line on stderr: "jitstall <cmd>: <message>". For errors only. */
 void jst_errorf(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* One line on stderr: "jitstall <cmd>: warning: <message>"; the command
+ * goes on and its exit status does not change for it. */
+void jst_warnf(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

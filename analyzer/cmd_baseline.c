@@ -25,6 +25,18 @@ static const char usage_text[] =
     "\n"
     "exit codes: 0 written, 2 usage error or unreadable input\n";
 
+struct baseline_out {
+    const struct jst_run *run;
+    char **paths;
+    int n_paths;
+};
+
+static int write_baseline(FILE *f, void *ctx)
+{
+    const struct baseline_out *bo = ctx;
+    return jst_baseline_write(f, bo->run, bo->paths, bo->n_paths);
+}
+
 static int cmd_baseline(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -45,9 +57,7 @@ static int cmd_baseline(int argc, char **argv)
             fputs(usage_text, stdout);
             return JST_EXIT_OK;
         default:
-            jst_errorf("baseline", "unknown or incomplete option '%s' (see --help)",
-                       argv[optind - 1]);
-            return JST_EXIT_USAGE;
+            return jst_bad_option("baseline", argv);
         }
     }
     if (optind >= argc) {
@@ -61,18 +71,10 @@ static int cmd_baseline(int argc, char **argv)
         return rc;
     }
 
-    struct jst_outfile o;
-    if (jst_outfile_open(&o, "baseline", out) != 0) {
-        jst_model_free(&run);
-        return JST_EXIT_USAGE;
-    }
-    int werr = jst_baseline_write(o.f, &run, argv + optind, argc - optind);
-    werr = jst_outfile_commit(&o, "baseline", werr);
-    if (!werr && o.path)
-        fprintf(stderr, "jitstall baseline: wrote %s (%zu process%s)\n", o.path, run.n_procs,
-                run.n_procs == 1 ? "" : "es");
+    struct baseline_out bo = {&run, argv + optind, argc - optind};
+    rc = jst_outfile_write("baseline", out, run.n_procs, write_baseline, &bo, NULL);
     jst_model_free(&run);
-    return werr ? JST_EXIT_USAGE : JST_EXIT_OK;
+    return rc;
 }
 
 JST_COMMAND(baseline, cmd_baseline, "record a known-good run for 'check --baseline'")

@@ -14,6 +14,7 @@
 #include "cli.h"
 #include "jsonw.h"
 #include "trace.h"
+#include "xalloc.h"
 
 static const char usage_text[] =
     "usage: jitstall diff [--json] A B\n"
@@ -73,13 +74,11 @@ static int load_side(struct side *s, const char *path)
     int rc = jst_run_load("diff", paths, 1, &s->run, 0);
     if (rc != JST_EXIT_OK)
         return rc;
-    s->procs = calloc(s->run.n_procs, sizeof(*s->procs));
-    if (!s->procs)
-        return JST_EXIT_USAGE;
+    s->procs = jst_xcalloc(s->run.n_procs, sizeof(*s->procs));
     s->n = s->run.n_procs;
     for (size_t i = 0; i < s->n; i++)
         if (jst_psum_from_process(&s->run.procs[i], &s->procs[i]) < 0)
-            return JST_EXIT_USAGE;
+            jst_xalloc_die();
     return JST_EXIT_OK;
 }
 
@@ -133,8 +132,9 @@ static const char *mod_status(const struct jst_pmod *a, const struct jst_pmod *b
     return a->verdict != b->verdict || a->jit != b->jit ? "changed" : "same";
 }
 
-static void text_module(const struct jst_pmod *a, const struct jst_pmod *b)
+static void text_module(const struct jst_pmod *a, const struct jst_pmod *b, void *unused)
 {
+    (void)unused;
     char lab[1024], x[64], y[64], d[96];
     const struct jst_pmod *m = b ? b : a;
     const char *st = mod_status(a, b);
@@ -204,8 +204,9 @@ static void json_opt_u64(struct jst_json *j, const char *key, int have, uint64_t
         jst_json_knull(j, key);
 }
 
-static void json_module(struct jst_json *j, const struct jst_pmod *a, const struct jst_pmod *b)
+static void json_module(const struct jst_pmod *a, const struct jst_pmod *b, void *ctx)
 {
+    struct jst_json *j = ctx;
     const struct jst_pmod *m = b ? b : a;
     jst_json_obj(j);
     jst_json_kstr(j, "status", mod_status(a, b));
@@ -224,6 +225,27 @@ static void json_module(struct jst_json *j, const struct jst_pmod *a, const stru
     jst_json_kstr(j, "cache_a", a ? cname(a->cache) : NULL);
     jst_json_kstr(j, "cache_b", b ? cname(b->cache) : NULL);
     jst_json_end(j);
+}
+
+/* Calls fn on every module pair of a matched process: B's modules in load
+ * order (with A's match, or NULL), then those only A had (B NULL). */
+static void each_module_pair(const struct jst_psum *a, const struct jst_psum *b,
+                             void (*fn)(const struct jst_pmod *, const struct jst_pmod *, void *),
+                             void *ctx)
+{
+    long *map = jst_xcalloc(b->n_mods + 1, sizeof(*map));
+    char *used = jst_xcalloc(a->n_mods + 1, 1);
+    jst_match_mods(b->mods, b->n_mods, a->mods, a->n_mods, map);
+    for (size_t i = 0; i < b->n_mods; i++)
+        if (map[i] >= 0)
+            used[map[i]] = 1;
+    for (size_t i = 0; i < b->n_mods; i++)
+        fn(map[i] >= 0 ? &a->mods[map[i]] : NULL, &b->mods[i], ctx);
+    for (size_t k = 0; k < a->n_mods; k++)
+        if (!used[k])
+            fn(&a->mods[k], NULL, ctx);
+    free(map);
+    free(used);
 }
 
 static void json_process(struct jst_json *j, const struct jst_psum *a, const struct jst_psum *b)
@@ -248,26 +270,11 @@ static void json_process(struct jst_json *j, const struct jst_psum *a, const str
         jst_json_knull(j, "jit_delta_ns");
     jst_json_key(j, "modules");
     jst_json_arr(j);
-    if (a && b) {
-        long *map = calloc(b->n_mods + 1, sizeof(*map));
-        char *used = calloc(a->n_mods + 1, 1);
-        if (map && used) {
-            jst_match_mods(b->mods, b->n_mods, a->mods, a->n_mods, map);
-            for (size_t i = 0; i < b->n_mods; i++)
-                if (map[i] >= 0)
-                    used[map[i]] = 1;
-            for (size_t i = 0; i < b->n_mods; i++)
-                json_module(j, map[i] >= 0 ? &a->mods[map[i]] : NULL, &b->mods[i]);
-            for (size_t k = 0; k < a->n_mods; k++)
-                if (!used[k])
-                    json_module(j, &a->mods[k], NULL);
-        }
-        free(map);
-        free(used);
-    } else {
+    if (a && b)
+        each_module_pair(a, b, json_module, j);
+    else
         for (size_t i = 0; i < s->n_mods; i++)
-            json_module(j, a ? &s->mods[i] : NULL, b ? &s->mods[i] : NULL);
-    }
+            json_module(a ? &s->mods[i] : NULL, b ? &s->mods[i] : NULL, j);
     jst_json_end(j);
     jst_json_end(j);
 }
@@ -277,25 +284,42 @@ static void text_process(const struct jst_psum *a, const struct jst_psum *b)
     printf("%s (pid %llu -> %llu)\n", b->exe, (unsigned long long)a->pid,
            (unsigned long long)b->pid);
     text_totals(a, b);
-    long *map = calloc(b->n_mods + 1, sizeof(*map));
-    char *used = calloc(a->n_mods + 1, 1);
-    if (!map || !used) {
-        free(map);
-        free(used);
-        return;
-    }
-    /* B's modules in load order, then what only A had. */
-    jst_match_mods(b->mods, b->n_mods, a->mods, a->n_mods, map);
-    for (size_t i = 0; i < b->n_mods; i++)
-        if (map[i] >= 0)
-            used[map[i]] = 1;
-    for (size_t i = 0; i < b->n_mods; i++)
-        text_module(map[i] >= 0 ? &a->mods[map[i]] : NULL, &b->mods[i]);
-    for (size_t k = 0; k < a->n_mods; k++)
+    each_module_pair(a, b, text_module, NULL);
+}
+
+/* The diff as one JSON document; map and used pair A's processes with B's. */
+static int write_json(const struct side *A, const struct side *B, const long *map, const char *used)
+{
+    struct jst_json j;
+    jst_json_init(&j, stdout, 1);
+    jst_json_obj(&j);
+    jst_json_kstr(&j, "a", A->path);
+    jst_json_kstr(&j, "b", B->path);
+    jst_json_key(&j, "processes");
+    jst_json_arr(&j);
+    for (size_t i = 0; i < A->n; i++)
+        json_process(&j, &A->procs[i], map[i] >= 0 ? &B->procs[map[i]] : NULL);
+    for (size_t k = 0; k < B->n; k++)
         if (!used[k])
-            text_module(&a->mods[k], NULL);
-    free(map);
-    free(used);
+            json_process(&j, NULL, &B->procs[k]);
+    jst_json_end(&j);
+    jst_json_end(&j);
+    return jst_json_finish(&j);
+}
+
+static int write_text(const struct side *A, const struct side *B, const long *map, const char *used)
+{
+    printf("jitstall diff: A = %s, B = %s\n", A->path, B->path);
+    for (size_t i = 0; i < A->n; i++) {
+        if (map[i] >= 0)
+            text_process(&A->procs[i], &B->procs[map[i]]);
+        else
+            text_alone("A", &A->procs[i]);
+    }
+    for (size_t k = 0; k < B->n; k++)
+        if (!used[k])
+            text_alone("B", &B->procs[k]);
+    return fflush(stdout) != 0 || ferror(stdout);
 }
 
 static int cmd_diff(int argc, char **argv)
@@ -317,8 +341,7 @@ static int cmd_diff(int argc, char **argv)
             fputs(usage_text, stdout);
             return JST_EXIT_OK;
         default:
-            jst_errorf("diff", "unknown option '%s' (see --help)", argv[optind - 1]);
-            return JST_EXIT_USAGE;
+            return jst_bad_option("diff", argv);
         }
     }
     if (argc - optind != 2) {
@@ -343,47 +366,14 @@ static int cmd_diff(int argc, char **argv)
         return JST_EXIT_USAGE;
     }
 
-    long *map = calloc(A.n + 1, sizeof(*map));
-    char *used = calloc(B.n + 1, 1);
-    if (!map || !used) {
-        fprintf(stderr, "jitstall diff: out of memory\n");
-        return JST_EXIT_USAGE;
-    }
+    long *map = jst_xcalloc(A.n + 1, sizeof(*map));
+    char *used = jst_xcalloc(B.n + 1, 1);
     jst_match_procs(A.procs, A.n, B.procs, B.n, map);
     for (size_t i = 0; i < A.n; i++)
         if (map[i] >= 0)
             used[map[i]] = 1;
 
-    int werr = 0;
-    if (json) {
-        struct jst_json j;
-        jst_json_init(&j, stdout, 1);
-        jst_json_obj(&j);
-        jst_json_kstr(&j, "a", A.path);
-        jst_json_kstr(&j, "b", B.path);
-        jst_json_key(&j, "processes");
-        jst_json_arr(&j);
-        for (size_t i = 0; i < A.n; i++)
-            json_process(&j, &A.procs[i], map[i] >= 0 ? &B.procs[map[i]] : NULL);
-        for (size_t k = 0; k < B.n; k++)
-            if (!used[k])
-                json_process(&j, NULL, &B.procs[k]);
-        jst_json_end(&j);
-        jst_json_end(&j);
-        werr = jst_json_finish(&j);
-    } else {
-        printf("jitstall diff: A = %s, B = %s\n", A.path, B.path);
-        for (size_t i = 0; i < A.n; i++) {
-            if (map[i] >= 0)
-                text_process(&A.procs[i], &B.procs[map[i]]);
-            else
-                text_alone("A", &A.procs[i]);
-        }
-        for (size_t k = 0; k < B.n; k++)
-            if (!used[k])
-                text_alone("B", &B.procs[k]);
-        werr = fflush(stdout) != 0 || ferror(stdout);
-    }
+    int werr = json ? write_json(&A, &B, map, used) : write_text(&A, &B, map, used);
     free(map);
     free(used);
     free_side(&A);

@@ -210,14 +210,11 @@ static void call_args(struct jst_json *j, const struct jst_process *p, const str
     jst_json_end(j);
 }
 
-static void export_process(struct jst_json *j, const struct jst_process *p, uint64_t base)
+/* One thread_name per distinct thread, in order of first appearance. */
+static void export_threads(struct jst_json *j, const struct jst_process *p)
 {
-    char buf[1024], a[64];
+    char buf[1024];
     uint64_t pid = p->pid;
-    snprintf(buf, sizeof buf, "%s (pid %llu)", jst_exe_base(p), (unsigned long long)pid);
-    meta(j, "process_name", pid, pid, buf);
-
-    /* One thread_name per distinct thread, in order of first appearance. */
     uint64_t *tids = calloc(p->n_calls + 1, sizeof(*tids));
     size_t nt = 0;
     struct jst_hidx seen_tid = {0}; /* a scan of the threads per call was quadratic */
@@ -239,13 +236,14 @@ static void export_process(struct jst_json *j, const struct jst_process *p, uint
     }
     free(tids);
     jst_hidx_free(&seen_tid);
-    if (p->n_cupti)
-        meta(j, "thread_name", pid, CUPTI_TID, "CUPTI JIT activity");
+}
 
-    uint64_t start = anchor_of(p);
-    if (start)
-        instant(j, "process start", "p", pid, pid, rel_ns(start, base));
-
+/* Every call as a complete event, and markers for each function's first
+ * launch and for the first kernel. */
+static void export_calls(struct jst_json *j, const struct jst_process *p, uint64_t base)
+{
+    char buf[1024], a[64];
+    uint64_t pid = p->pid;
     struct launched seen = {NULL, 0, 0};
     int first_kernel_marked = 0;
     for (size_t i = 0; i < p->n_calls; i++) {
@@ -284,7 +282,12 @@ static void export_process(struct jst_json *j, const struct jst_process *p, uint
         }
     }
     free(seen.keys);
+}
 
+static void export_cupti(struct jst_json *j, const struct jst_process *p, uint64_t base)
+{
+    char buf[1024];
+    uint64_t pid = p->pid;
     for (size_t i = 0; i < p->n_cupti; i++) {
         const struct jst_cupti_ev *e = &p->cupti[i];
         const char *op = jst_cupti_op_name(e->op);
@@ -309,6 +312,23 @@ static void export_process(struct jst_json *j, const struct jst_process *p, uint
         jst_json_end(j);
         jst_json_end(j);
     }
+}
+
+static void export_process(struct jst_json *j, const struct jst_process *p, uint64_t base)
+{
+    char buf[1024];
+    uint64_t pid = p->pid;
+    snprintf(buf, sizeof buf, "%s (pid %llu)", jst_exe_base(p), (unsigned long long)pid);
+    meta(j, "process_name", pid, pid, buf);
+    export_threads(j, p);
+    if (p->n_cupti)
+        meta(j, "thread_name", pid, CUPTI_TID, "CUPTI JIT activity");
+
+    uint64_t start = anchor_of(p);
+    if (start)
+        instant(j, "process start", "p", pid, pid, rel_ns(start, base));
+    export_calls(j, p, base);
+    export_cupti(j, p, base);
 }
 
 static int write_chrome(FILE *f, const struct jst_run *run)
@@ -346,6 +366,17 @@ static int write_chrome(FILE *f, const struct jst_run *run)
     return jst_json_finish(&j);
 }
 
+struct export_out {
+    int (*writer)(FILE *, const struct jst_run *);
+    const struct jst_run *run;
+};
+
+static int write_export(FILE *f, void *ctx)
+{
+    const struct export_out *eo = ctx;
+    return eo->writer(f, eo->run);
+}
+
 static int cmd_export(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -370,9 +401,7 @@ static int cmd_export(int argc, char **argv)
             fputs(usage_text, stdout);
             return JST_EXIT_OK;
         default:
-            jst_errorf("export", "unknown option or missing value '%s' (see --help)",
-                       argv[optind - 1]);
-            return JST_EXIT_USAGE;
+            return jst_bad_option("export", argv);
         }
     }
     int (*writer)(FILE *, const struct jst_run *) = NULL;
@@ -397,18 +426,12 @@ static int cmd_export(int argc, char **argv)
         jst_model_free(&run);
         return rc;
     }
-    struct jst_outfile o;
-    if (jst_outfile_open(&o, "export", out) != 0) {
-        jst_model_free(&run);
-        return JST_EXIT_USAGE;
-    }
-    int werr = jst_outfile_commit(&o, "export", writer(o.f, &run));
-    if (!werr && o.path)
-        fprintf(stderr, "jitstall export: wrote %s (%zu process%s)%s\n", o.path, run.n_procs,
-                run.n_procs == 1 ? "" : "es",
-                writer == write_chrome ? "; open it in ui.perfetto.dev or chrome://tracing" : "");
+    struct export_out eo = {writer, &run};
+    rc = jst_outfile_write(
+        "export", out, run.n_procs, write_export, &eo,
+        writer == write_chrome ? "; open it in ui.perfetto.dev or chrome://tracing" : NULL);
     jst_model_free(&run);
-    return werr ? JST_EXIT_USAGE : JST_EXIT_OK;
+    return rc;
 }
 
 JST_COMMAND(export, cmd_export, "write a Perfetto timeline, Prometheus metrics or OTLP spans")

@@ -10,7 +10,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "check_util.h"
 #include "cli.h"
+#include "xalloc.h"
 #include "model.h"
 #include "report_view.h"
 #include "symbolize.h"
@@ -61,10 +63,9 @@ static long parse_depth(const char *s)
     return *end || v > 100000 ? -1 : (long)v;
 }
 
-static int cmd_report(int argc, char **argv)
+/* Options: 0, 1 after --help, or -1 after one error line. */
+static int report_opts(int argc, char **argv, int *fmt, long *depth)
 {
-    int fmt = OUT_TEXT;
-    long depth = RV_STACK_DEPTH_DEFAULT;
     enum { O_DEPTH = 256 };
     static const struct option longopts[] = {
         {"json", no_argument, NULL, 'j'},
@@ -83,30 +84,39 @@ static int cmd_report(int argc, char **argv)
         case 'j':
         case 'm': {
             int want = c == 'j' ? OUT_JSON : OUT_MARKDOWN;
-            if (fmt != OUT_TEXT && fmt != want) {
+            if (*fmt != OUT_TEXT && *fmt != want) {
                 jst_errorf("report", "--json and --markdown exclude each other");
-                return JST_EXIT_USAGE;
+                return -1;
             }
-            fmt = want;
+            *fmt = want;
             break;
         }
         case 'h':
             fputs(report_help, stdout);
-            return JST_EXIT_OK;
+            return 1;
         case O_DEPTH:
-            depth = parse_depth(optarg);
-            if (depth < 0) {
+            *depth = parse_depth(optarg);
+            if (*depth < 0) {
                 jst_errorf("report", "--stack-depth needs a number of frames or 'all', not '%s'",
                            optarg);
-                return JST_EXIT_USAGE;
+                return -1;
             }
             break;
         default:
-            jst_errorf("report", "unknown option or missing value '%s' (see 'jitstall report --help')",
-                       argv[optind - 1]);
-            return JST_EXIT_USAGE;
+            jst_bad_option("report", argv);
+            return -1;
         }
     }
+    return 0;
+}
+
+static int cmd_report(int argc, char **argv)
+{
+    int fmt = OUT_TEXT;
+    long depth = RV_STACK_DEPTH_DEFAULT;
+    int o = report_opts(argc, argv, &fmt, &depth);
+    if (o)
+        return o > 0 ? JST_EXIT_OK : JST_EXIT_USAGE;
     int i = optind;
     if (i >= argc) {
         jst_errorf("report", "no trace given (see 'jitstall report --help')");
@@ -121,42 +131,13 @@ static int cmd_report(int argc, char **argv)
     }
 
     struct jst_run run = {0};
-    char **errs = calloc((size_t)(argc - i), sizeof(char *));
-    size_t n_errs = 0;
-    if (!errs) {
-        jst_errorf("report", "out of memory");
-        return JST_EXIT_USAGE;
-    }
-    for (int k = i; k < argc; k++) {
-        char err[1024] = "";
-        size_t before = run.n_unreadable;
-        jst_model_add(&run, argv[k], err, sizeof(err));
-        char *e = run.n_unreadable > before && err[0] ? strdup(err) : NULL;
-        if (e) /* on strdup failure the message is lost, not the report */
-            errs[n_errs++] = e;
-    }
-    int rc = JST_EXIT_OK;
-    if (run.n_procs == 0) {
-        for (size_t k = 0; k < n_errs; k++)
-            jst_errorf("report", "%s", errs[k]);
-        jst_errorf("report", "no readable trace");
-        rc = JST_EXIT_USAGE;
+    struct jst_load_errs errs;
+    int rc = jst_run_load_lenient("report", argv + i, argc - i, &run, &errs);
+    if (rc != JST_EXIT_OK)
         goto out;
-    }
-
-    for (size_t k = 0; k < run.n_procs; k++)
-        if (run.procs[k].n_oom)
-            jst_errorf("report",
-                       "%s: out of memory while reading: %llu records or fields dropped; the "
-                       "report of this process is incomplete",
-                       run.procs[k].trace_path ? run.procs[k].trace_path : "?",
-                       (unsigned long long)run.procs[k].n_oom);
     struct rv_report r;
-    if (rv_build_depth(&r, &run, errs, n_errs, (size_t)depth) < 0) {
-        jst_errorf("report", "out of memory");
-        rc = JST_EXIT_USAGE;
-        goto out;
-    }
+    if (rv_build_depth(&r, &run, errs.msg, errs.n, (size_t)depth) < 0)
+        jst_xalloc_die();
     int w;
     if (fmt == OUT_JSON)
         w = rv_write_json(&r, stdout);
@@ -171,9 +152,7 @@ static int cmd_report(int argc, char **argv)
     rv_free(&r);
     jst_symbolize_cache_clear();
 out:
-    for (size_t k = 0; k < n_errs; k++)
-        free(errs[k]);
-    free(errs);
+    jst_load_errs_free(&errs);
     jst_model_free(&run);
     return rc;
 }

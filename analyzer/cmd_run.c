@@ -248,7 +248,7 @@ static size_t summary(const char *dir)
         jit += p->jit_ns;
         comp += p->jit_compile_ns;
         load += p->jit_cache_load_ns;
-        partial += p->truncated || p->damage;
+        partial += jst_model_is_partial(p) != 0;
         for (size_t k = 0; k < p->n_calls; k++)
             loads += jst_is_jit_event(p, &p->calls[k]);
     }
@@ -272,10 +272,10 @@ static size_t summary(const char *dir)
     return n;
 }
 
-static int cmd_run(int argc, char **argv)
+/* Options up to COMMAND: 0 (cmd at argv[optind]), 1 after --help, or -1
+ * after one error line. */
+static int run_opts(int argc, char **argv, const char **outdir, int *force)
 {
-    const char *outdir = NULL;
-    int force = 0;
     enum { O_FORCE = 256 };
     static const struct option longopts[] = {
         {"output", required_argument, NULL, 'o'},
@@ -290,55 +290,58 @@ static int cmd_run(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "+:o:h", longopts, NULL)) != -1) {
         switch (c) {
         case 'o':
-            outdir = optarg;
+            *outdir = optarg;
             break;
         case O_FORCE:
-            force = 1;
+            *force = 1;
             break;
         case 'h':
             fputs(run_help, stdout);
-            return JST_EXIT_OK;
+            return 1;
         case ':':
             jst_errorf("run", "%s needs a directory", argv[optind - 1]);
-            return JST_EXIT_USAGE;
+            return -1;
         default:
             jst_errorf("run", "unknown option '%s' (see 'jitstall run --help')", argv[optind - 1]);
-            return JST_EXIT_USAGE;
+            return -1;
         }
     }
-    if (force && !outdir) {
+    if (*force && !*outdir) {
         jst_errorf("run", "--force goes with -o DIR");
-        return JST_EXIT_USAGE;
+        return -1;
     }
-    int i = optind;
-    if (i >= argc) {
+    if (optind >= argc) {
         jst_errorf("run", "no command given (see 'jitstall run --help')");
-        return JST_EXIT_USAGE;
+        return -1;
     }
-    char **cmd = argv + i;
+    return 0;
+}
 
-    char lib[PATH_MAX];
-    if (find_preload(lib, sizeof(lib)) != 0) {
-        jst_errorf("run", "libjitstall.so not found next to the jitstall binary, nor in ../lib "
-                          "or ../lib/jitstall");
-        return JST_EXIT_USAGE;
-    }
-    char dir[PATH_MAX];
-    int created = 1;
+/* The trace directory, made or checked: its absolute path in absdir, and
+ * whether this run created it. 0, or -1 after one error line. */
+static int run_dir(const char *outdir, int force, const char *prog, char *dir, char *absdir,
+                   int *created)
+{
+    *created = 1;
     if (outdir) {
-        if (prepare_outdir(outdir, force, &created) != 0)
-            return JST_EXIT_USAGE;
-        snprintf(dir, sizeof(dir), "%s", outdir);
-    } else if (make_default_dir(cmd[0], dir, sizeof(dir)) != 0) {
+        if (prepare_outdir(outdir, force, created) != 0)
+            return -1;
+        snprintf(dir, PATH_MAX, "%s", outdir);
+    } else if (make_default_dir(prog, dir, PATH_MAX) != 0) {
         jst_errorf("run", "cannot create a trace directory here: %s", strerror(errno));
-        return JST_EXIT_USAGE;
+        return -1;
     }
-    char absdir[PATH_MAX];
     if (!realpath(dir, absdir)) {
         jst_errorf("run", "%s: %s", dir, strerror(errno));
-        return JST_EXIT_USAGE;
+        return -1;
     }
+    return 0;
+}
 
+/* libjitstall.so into LD_PRELOAD (once, ahead of what was there) and the
+ * trace directory into JITSTALL_DIR. 0, or -1 after one error line. */
+static int run_env(const char *lib, const char *absdir)
+{
     const char *old = getenv("LD_PRELOAD");
     char *preload = NULL;
     if (old && *old && strstr(old, lib))
@@ -349,15 +352,22 @@ static int cmd_run(int argc, char **argv)
         setenv("JITSTALL_DIR", absdir, 1) != 0) {
         free(preload);
         jst_errorf("run", "cannot set the environment");
-        return JST_EXIT_USAGE;
+        return -1;
     }
     free(preload);
+    return 0;
+}
 
-    /* A close-on-exec pipe tells the parent whether exec failed, and why. */
+/* Runs cmd with the forwarded signals passed on, and waits for it: 0 with
+ * its wait status and, when exec failed, the errno (else 0) in *exec_err;
+ * or -1 after one error line. A close-on-exec pipe tells the parent whether
+ * exec failed, and why. */
+static int run_child(char **cmd, int *status, int *exec_err)
+{
     int pfd[2];
     if (pipe2(pfd, O_CLOEXEC) != 0) {
         jst_errorf("run", "pipe: %s", strerror(errno));
-        return JST_EXIT_USAGE;
+        return -1;
     }
     sigset_t fwd, old_mask;
     sigemptyset(&fwd);
@@ -370,7 +380,7 @@ static int cmd_run(int argc, char **argv)
         int e = errno;
         sigprocmask(SIG_SETMASK, &old_mask, NULL);
         jst_errorf("run", "fork: %s", strerror(e));
-        return JST_EXIT_USAGE;
+        return -1;
     }
     if (pid == 0) {
         close(pfd[0]);
@@ -392,32 +402,52 @@ static int cmd_run(int argc, char **argv)
         sigaction(fwd_signals[k], &sa, NULL);
     sigprocmask(SIG_SETMASK, &old_mask, NULL);
 
-    int exec_err = 0;
     ssize_t got;
+    *exec_err = 0;
     do
-        got = read(pfd[0], &exec_err, sizeof(exec_err));
+        got = read(pfd[0], exec_err, sizeof(*exec_err));
     while (got < 0 && errno == EINTR);
     close(pfd[0]);
-
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0) {
+    if (got != (ssize_t)sizeof(*exec_err))
+        *exec_err = 0;
+    while (waitpid(pid, status, 0) < 0) {
         if (errno != EINTR) {
             jst_errorf("run", "waitpid: %s", strerror(errno));
-            return JST_EXIT_USAGE;
+            return -1;
         }
     }
     child_pid = 0;
-    if (got == (ssize_t)sizeof(exec_err)) {
-        if (exec_err == ENOENT) {
+    return 0;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+    const char *outdir = NULL;
+    int force = 0;
+    int r = run_opts(argc, argv, &outdir, &force);
+    if (r)
+        return r > 0 ? JST_EXIT_OK : JST_EXIT_USAGE;
+    char **cmd = argv + optind;
+
+    char lib[PATH_MAX];
+    if (find_preload(lib, sizeof(lib)) != 0) {
+        jst_errorf("run", "libjitstall.so not found next to the jitstall binary, nor in ../lib "
+                          "or ../lib/jitstall");
+        return JST_EXIT_USAGE;
+    }
+    char dir[PATH_MAX], absdir[PATH_MAX];
+    int created, status = 0, exec_err;
+    if (run_dir(outdir, force, cmd[0], dir, absdir, &created) != 0 || run_env(lib, absdir) != 0 ||
+        run_child(cmd, &status, &exec_err) != 0)
+        return JST_EXIT_USAGE;
+    if (exec_err) {
+        if (exec_err == ENOENT)
             jst_errorf("run", "%s: command not found", cmd[0]);
-            if (created)
-                rmdir(absdir); /* the new directory, still empty */
-            return 127;
-        }
-        jst_errorf("run", "%s: %s", cmd[0], strerror(exec_err));
+        else
+            jst_errorf("run", "%s: %s", cmd[0], strerror(exec_err));
         if (created)
-            rmdir(absdir);
-        return 126;
+            rmdir(absdir); /* the new directory, still empty */
+        return exec_err == ENOENT ? 127 : 126;
     }
 
     /* No trace: the directory made for this run is left empty; remove it

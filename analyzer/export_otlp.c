@@ -47,38 +47,42 @@ static void hex_id(char *out, const uint64_t *w, size_t words)
 }
 
 /* Attributes: {"key": K, "value": {"stringValue": V}} and friends. */
-static void attr_str(struct jst_json *j, const char *k, const char *v)
+/* {"key": k, "value": {...: v}}: opens the value object; attr_end closes. */
+static void attr_begin(struct jst_json *j, const char *k)
 {
-    if (!v)
-        return;
     jst_json_obj(j);
     jst_json_kstr(j, "key", k);
     jst_json_key(j, "value");
     jst_json_obj(j);
-    jst_json_kstr(j, "stringValue", v);
+}
+
+static void attr_end(struct jst_json *j)
+{
     jst_json_end(j);
     jst_json_end(j);
 }
 
+static void attr_str(struct jst_json *j, const char *k, const char *v)
+{
+    if (!v)
+        return;
+    attr_begin(j, k);
+    jst_json_kstr(j, "stringValue", v);
+    attr_end(j);
+}
+
 static void attr_int(struct jst_json *j, const char *k, uint64_t v)
 {
-    jst_json_obj(j);
-    jst_json_kstr(j, "key", k);
-    jst_json_key(j, "value");
-    jst_json_obj(j);
+    attr_begin(j, k);
     kns(j, "intValue", v);
-    jst_json_end(j);
-    jst_json_end(j);
+    attr_end(j);
 }
 
 static void attr_strs(struct jst_json *j, const char *k, char *const *v, size_t n, int demangle)
 {
     if (!n)
         return;
-    jst_json_obj(j);
-    jst_json_kstr(j, "key", k);
-    jst_json_key(j, "value");
-    jst_json_obj(j);
+    attr_begin(j, k);
     jst_json_key(j, "arrayValue");
     jst_json_obj(j);
     jst_json_key(j, "values");
@@ -89,10 +93,9 @@ static void attr_strs(struct jst_json *j, const char *k, char *const *v, size_t 
         jst_json_kstr(j, "stringValue", demangle ? jst_demangle(v[i], buf, sizeof buf) : v[i]);
         jst_json_end(j);
     }
-    jst_json_end(j);
-    jst_json_end(j);
-    jst_json_end(j);
-    jst_json_end(j);
+    jst_json_end(j); /* values */
+    jst_json_end(j); /* arrayValue */
+    attr_end(j);
 }
 
 static int span_worthy(unsigned call)
@@ -111,12 +114,8 @@ static int span_worthy(unsigned call)
 
 static void resource(struct jst_json *j, const struct jst_process *p)
 {
-    const char *user = NULL;
-    for (size_t i = 0; i < p->n_env; i++)
-        if (!strncmp(p->env[i], "JITSTALL_LABELS=", 16))
-            user = p->env[i] + 16;
     struct jst_label lab[JST_MAX_LABELS];
-    size_t nl = jst_parse_labels(user, lab, JST_MAX_LABELS);
+    size_t nl = jst_export_labels(p, lab);
     const char *service = jst_exe_base(p), *version = NULL;
     for (size_t i = 0; i < nl; i++) {
         if (!strcmp(lab[i].name, "service"))
@@ -215,6 +214,35 @@ static void span_head(struct jst_json *j, const char *trace, uint64_t id, uint64
     kns(j, "endTimeUnixNano", end > start ? end : start);
 }
 
+/* One span for call c, a child of the process's root span. */
+static void call_span(struct jst_json *j, const struct jst_process *p, const struct jst_call_ev *c,
+                      const char *trace, uint64_t root, struct jst_symbolizer *sym)
+{
+    char name[300];
+    const char *cn = c->call_name ? c->call_name : jst_call_name(c->call);
+    if (c->call == JST_CALL_cuLaunchKernel || c->call == JST_CALL_cuLaunchKernelEx)
+        snprintf(name, sizeof name, "first launch %s", c->name ? c->name : "?");
+    else
+        snprintf(name, sizeof name, "%s", cn ? cn : "?");
+    uint64_t sid = jst_hash64(&c->seq, sizeof c->seq) ^ root;
+    span_head(j, trace, sid ? sid : 2, root, name, unix_ns(p, c->start_ns),
+              unix_ns(p, c->start_ns + c->dur_ns));
+    jst_json_key(j, "attributes");
+    jst_json_arr(j);
+    call_attrs(j, p, c, sym);
+    jst_json_end(j);
+    if (c->result) {
+        char msg[96];
+        snprintf(msg, sizeof msg, "%s returned %" PRId64, cn ? cn : "call", c->result);
+        jst_json_key(j, "status");
+        jst_json_obj(j);
+        jst_json_ku64(j, "code", STATUS_ERROR);
+        jst_json_kstr(j, "message", msg);
+        jst_json_end(j);
+    }
+    jst_json_end(j);
+}
+
 static void export_process(struct jst_json *j, const struct jst_process *p)
 {
     /* Ids: a hash of who and when, so the same trace always gives the same
@@ -271,28 +299,7 @@ static void export_process(struct jst_json *j, const struct jst_process *p)
         const struct jst_call_ev *c = &p->calls[k];
         if (!span_worthy(c->call))
             continue;
-        const char *cn = c->call_name ? c->call_name : jst_call_name(c->call);
-        if (c->call == JST_CALL_cuLaunchKernel || c->call == JST_CALL_cuLaunchKernelEx)
-            snprintf(name, sizeof name, "first launch %s", c->name ? c->name : "?");
-        else
-            snprintf(name, sizeof name, "%s", cn ? cn : "?");
-        uint64_t sid = jst_hash64(&c->seq, sizeof c->seq) ^ root;
-        span_head(j, trace, sid ? sid : 2, root, name, unix_ns(p, c->start_ns),
-                  unix_ns(p, c->start_ns + c->dur_ns));
-        jst_json_key(j, "attributes");
-        jst_json_arr(j);
-        call_attrs(j, p, c, sym);
-        jst_json_end(j);
-        if (c->result) {
-            char msg[96];
-            snprintf(msg, sizeof msg, "%s returned %" PRId64, cn ? cn : "call", c->result);
-            jst_json_key(j, "status");
-            jst_json_obj(j);
-            jst_json_ku64(j, "code", STATUS_ERROR);
-            jst_json_kstr(j, "message", msg);
-            jst_json_end(j);
-        }
-        jst_json_end(j);
+        call_span(j, p, c, trace, root, sym);
     }
     if (sym)
         jst_symbolizer_free(sym);

@@ -105,12 +105,8 @@ static void proc_labels(const struct jst_process *p, char *buf, size_t n)
     else
         v[0] = '\0';
     add_label(buf, n, "driver_version", v);
-    const char *user = NULL;
-    for (size_t i = 0; i < p->n_env; i++)
-        if (!strncmp(p->env[i], "JITSTALL_LABELS=", 16))
-            user = p->env[i] + 16;
     struct jst_label lab[JST_MAX_LABELS];
-    size_t nl = jst_parse_labels(user, lab, JST_MAX_LABELS);
+    size_t nl = jst_export_labels(p, lab);
     for (size_t i = 0; i < nl; i++)
         add_label(buf, n, lab[i].name, lab[i].value);
 }
@@ -223,4 +219,13 @@ int jst_export_prometheus(FILE *f, const struct jst_run *run)
         write_family(f, m, sets, n);
     free(sets);
     return ferror(f) ? -1 : 0;
+}
+
+size_t jst_export_labels(const struct jst_process *p, struct jst_label *lab)
+{
+    const char *user = NULL;
+    for (size_t i = 0; i < p->n_env; i++)
+        if (!strncmp(p->env[i], "JITSTALL_LABELS=", 16))
+            user = p->env[i] + 16;
+    return jst_parse_labels(user, lab, JST_MAX_LABELS);
 }

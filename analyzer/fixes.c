@@ -250,6 +250,28 @@ static void source_fix(const struct jst_process *p, const struct jst_call_ev *c,
     }
 }
 
+/* A runtime compile's fix (kind 0 when the call failed). */
+static void rtc_fix(const struct jst_call_ev *c, const char *api, struct cand *f)
+{
+    /* The driver's JIT cache does not hold what NVRTC or nvJitLink make:
+     * only the program can keep it. A failed call has nothing to keep. */
+    if (c->result != 0)
+        return;
+    f->kind = JST_FIX_RTC_CACHE;
+    f->saves_ns = c->dur_ns;
+    if (c->call == JST_CALL_nvrtcCompileProgram)
+        fmt(f->text, sizeof(f->text),
+            "compile these kernels once: build the cubin/PTX at build time, or keep the "
+            "program's own kernel cache (e.g. CuPy's CUPY_CACHE_DIR) on a persistent volume; "
+            "%s runs again whenever that cache is empty",
+            api ? api : "nvrtcCompileProgram");
+    else
+        fmt(f->text, sizeof(f->text),
+            "link once: keep the cubin %s produces (or link at build time) and load it "
+            "on later runs; the driver's JIT cache does not hold it",
+            api ? api : "nvJitLinkComplete");
+}
+
 /* The build or environment fix of one load (kind 0 if none). */
 static void build_fix(const struct jst_process *p, const struct jst_call_ev *c, struct cand *f)
 {
@@ -276,23 +298,7 @@ static void build_fix(const struct jst_process *p, const struct jst_call_ev *c, 
     memset(f, 0, sizeof(*f));
     fmt(f->target, sizeof(f->target), "%s", origin ? origin : (api ? api : "image"));
     if (jst_is_rtc_call(c->call)) {
-        /* The driver's JIT cache does not hold what NVRTC or nvJitLink make:
-         * only the program can keep it. A failed call has nothing to keep. */
-        if (c->result != 0)
-            return;
-        f->kind = JST_FIX_RTC_CACHE;
-        f->saves_ns = c->dur_ns;
-        if (c->call == JST_CALL_nvrtcCompileProgram)
-            fmt(f->text, sizeof(f->text),
-                "compile these kernels once: build the cubin/PTX at build time, or keep the "
-                "program's own kernel cache (e.g. CuPy's CUPY_CACHE_DIR) on a persistent volume; "
-                "%s runs again whenever that cache is empty",
-                api ? api : "nvrtcCompileProgram");
-        else
-            fmt(f->text, sizeof(f->text),
-                "link once: keep the cubin %s produces (or link at build time) and load it "
-                "on later runs; the driver's JIT cache does not hold it",
-                api ? api : "nvJitLinkComplete");
+        rtc_fix(c, api, f);
         return;
     }
 
@@ -353,6 +359,60 @@ static void build_fix(const struct jst_process *p, const struct jst_call_ev *c, 
     f->kind = 0;
 }
 
+/* A miss whose output was stored: re-warm a cache warmed for another
+ * target, or keep the cache across runs when it did not survive. */
+static void cache_stored_fix(const struct jst_process *p, const struct jst_call_ev *c,
+                             const char *path, struct cand *f)
+{
+    const struct jst_cache_state *s = &p->cache_start;
+    /* A miss in a cache `jitstall warm` filled for another driver or GPU. */
+    const struct jst_device *dv = jst_warm_run_device(p, c);
+    if (jst_warm_mismatch(path, dv ? dv->driver_version : 0, dv ? dv->driver_release : NULL,
+                          c->target_cc, f->text, sizeof(f->text))) {
+        f->kind = JST_FIX_CACHE_REWARM;
+        return;
+    }
+    /* The cache worked; it only fails to help when it does not survive the
+     * run, which an absent or empty cache at start points to. */
+    if (s->present && s->exists && s->entries > 0)
+        return;
+    f->kind = JST_FIX_CACHE_VOLUME;
+    fmt(f->text, sizeof(f->text),
+        "keep the JIT cache %s across runs: in a container, mount it as a volume "
+        "(docker run -v jitcache:%s) or point CUDA_CACHE_PATH at persistent storage; %s",
+        path, path,
+        !s->present  ? "without it every fresh container JITs again"
+        : !s->exists ? "it did not exist at start, so every fresh container JITs again"
+                     : "it was empty at start, so every fresh container JITs again");
+}
+
+/* The JIT output did not fit the cache: the CUDA_CACHE_MAXSIZE to set. */
+static void cache_maxsize_fix(const struct jst_process *p, struct cand *f)
+{
+    uint64_t cur = p->cache_start.present ? p->cache_start.max_bytes : 0;
+    uint64_t v = suggest_maxsize(p);
+    char hv[32], hc[32];
+    human_bytes(hv, sizeof(hv), v);
+    human_bytes(hc, sizeof(hc), cur);
+    f->kind = JST_FIX_CACHE_MAXSIZE;
+    f->maxsize = v;
+    fmt(f->target, sizeof(f->target), "CUDA_CACHE_MAXSIZE");
+    if (cur >= JST_CACHE_LIMIT_MAX)
+        fmt(f->text, sizeof(f->text),
+            "the JIT output does not fit even the largest CUDA_CACHE_MAXSIZE (4 GiB): "
+            "ship SASS for the GPU instead");
+    else if (cur)
+        fmt(f->text, sizeof(f->text),
+            "raise CUDA_CACHE_MAXSIZE to %" PRIu64 " (%s; it is %s): the JIT output did "
+            "not fit, so every run JITs again",
+            v, hv, hc);
+    else
+        fmt(f->text, sizeof(f->text),
+            "raise CUDA_CACHE_MAXSIZE to %" PRIu64 " (%s): the JIT output did not fit, "
+            "so every run JITs again",
+            v, hv);
+}
+
 /* The cache fix of one JIT load (kind 0 if none). */
 static void cache_fix(const struct jst_process *p, const struct jst_call_ev *c, struct cand *f)
 {
@@ -363,26 +423,7 @@ static void cache_fix(const struct jst_process *p, const struct jst_call_ev *c, 
     fmt(f->target, sizeof(f->target), "%s", path);
     f->saves_ns = c->dur_ns - est_hit(p, c);
     if (c->cache == JST_C_MISS_STORED) {
-        const struct jst_cache_state *s = &p->cache_start;
-        /* A miss in a cache `jitstall warm` filled for another driver or GPU. */
-        const struct jst_device *dv = jst_warm_run_device(p, c);
-        if (jst_warm_mismatch(path, dv ? dv->driver_version : 0, dv ? dv->driver_release : NULL,
-                              c->target_cc, f->text, sizeof(f->text))) {
-            f->kind = JST_FIX_CACHE_REWARM;
-            return;
-        }
-        /* The cache worked; it only fails to help when it does not survive the
-         * run, which an absent or empty cache at start points to. */
-        if (s->present && s->exists && s->entries > 0)
-            return;
-        f->kind = JST_FIX_CACHE_VOLUME;
-        fmt(f->text, sizeof(f->text),
-            "keep the JIT cache %s across runs: in a container, mount it as a volume "
-            "(docker run -v jitcache:%s) or point CUDA_CACHE_PATH at persistent storage; %s",
-            path, path,
-            !s->present  ? "without it every fresh container JITs again"
-            : !s->exists ? "it did not exist at start, so every fresh container JITs again"
-                         : "it was empty at start, so every fresh container JITs again");
+        cache_stored_fix(p, c, path, f);
         return;
     }
     if (c->cache != JST_C_MISS_NOT_STORED)
@@ -402,31 +443,9 @@ static void cache_fix(const struct jst_process *p, const struct jst_call_ev *c, 
             "directory): the JIT output could not be stored, so every run JITs again",
             path);
         return;
-    case JST_CR_TOO_SMALL: {
-        uint64_t cur = p->cache_start.present ? p->cache_start.max_bytes : 0;
-        uint64_t v = suggest_maxsize(p);
-        char hv[32], hc[32];
-        human_bytes(hv, sizeof(hv), v);
-        human_bytes(hc, sizeof(hc), cur);
-        f->kind = JST_FIX_CACHE_MAXSIZE;
-        f->maxsize = v;
-        fmt(f->target, sizeof(f->target), "CUDA_CACHE_MAXSIZE");
-        if (cur >= JST_CACHE_LIMIT_MAX)
-            fmt(f->text, sizeof(f->text),
-                "the JIT output does not fit even the largest CUDA_CACHE_MAXSIZE (4 GiB): "
-                "ship SASS for the GPU instead");
-        else if (cur)
-            fmt(f->text, sizeof(f->text),
-                "raise CUDA_CACHE_MAXSIZE to %" PRIu64 " (%s; it is %s): the JIT output did "
-                "not fit, so every run JITs again",
-                v, hv, hc);
-        else
-            fmt(f->text, sizeof(f->text),
-                "raise CUDA_CACHE_MAXSIZE to %" PRIu64 " (%s): the JIT output did not fit, "
-                "so every run JITs again",
-                v, hv);
+    case JST_CR_TOO_SMALL:
+        cache_maxsize_fix(p, f);
         return;
-    }
     case JST_CR_NO_DIR:
         f->kind = JST_FIX_CACHE_DIR;
         fmt(f->text, sizeof(f->text),
@@ -483,7 +502,7 @@ uint64_t jst_fixes_projected_ttfk(const struct jst_process *p)
     uint64_t saved = 0;
     for (size_t i = 0; i < p->n_calls; i++) {
         const struct jst_call_ev *c = &p->calls[i];
-        if (c->start_ns < p->first_launch_ns &&
+        if (jst_model_before_first_kernel(p, c) &&
             (jst_is_jit_event(p, c) || jst_is_rtc_call(c->call)))
             saved = sat_add(saved, jst_fix_load_saves(p, c));
     }

@@ -75,10 +75,6 @@ const char *jst_fix_for_load(const struct jst_process *p, const struct jst_call_
 /* What the load's own fix (above) saves (0 when none). */
 uint64_t jst_fix_load_saves(const struct jst_process *p, const struct jst_call_ev *c);
 
-/* 1 if c is a JIT event: a load with verdict ptx_jit or forced_jit, or a
- * link step fed PTX. */
-int jst_is_jit_event(const struct jst_process *p, const struct jst_call_ev *c);
-
 /* The library or file a load came from: JST_F_SOURCE, else JST_F_PATH, else
  * NULL (an image built in memory). */
 const char *jst_load_origin(const struct jst_call_ev *c);

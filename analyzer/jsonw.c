@@ -214,28 +214,25 @@ void jst_json_null(struct jst_json *j)
     fputs("null", j->f);
 }
 
-void jst_json_kstr(struct jst_json *j, const char *key, const char *s)
-{
-    jst_json_key(j, key);
-    jst_json_str(j, s);
-}
+/* "key": value, for each kind of value. */
+#define JST_JSON_KEYED(NAME, TYPE, WRITE)                                                          \
+    void NAME(struct jst_json *j, const char *key, TYPE v)                                         \
+    {                                                                                              \
+        jst_json_key(j, key);                                                                      \
+        WRITE(j, v);                                                                               \
+    }
+JST_JSON_KEYED(jst_json_kstr, const char *, jst_json_str)
+JST_JSON_KEYED(jst_json_ku64, uint64_t, jst_json_u64)
+JST_JSON_KEYED(jst_json_ki64, int64_t, jst_json_i64)
+JST_JSON_KEYED(jst_json_kdouble, double, jst_json_double)
 
-void jst_json_ku64(struct jst_json *j, const char *key, uint64_t v)
+void jst_json_kstrv(struct jst_json *j, const char *key, char *const *v, size_t n)
 {
     jst_json_key(j, key);
-    jst_json_u64(j, v);
-}
-
-void jst_json_ki64(struct jst_json *j, const char *key, int64_t v)
-{
-    jst_json_key(j, key);
-    jst_json_i64(j, v);
-}
-
-void jst_json_kdouble(struct jst_json *j, const char *key, double v)
-{
-    jst_json_key(j, key);
-    jst_json_double(j, v);
+    jst_json_arr(j);
+    for (size_t i = 0; i < n; i++)
+        jst_json_str(j, v[i]);
+    jst_json_end(j);
 }
 
 void jst_json_kusec(struct jst_json *j, const char *key, int64_t ns)

@@ -52,6 +52,8 @@ void jst_json_null(struct jst_json *j);
 
 /* key + value in one call. */
 void jst_json_kstr(struct jst_json *j, const char *key, const char *s);
+/* "key": [the n strings of v]. */
+void jst_json_kstrv(struct jst_json *j, const char *key, char *const *v, size_t n);
 void jst_json_ku64(struct jst_json *j, const char *key, uint64_t v);
 void jst_json_ki64(struct jst_json *j, const char *key, int64_t v);
 void jst_json_kdouble(struct jst_json *j, const char *key, double v);

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "cli.h"
+#include "xalloc.h"
 
 static struct jst_command *commands;
 
@@ -17,14 +18,36 @@ void jst_command_register(struct jst_command *c)
     *pp = c;
 }
 
+/* "jitstall <cmd>: <kind><message>" and a newline, on stderr. */
+static void cli_vsay(const char *cmd, const char *kind, const char *fmt, va_list ap)
+{
+    fprintf(stderr, "jitstall %s: %s", cmd, kind);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
+
 void jst_errorf(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
-    fprintf(stderr, "jitstall %s: ", cmd);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    cli_vsay(cmd, "", fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
+}
+
+int jst_bad_option(const char *cmd, char **argv)
+{
+    extern int optind;
+    jst_errorf(cmd, "unknown option or missing value '%s' (see 'jitstall %s --help')",
+               optind > 0 ? argv[optind - 1] : "?", cmd);
+    return JST_EXIT_USAGE;
+}
+
+void jst_warnf(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    cli_vsay(cmd, "warning: ", fmt, ap);
+    va_end(ap);
 }
 
 static void usage(FILE *f)
@@ -52,8 +75,10 @@ int main(int argc, char **argv)
         return JST_EXIT_OK;
     }
     for (struct jst_command *c = commands; c; c = c->next)
-        if (!strcmp(c->name, argv[1]))
+        if (!strcmp(c->name, argv[1])) {
+            jst_xalloc_command(c->name);
             return c->run(argc - 1, argv + 1);
+        }
     fprintf(stderr, "jitstall: unknown command '%s' (see 'jitstall --help')\n", argv[1]);
     return JST_EXIT_USAGE;
 }

@@ -5,7 +5,7 @@
  */
 #include <stdint.h>
 #include "model.h"
-#include "fixes.h"
+#include "hashidx.h"
 #include "model_index.h"
 #include "trace.h"
 
@@ -39,7 +39,6 @@ static int link_input_is(const struct jst_call_ev *c, unsigned input)
     return c->has_jit_input && c->jit_input == input;
 }
 
-/* Declared in fixes.h; lives here because jst_model_derive needs it. */
 int jst_is_jit_event(const struct jst_process *p, const struct jst_call_ev *c)
 {
     if (c->verdict == JST_V_PTX_JIT || c->verdict == JST_V_FORCED_JIT)
@@ -50,6 +49,29 @@ int jst_is_jit_event(const struct jst_process *p, const struct jst_call_ev *c)
         return link_input_is(c, CU_JIT_INPUT_PTX);
     (void)p;
     return c->call == JST_CALL_cuLinkComplete && c->link_nvvm; /* see jst_model_index */
+}
+
+int jst_model_is_module(const struct jst_process *p, const struct jst_call_ev *c)
+{
+    return c->verdict != JST_V_NONE || jst_is_jit_event(p, c) || jst_is_rtc_call(c->call) ||
+           c->in_flight;
+}
+
+int jst_model_is_partial(const struct jst_process *p)
+{
+    return p->truncated || p->damage || p->n_oom;
+}
+
+int jst_model_before_first_kernel(const struct jst_process *p, const struct jst_call_ev *c)
+{
+    return !p->first_launch_ns || c->start_ns < p->first_launch_ns;
+}
+
+int jst_model_is_culprit(const struct jst_process *p, const struct jst_call_ev *c)
+{
+    return jst_is_jit_event(p, c) || jst_is_rtc_call(c->call) || c->in_flight ||
+           c->verdict == JST_V_NO_COMPATIBLE || c->verdict == JST_V_JIT_DISABLED ||
+           c->verdict == JST_V_DAMAGED;
 }
 
 /* Ties a CUPTI JIT record to the load it belongs to: by the recorded load
@@ -129,7 +151,7 @@ static void derive_sums(struct jst_process *p)
     p->rtc_ns = 0;
     for (size_t i = 0; i < p->n_calls; i++) {
         struct jst_call_ev *c = &p->calls[i];
-        int before = !p->first_launch_ns || c->start_ns < p->first_launch_ns;
+        int before = jst_model_before_first_kernel(p, c);
         if (jst_is_jit_event(p, c)) {
             uint64_t load = 0;
             if (c->cupti_compile_ns || c->cupti_cache_load_ns)

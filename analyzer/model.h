@@ -187,6 +187,27 @@ static inline int jst_is_rtc_call(unsigned call)
     return call == JST_CALL_nvrtcCompileProgram || call == JST_CALL_nvJitLinkComplete;
 }
 
+/* The model's rules, decided here once and asked by every command.
+ * A JIT event: a load with verdict ptx_jit or forced_jit, or a link step fed
+ * PTX (cuLinkAdd*) or LTO-IR (cuLinkComplete). Its time counts as JIT time,
+ * and toward the time to first kernel when it started before the first
+ * launch. */
+int jst_is_jit_event(const struct jst_process *p, const struct jst_call_ev *c);
+/* A module: a call the report, diff, check and baseline list one row for: a
+ * load the preload gave a verdict, a JIT event, a runtime compile, or a call
+ * still running when the trace ended. */
+int jst_model_is_module(const struct jst_process *p, const struct jst_call_ev *c);
+/* A culprit: a module that cost time it should not have (a JIT event, a
+ * runtime compile, a call still running) or that failed for want of a usable
+ * image (no compatible image, JIT disabled, damaged image). */
+int jst_model_is_culprit(const struct jst_process *p, const struct jst_call_ev *c);
+/* A partial process: its trace is truncated or damaged, or records were
+ * dropped reading it for want of memory. Every command says so. */
+int jst_model_is_partial(const struct jst_process *p);
+/* Whether c counts toward the time to first kernel: it started before the
+ * first launch, or no kernel was launched. */
+int jst_model_before_first_kernel(const struct jst_process *p, const struct jst_call_ev *c);
+
 /* analyzer/queries.c: NVTX ranges and the queries they mark. */
 void jst_queries_read(struct jst_process *p, struct jst_field_iter *it);
 /* analyzer/model_read.c: a range record's fields into ev (model_schema.h). */

@@ -10,6 +10,7 @@
 #include "fixes.h"
 #include "hashidx.h"
 #include "model_index.h"
+#include "ixfind.h"
 
 #define CU_JIT_INPUT_NVVM 5
 
@@ -70,24 +71,6 @@ char *jst_model_intern(struct jst_process *p, const struct jst_field *f)
     return (char *)s; /* shared: never freed or changed one by one */
 }
 
-static int mi_cmp_seq(const void *a, const void *b)
-{
-    const struct jst_seq_pos *x = a, *y = b;
-    if (x->seq != y->seq)
-        return x->seq < y->seq ? -1 : 1;
-    return x->pos < y->pos ? -1 : x->pos > y->pos;
-}
-
-static const struct jst_stack *mi_stacks;
-
-static int mi_cmp_stack(const void *a, const void *b)
-{
-    size_t x = *(const size_t *)a, y = *(const size_t *)b;
-    if (mi_stacks[x].id != mi_stacks[y].id)
-        return mi_stacks[x].id < mi_stacks[y].id ? -1 : 1;
-    return x < y ? -1 : x > y;
-}
-
 /* A link completes an LTO-IR link when an earlier cuLinkAdd* on the same
  * handle was fed NVVM: one pass with a set of such handles. */
 static void mi_link_flags(struct jst_process *p)
@@ -122,38 +105,13 @@ void jst_model_index_free(struct jst_process *p)
 void jst_model_index(struct jst_process *p)
 {
     jst_model_index_free(p);
-    if (p->n_calls && (p->seq_ix = malloc(p->n_calls * sizeof *p->seq_ix)) != NULL) {
-        for (size_t i = 0; i < p->n_calls; i++)
-            p->seq_ix[i] = (struct jst_seq_pos){p->calls[i].seq, i};
-        qsort(p->seq_ix, p->n_calls, sizeof *p->seq_ix, mi_cmp_seq);
-    }
-    if (p->n_stacks && (p->stack_ix = malloc(p->n_stacks * sizeof *p->stack_ix)) != NULL) {
-        for (size_t i = 0; i < p->n_stacks; i++)
-            p->stack_ix[i] = i;
-        mi_stacks = p->stacks;
-        qsort(p->stack_ix, p->n_stacks, sizeof *p->stack_ix, mi_cmp_stack);
-        mi_stacks = NULL;
-    }
+    jst_ix_build(p, &p->seq_ix, &p->stack_ix);
     mi_link_flags(p);
 }
 
 long jst_model_call_index(const struct jst_process *p, uint64_t seq)
 {
-    if (!p->seq_ix) { /* out of memory while indexing: scan */
-        for (size_t i = 0; i < p->n_calls; i++)
-            if (p->calls[i].seq == seq)
-                return (long)i;
-        return -1;
-    }
-    size_t lo = 0, hi = p->n_calls;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (p->seq_ix[mid].seq < seq)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < p->n_calls && p->seq_ix[lo].seq == seq ? (long)p->seq_ix[lo].pos : -1;
+    return jst_ix_call(p, p->seq_ix, seq);
 }
 
 const struct jst_call_ev *jst_model_call_by_seq(const struct jst_process *p, uint64_t seq)
@@ -164,24 +122,7 @@ const struct jst_call_ev *jst_model_call_by_seq(const struct jst_process *p, uin
 
 const struct jst_stack *jst_model_stack(const struct jst_process *p, uint64_t id)
 {
-    if (!id)
-        return NULL;
-    if (!p->stack_ix) {
-        for (size_t i = 0; i < p->n_stacks; i++)
-            if (p->stacks[i].id == id)
-                return &p->stacks[i];
-        return NULL;
-    }
-    size_t lo = 0, hi = p->n_stacks;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (p->stacks[p->stack_ix[mid]].id < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < p->n_stacks && p->stacks[p->stack_ix[lo]].id == id ? &p->stacks[p->stack_ix[lo]]
-                                                                   : NULL;
+    return id ? jst_ix_stack(p, p->stack_ix, id) : NULL;
 }
 
 void jst_model_estimates(struct jst_process *p)

@@ -13,10 +13,7 @@
 #include "model.h"
 #include "trace.h"
 
-struct jst_seq_pos {
-    uint64_t seq;
-    size_t pos;
-};
+#include "ixfind.h" /* struct jst_seq_pos */
 
 /* 1 when the call record rec is one the model does not keep (see jst_run's
  * keep_calls): it is then counted and its times folded into p. */

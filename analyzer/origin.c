@@ -138,6 +138,49 @@ static void wheel_name(const char *dir, const char *dname, char *out, size_t n)
         ofmt(out, n, "%.*s", (int)len, dname);
 }
 
+/* What a package lookup looks for (want, or alt when set) and where the
+ * package's name goes. */
+struct pkg_ctx {
+    const char *want, *alt;
+    char *out;
+    size_t n;
+};
+
+/* Calls fn on each entry of dir whose name is longer than suffix and ends
+ * in it (stem: the length before the suffix) until fn finds the package:
+ * 1 then, 0 when none did, -1 when dir cannot be opened. The one directory
+ * walk of the wheel, conda and dpkg lookups. */
+static int scan_dir(const char *dir, const char *suffix,
+                    int (*fn)(const char *dir, const char *name, size_t stem,
+                              const struct pkg_ctx *pc),
+                    const struct pkg_ctx *pc)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return -1;
+    size_t sl = strlen(suffix);
+    int found = 0;
+    struct dirent *e;
+    while (!found && (e = readdir(d))) {
+        size_t l = strlen(e->d_name);
+        if (l > sl && strcmp(e->d_name + l - sl, suffix) == 0)
+            found = fn(dir, e->d_name, l - sl, pc);
+    }
+    closedir(d);
+    return found;
+}
+
+static int wheel_match(const char *dir, const char *name, size_t stem, const struct pkg_ctx *pc)
+{
+    char rec[4096];
+    (void)stem;
+    ofmt(rec, sizeof rec, "%s/%s/RECORD", dir, name);
+    if (!file_lists(rec, pc->want, 1))
+        return 0;
+    wheel_name(dir, name, pc->out, pc->n);
+    return 1;
+}
+
 /* The wheel under the site-packages (or dist-packages) directory above path
  * whose RECORD lists it. */
 static int wheel_of(const char *path, char *out, size_t n)
@@ -156,24 +199,8 @@ static int wheel_of(const char *path, char *out, size_t n)
     memcpy(dir, path, dl);
     dir[dl] = '\0';
     const char *rel = path + dl + 1;
-    DIR *d = opendir(dir);
-    if (!d)
-        return 0;
-    int found = 0;
-    struct dirent *e;
-    while (!found && (e = readdir(d))) {
-        size_t l = strlen(e->d_name);
-        if (l <= 10 || strcmp(e->d_name + l - 10, ".dist-info") != 0)
-            continue;
-        char rec[4096];
-        ofmt(rec, sizeof rec, "%s/%s/RECORD", dir, e->d_name);
-        if (file_lists(rec, rel, 1)) {
-            wheel_name(dir, e->d_name, out, n);
-            found = 1;
-        }
-    }
-    closedir(d);
-    return found;
+    struct pkg_ctx pc = {rel, NULL, out, n};
+    return scan_dir(dir, ".dist-info", wheel_match, &pc) > 0;
 }
 
 /* Does the file (a conda-meta record, JSON) hold needle? Read whole, up to
@@ -212,6 +239,17 @@ static void conda_name(const char *rec, char *out, size_t n)
         ofmt(out, n, "%.*s (conda)", (int)len, rec);
 }
 
+static int conda_match(const char *dir, const char *name, size_t stem, const struct pkg_ctx *pc)
+{
+    char rec[4500];
+    (void)stem;
+    ofmt(rec, sizeof rec, "%s/%s", dir, name);
+    if (!file_holds(rec, pc->want))
+        return 0;
+    conda_name(name, pc->out, pc->n);
+    return 1;
+}
+
 /* The conda package whose record (conda-meta/NAME-VERSION-BUILD.json) lists
  * path: the nearest directory above path that has a conda-meta directory is
  * the environment, and its records list files relative to it. */
@@ -225,28 +263,25 @@ static int conda_of(const char *path, char *out, size_t n)
             return 0;
         *slash = '\0';
         ofmt(meta, sizeof meta, "%s/conda-meta", dir);
-        DIR *d = opendir(meta);
-        if (!d)
-            continue;
         char needle[4200];
         ofmt(needle, sizeof needle, "\"%s\"", path + strlen(dir) + 1);
-        int found = 0;
-        struct dirent *e;
-        while (!found && (e = readdir(d))) {
-            size_t l = strlen(e->d_name);
-            char rec[4500];
-            if (l <= 5 || strcmp(e->d_name + l - 5, ".json") != 0)
-                continue;
-            ofmt(rec, sizeof rec, "%s/%s", meta, e->d_name);
-            if (file_holds(rec, needle)) {
-                conda_name(e->d_name, out, n);
-                found = 1;
-            }
-        }
-        closedir(d);
+        struct pkg_ctx pc = {needle, NULL, out, n};
+        int found = scan_dir(meta, ".json", conda_match, &pc);
+        if (found < 0)
+            continue; /* no conda-meta here: look higher up */
         return found;
     }
     return 0;
+}
+
+static int dpkg_match(const char *dir, const char *name, size_t stem, const struct pkg_ctx *pc)
+{
+    char list[4096];
+    ofmt(list, sizeof list, "%s/%s", dir, name);
+    if (!file_lists(list, pc->want, 0) && !file_lists(list, pc->alt, 0))
+        return 0;
+    ofmt(pc->out, pc->n, "%.*s (Debian package)", (int)stem, name);
+    return 1;
 }
 
 /* The Debian package whose /var/lib/dpkg/info/PKG.list names path (or the
@@ -261,24 +296,8 @@ static int dpkg_of(const char *path, char *out, size_t n)
         ofmt(alt, sizeof alt, "%s", path + 4);
     else
         ofmt(alt, sizeof alt, "/usr%s", path);
-    DIR *d = opendir(dir);
-    if (!d)
-        return 0;
-    int found = 0;
-    struct dirent *e;
-    while (!found && (e = readdir(d))) {
-        size_t l = strlen(e->d_name);
-        if (l <= 5 || strcmp(e->d_name + l - 5, ".list") != 0)
-            continue;
-        char list[4096];
-        ofmt(list, sizeof list, "%s/%s", dir, e->d_name);
-        if (file_lists(list, path, 0) || file_lists(list, alt, 0)) {
-            ofmt(out, n, "%.*s (Debian package)", (int)(l - 5), e->d_name);
-            found = 1;
-        }
-    }
-    closedir(d);
-    return found;
+    struct pkg_ctx pc = {path, alt, out, n};
+    return scan_dir(dir, ".list", dpkg_match, &pc) > 0;
 }
 
 void jst_origin_package(const char *path, char *out, size_t n)

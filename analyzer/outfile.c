@@ -32,7 +32,7 @@ static void outfile_suffix(char *dst)
 /* The temporary file beside path, created new: O_EXCL refuses any name that
  * exists, a planted symlink included, and O_NOFOLLOW says so again. A name
  * taken already is retried with another suffix. */
-static FILE *outfile_create(struct jst_outfile *o, const char *path)
+FILE *jst_outfile_create(struct jst_outfile *o, const char *path)
 {
     for (int attempt = 0; attempt < 100; attempt++) {
         char sfx[16];
@@ -67,7 +67,7 @@ int jst_outfile_open(struct jst_outfile *o, const char *cmd, const char *path)
     o->tmp[0] = '\0';
     if (!path || !strcmp(path, "-"))
         return 0;
-    if (!(o->f = outfile_create(o, path))) {
+    if (!(o->f = jst_outfile_create(o, path))) {
         o->tmp[0] = '\0';
         jst_errorf(cmd, "%s: %s", path, strerror(errno));
         return -1;
@@ -85,13 +85,36 @@ int jst_outfile_commit(struct jst_outfile *o, const char *cmd, int werr)
         }
         return 0;
     }
-    werr |= fclose(o->f) != 0 ? -1 : 0;
-    if (!werr && rename(o->tmp, o->path) != 0)
-        werr = -1;
-    if (werr) {
+    if (jst_outfile_finish(o, o->path, werr) != 0) {
         jst_errorf(cmd, "%s: cannot write: %s", o->path, strerror(errno));
-        remove(o->tmp);
         return -1;
     }
     return 0;
+}
+
+int jst_outfile_finish(struct jst_outfile *o, const char *path, int werr)
+{
+    werr |= fclose(o->f) != 0 ? -1 : 0;
+    if (!werr && rename(o->tmp, path) != 0)
+        werr = -1;
+    if (werr) {
+        int e = errno;
+        remove(o->tmp);
+        errno = e ? e : EIO;
+        return -1;
+    }
+    return 0;
+}
+
+int jst_outfile_write(const char *cmd, const char *path, size_t n_procs,
+                      int (*fn)(FILE *f, void *ctx), void *ctx, const char *note)
+{
+    struct jst_outfile o;
+    if (jst_outfile_open(&o, cmd, path) != 0)
+        return JST_EXIT_USAGE;
+    int werr = jst_outfile_commit(&o, cmd, fn(o.f, ctx));
+    if (!werr && o.path)
+        fprintf(stderr, "jitstall %s: wrote %s (%zu process%s)%s\n", cmd, o.path, n_procs,
+                n_procs == 1 ? "" : "es", note ? note : "");
+    return werr ? JST_EXIT_USAGE : JST_EXIT_OK;
 }

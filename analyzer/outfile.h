@@ -22,4 +22,18 @@ int jst_outfile_open(struct jst_outfile *o, const char *cmd, const char *path);
  * or -1 after one error line (the temporary file is removed). */
 int jst_outfile_commit(struct jst_outfile *o, const char *cmd, int werr);
 
+/* The same without a word on stderr, for files that are not a command's
+ * output (the warm record): the temporary file beside path, created new
+ * under an unpredictable name, as o->f (NULL with errno set); then closed
+ * and renamed onto path (0, or -1 with errno set, the temporary removed). */
+FILE *jst_outfile_create(struct jst_outfile *o, const char *path);
+int jst_outfile_finish(struct jst_outfile *o, const char *path, int werr);
+
+/* The whole of writing one output: opens path, fills it through fn(f, ctx)
+ * (0, or non-zero when it failed), commits it, and when it went to a file
+ * says "jitstall CMD: wrote PATH (N processes)NOTE" on stderr. Returns the
+ * exit status: JST_EXIT_OK, or JST_EXIT_USAGE after one error line. */
+int jst_outfile_write(const char *cmd, const char *path, size_t n_procs,
+                      int (*fn)(FILE *f, void *ctx), void *ctx, const char *note);
+
 #endif

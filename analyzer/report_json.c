@@ -111,16 +111,8 @@ static void json_module(struct jst_json *j, const struct rv_module *m)
         jst_json_ku64(j, "target_cc", c->target_cc);
     else
         jst_json_knull(j, "target_cc");
-    jst_json_key(j, "kernels_mangled");
-    jst_json_arr(j);
-    for (size_t i = 0; i < c->n_kernels; i++)
-        jst_json_str(j, c->kernels[i]);
-    jst_json_end(j);
-    jst_json_key(j, "entries");
-    jst_json_arr(j);
-    for (size_t i = 0; i < c->n_entries; i++)
-        jst_json_str(j, c->entries[i]);
-    jst_json_end(j);
+    jst_json_kstrv(j, "kernels_mangled", c->kernels, c->n_kernels);
+    jst_json_kstrv(j, "entries", c->entries, c->n_entries);
     jst_json_key(j, "cupti");
     if (c->cupti_compile_ns || c->cupti_cache_load_ns || c->cupti_cache_store_ns) {
         jst_json_obj(j);
@@ -130,6 +122,22 @@ static void json_module(struct jst_json *j, const struct rv_module *m)
         jst_json_end(j);
     } else {
         jst_json_null(j);
+    }
+    jst_json_end(j);
+}
+
+static void json_devices(struct jst_json *j, const struct jst_process *p)
+{
+    jst_json_key(j, "devices");
+    jst_json_arr(j);
+    for (size_t i = 0; i < p->n_devices; i++) {
+        const struct jst_device *d = &p->devices[i];
+        jst_json_obj(j);
+        jst_json_ku64(j, "ordinal", d->ordinal);
+        jst_json_kstr(j, "name", d->name);
+        jst_json_ku64(j, "cc", d->cc_major * 10 + d->cc_minor);
+        jst_json_ku64(j, "driver_version", d->driver_version);
+        jst_json_end(j);
     }
     jst_json_end(j);
 }
@@ -163,35 +171,16 @@ static void json_process(struct jst_json *j, const struct rv_report *r, const st
     jst_json_end(j);
     /* additional keys */
     jst_json_ku64(j, "ppid", p->ppid);
-    jst_json_key(j, "argv");
-    jst_json_arr(j);
-    for (size_t i = 0; i < p->argc; i++)
-        jst_json_str(j, p->argv[i]);
-    jst_json_end(j);
+    jst_json_kstrv(j, "argv", p->argv, p->argc);
     jst_json_kstr(j, "host", p->host);
     jst_json_kstr(j, "trace", p->trace_path);
     jst_json_ku64(j, "format_version", p->format_version);
     jst_json_kbool(j, "complete", !p->truncated && !p->damage);
     jst_json_kbool(j, "truncated", p->truncated);
     jst_json_kstr(j, "damage", p->damage);
-    jst_json_key(j, "missing");
-    jst_json_arr(j);
-    for (size_t i = 0; i < rp->n_missing; i++)
-        jst_json_str(j, rp->missing[i]);
-    jst_json_end(j);
+    jst_json_kstrv(j, "missing", rp->missing, rp->n_missing);
     jst_json_kstr(j, "gpu_arch", rv_gpu_arch(p, arch, sizeof(arch)));
-    jst_json_key(j, "devices");
-    jst_json_arr(j);
-    for (size_t i = 0; i < p->n_devices; i++) {
-        const struct jst_device *d = &p->devices[i];
-        jst_json_obj(j);
-        jst_json_ku64(j, "ordinal", d->ordinal);
-        jst_json_kstr(j, "name", d->name);
-        jst_json_ku64(j, "cc", d->cc_major * 10 + d->cc_minor);
-        jst_json_ku64(j, "driver_version", d->driver_version);
-        jst_json_end(j);
-    }
-    jst_json_end(j);
+    json_devices(j, p);
     jst_json_key(j, "first_launch_ns");
     if (p->first_launch_ns)
         jst_json_u64(j, p->first_launch_ns);
@@ -233,11 +222,7 @@ static void json_process(struct jst_json *j, const struct rv_report *r, const st
     else
         jst_json_null(j);
     rv_queries_json(j, r, p);
-    jst_json_key(j, "notes");
-    jst_json_arr(j);
-    for (size_t i = 0; i < p->n_notes; i++)
-        jst_json_str(j, p->notes[i]);
-    jst_json_end(j);
+    jst_json_kstrv(j, "notes", p->notes, p->n_notes);
     jst_json_end(j);
 }
 

@@ -106,18 +106,6 @@ void rv_stack_free(struct rv_module *m)
     m->n_stack = m->stack_more = 0;
 }
 
-static void cat(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void cat(char *buf, size_t n, const char *fmt, ...)
-{
-    size_t len = strnlen(buf, n);
-    if (len + 1 >= n)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf + len, n - len, fmt, ap);
-    va_end(ap);
-}
-
 const char *rv_callers_compact(const struct rv_module *m, char *buf, size_t n)
 {
     if (!n)
@@ -127,20 +115,21 @@ const char *rv_callers_compact(const struct rv_module *m, char *buf, size_t n)
         const struct rv_frame *fr = &m->stack[i];
         const char *file = fr->file ? strrchr(fr->file, '/') : NULL;
         file = file ? file + 1 : fr->file;
-        cat(buf, n, "%s", i > 1 ? " <- " : "");
+        rv_cat(buf, n, "%s", i > 1 ? " <- " : "");
         if (fr->func && file)
-            cat(buf, n, "%s (%s:%u)", fr->func, file, fr->line);
+            rv_cat(buf, n, "%s (%s:%u)", fr->func, file, fr->line);
         else if (fr->func)
-            cat(buf, n, "%s", fr->func);
+            rv_cat(buf, n, "%s", fr->func);
         else if (fr->object)
-            cat(buf, n, "%s+0x%" PRIx64,
-                strrchr(fr->object, '/') ? strrchr(fr->object, '/') + 1 : fr->object, fr->offset);
+            rv_cat(buf, n, "%s+0x%" PRIx64,
+                   strrchr(fr->object, '/') ? strrchr(fr->object, '/') + 1 : fr->object,
+                   fr->offset);
         else
-            cat(buf, n, "?");
+            rv_cat(buf, n, "?");
     }
     if (m->stack_more && m->n_stack > 1)
-        cat(buf, n, " <- ... %zu more", m->stack_more);
+        rv_cat(buf, n, " <- ... %zu more", m->stack_more);
     else if (m->stack_more)
-        cat(buf, n, "... %zu more", m->stack_more);
+        rv_cat(buf, n, "... %zu more", m->stack_more);
     return buf;
 }

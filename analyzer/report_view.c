@@ -1,8 +1,8 @@
 /*
  * Builds the view `jitstall report` prints (report_view.h): modules ranked by
  * time lost, their symbolized call sites and fixes, cache directories, what
- * each trace is missing, and totals. Also the formatting helpers the text,
- * Markdown and JSON writers share.
+ * each trace is missing, and totals. The words the writers share are in
+ * report_words.c.
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -21,201 +21,6 @@
 static uint64_t sat_add(uint64_t a, uint64_t b)
 {
     return a > UINT64_MAX - b ? UINT64_MAX : a + b;
-}
-
-const char *rv_dur(uint64_t ns, char *buf, size_t n)
-{
-    if (ns < 1000)
-        snprintf(buf, n, "%" PRIu64 " ns", ns);
-    else if (ns < 1000000)
-        snprintf(buf, n, "%.1f us", (double)ns / 1e3);
-    else if (ns < 1000000000)
-        snprintf(buf, n, "%.1f ms", (double)ns / 1e6);
-    else
-        snprintf(buf, n, "%.2f s", (double)ns / 1e9);
-    return buf;
-}
-
-const char *rv_bytes(uint64_t b, char *buf, size_t n)
-{
-    if (b < 1024)
-        snprintf(buf, n, "%" PRIu64 " B", b);
-    else if (b < (1ull << 20))
-        snprintf(buf, n, "%.1f KiB", (double)b / 1024.0);
-    else if (b < (1ull << 30))
-        snprintf(buf, n, "%.1f MiB", (double)b / (1024.0 * 1024.0));
-    else
-        snprintf(buf, n, "%.1f GiB", (double)b / (1024.0 * 1024.0 * 1024.0));
-    return buf;
-}
-
-double rv_pct(uint64_t part, uint64_t whole)
-{
-    return whole ? 100.0 * (double)part / (double)whole : 0.0;
-}
-
-const char *rv_exe_name(const struct jst_process *p)
-{
-    if (p->exe && *p->exe)
-        return p->exe;
-    if (p->argc && p->argv[0] && *p->argv[0])
-        return p->argv[0];
-    return "?";
-}
-
-const char *rv_gpu_arch(const struct jst_process *p, char *buf, size_t n)
-{
-    if (!p->n_devices)
-        return NULL;
-    snprintf(buf, n, "sm_%u%u", p->devices[0].cc_major, p->devices[0].cc_minor);
-    return buf;
-}
-
-/* Appends to buf (of size n, holding a string) without overflowing. */
-static void cat(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void cat(char *buf, size_t n, const char *fmt, ...)
-{
-    size_t len = strnlen(buf, n);
-    if (len + 1 >= n)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf + len, n - len, fmt, ap);
-    va_end(ap);
-}
-
-const char *rv_kernels_short(const struct rv_module *m, size_t max, char *buf, size_t n)
-{
-    size_t k = m->c->n_kernels;
-    buf[0] = '\0';
-    if (!k) {
-        cat(buf, n, "-");
-        return buf;
-    }
-    for (size_t i = 0; i < k && i < max; i++) {
-        const char *name = m->kernels ? m->kernels[i] : m->c->kernels[i];
-        if (strlen(name) > 80)
-            cat(buf, n, "%s%.77s...", i ? ", " : "", name);
-        else
-            cat(buf, n, "%s%s", i ? ", " : "", name);
-    }
-    if (k > max)
-        cat(buf, n, " and %zu more", k - max);
-    return buf;
-}
-
-const char *rv_in_flight_str(const struct jst_call_ev *c, char *buf, size_t n)
-{
-    char d[32];
-    const char *what = "compiling";
-    if (c->call == JST_CALL_nvJitLinkComplete || c->call == JST_CALL_cuLinkComplete)
-        what = "linking";
-    else if (c->verdict == JST_V_SASS)
-        what = "loading";
-    buf[0] = '\0';
-    if (c->in_flight)
-        snprintf(buf, n, "still %s when the trace ends, after %s", what,
-                 rv_dur(c->dur_ns, d, sizeof(d)));
-    return buf;
-}
-
-const char *rv_cache_str(const struct jst_call_ev *c, char *buf, size_t n)
-{
-    const char *name = c->cache ? jst_cache_name(c->cache) : NULL;
-    buf[0] = '\0';
-    if (!name && c->in_flight && (c->verdict == JST_V_PTX_JIT || c->verdict == JST_V_FORCED_JIT)) {
-        cat(buf, n, "not known: the call had not returned");
-        return buf;
-    }
-    if (!name) {
-        cat(buf, n, "-");
-        return buf;
-    }
-    cat(buf, n, "%s", name);
-    if (c->cache == JST_C_MISS_NOT_STORED && c->cache_reason) {
-        const char *r = jst_cache_reason_name(c->cache_reason);
-        cat(buf, n, " (%s)", r ? r : "?");
-    }
-    if (c->cache_new_bytes || c->cache_new_entries) {
-        char b[32];
-        cat(buf, n, " (+%s, %" PRIu64 " %s)", rv_bytes(c->cache_new_bytes, b, sizeof(b)),
-            c->cache_new_entries, c->cache_new_entries == 1 ? "entry" : "entries");
-    }
-    return buf;
-}
-
-const char *rv_verdict_str(const struct rv_module *m, char *buf, size_t n)
-{
-    const struct jst_call_ev *c = m->c;
-    const char *v = c->verdict ? jst_verdict_name(c->verdict) : NULL;
-    buf[0] = '\0';
-    if (jst_is_rtc_call(c->call)) {
-        cat(buf, n, "%s",
-            c->call == JST_CALL_nvrtcCompileProgram ? "runtime compile (NVRTC)"
-                                                    : "runtime link (nvJitLink)");
-        if (c->result != 0)
-            cat(buf, n, " (the call failed: result %" PRId64 ")", c->result);
-        return buf;
-    }
-    if (!v)
-        v = jst_is_jit_event(m->p, c) ? "ptx_jit (link)" : "-";
-    cat(buf, n, "%s", v);
-    if (c->reason && *c->reason)
-        cat(buf, n, ": %s", c->reason);
-    else if (c->verdict == JST_V_SASS && c->sass_arch)
-        cat(buf, n, ": SASS %s", c->sass_arch);
-    if (c->result != 0)
-        cat(buf, n, " (the call failed: CUresult %" PRId64 ")", c->result);
-    return buf;
-}
-
-const char *rv_origin(const struct rv_module *m, char *buf, size_t n)
-{
-    const char *o = jst_load_origin(m->c);
-    const char *api = m->c->call_name ? m->c->call_name : jst_call_name(m->c->call);
-    if (jst_is_rtc_call(m->c->call))
-        snprintf(buf, n, "%s%s%s", api ? api : "?", m->c->name && *m->c->name ? " for " : "",
-                 m->c->name ? m->c->name : "");
-    else if (o)
-        snprintf(buf, n, "%s", o);
-    else if (m->c->name && *m->c->name)
-        snprintf(buf, n, "%s (via %s)", m->c->name, api ? api : "?");
-    else
-        snprintf(buf, n, "(image in memory, via %s)", api ? api : "?");
-    return buf;
-}
-
-const char *rv_cache_state_str(const struct jst_cache_state *s, char *buf, size_t n)
-{
-    char a[32], b[32];
-    buf[0] = '\0';
-    if (!s->present) {
-        cat(buf, n, "not recorded");
-        return buf;
-    }
-    if (s->exists)
-        cat(buf, n, "exists, %s, %s in %" PRIu64 " %s", s->writable ? "writable" : "not writable",
-            rv_bytes(s->size_bytes, a, sizeof(a)), s->entries,
-            s->entries == 1 ? "entry" : "entries");
-    else
-        cat(buf, n, "does not exist (%s)", s->writable ? "can be created" : "cannot be created");
-    cat(buf, n, "; max %s", rv_bytes(s->max_bytes, b, sizeof(b)));
-    if (s->disabled)
-        cat(buf, n, "; CUDA_CACHE_DISABLE=1");
-    return buf;
-}
-
-static int is_module(const struct jst_process *p, const struct jst_call_ev *c)
-{
-    return c->verdict != JST_V_NONE || jst_is_jit_event(p, c) || jst_is_rtc_call(c->call) ||
-           c->in_flight;
-}
-
-static int is_culprit(const struct jst_process *p, const struct jst_call_ev *c)
-{
-    return jst_is_jit_event(p, c) || jst_is_rtc_call(c->call) || c->in_flight ||
-           c->verdict == JST_V_NO_COMPATIBLE || c->verdict == JST_V_JIT_DISABLED ||
-           c->verdict == JST_V_DAMAGED;
 }
 
 static char *call_site_of(struct jst_symbolizer **sym, const struct jst_process *p,
@@ -548,13 +353,13 @@ const char *rv_group_pids(const struct rv_report *r, size_t g, char *buf, size_t
             continue;
         last = p->pid;
         if (shown < 6)
-            cat(buf, n, "%s%" PRIu64, shown ? ", " : "", p->pid);
+            rv_cat(buf, n, "%s%" PRIu64, shown ? ", " : "", p->pid);
         else
             more++;
         shown++;
     }
     if (more)
-        cat(buf, n, " and %zu more", more);
+        rv_cat(buf, n, " and %zu more", more);
     if (shown > 1) {
         char tmp[512];
         snprintf(tmp, sizeof(tmp), "pids %s", buf);
@@ -662,6 +467,45 @@ static int demangle_kernels(struct rv_report *r, struct rv_module *m)
     return 0;
 }
 
+/* One process's modules into r: 0, or -1 when out of memory. */
+static int build_proc(struct rv_report *r, const struct jst_process *p, struct rv_proc *rp,
+                      struct jst_frame *frames, size_t depth)
+{
+    struct jst_symbolizer *sym = NULL;
+    struct site_memo memo = {0};
+    int rc = 0;
+    rp->p = p;
+    rp->projected_ttfk_ns = jst_fixes_projected_ttfk(p);
+    find_missing(rp);
+    if (jst_model_is_partial(p))
+        r->partial = 1;
+    for (size_t k = 0; k < p->n_calls; k++) {
+        const struct jst_call_ev *c = &p->calls[k];
+        if (!jst_model_is_module(p, c))
+            continue;
+        struct rv_module *m = &r->mods[r->n_mods++];
+        char fix[512];
+        m->p = p;
+        m->c = c;
+        m->culprit = jst_model_is_culprit(p, c);
+        m->lost_ns =
+            jst_is_jit_event(p, c) || jst_is_rtc_call(c->call) || c->in_flight ? c->dur_ns : 0;
+        m->saves_ns = jst_fix_load_saves(p, c);
+        rp->n_jit_loads += jst_is_jit_event(p, c);
+        jst_fix_for_load(p, c, NULL, fix, sizeof(fix));
+        if ((fix[0] && !(m->fix = rv_intern(r, fix))) ||
+            call_site(r, &sym, &memo, p, (size_t)(m - r->mods), frames, depth) < 0 ||
+            demangle_kernels(r, m) < 0) {
+            rc = -1;
+            break;
+        }
+    }
+    if (sym)
+        jst_symbolizer_free(sym);
+    site_memo_free(&memo);
+    return rc;
+}
+
 int rv_build(struct rv_report *r, const struct jst_run *run, char **errors, size_t n_errors)
 {
     return rv_build_depth(r, run, errors, n_errors, RV_STACK_DEPTH_DEFAULT);
@@ -687,7 +531,7 @@ int rv_build_depth(struct rv_report *r, const struct jst_run *run, char **errors
     size_t n_mods = 0;
     for (size_t i = 0; i < run->n_procs; i++)
         for (size_t k = 0; k < run->procs[i].n_calls; k++)
-            n_mods += is_module(&run->procs[i], &run->procs[i].calls[k]);
+            n_mods += jst_model_is_module(&run->procs[i], &run->procs[i].calls[k]);
     r->mods = calloc(n_mods ? n_mods : 1, sizeof(*r->mods));
     if (!r->mods)
         goto oom;
@@ -695,43 +539,8 @@ int rv_build_depth(struct rv_report *r, const struct jst_run *run, char **errors
     for (size_t i = 0; i < run->n_procs; i++) {
         const struct jst_process *p = &run->procs[i];
         struct rv_proc *rp = &r->procs[r->n_procs++];
-        struct jst_symbolizer *sym = NULL;
-        struct site_memo memo = {0};
-        rp->p = p;
-        rp->projected_ttfk_ns = jst_fixes_projected_ttfk(p);
-        find_missing(rp);
-        if (p->truncated || p->damage || p->n_oom)
-            r->partial = 1;
-        for (size_t k = 0; k < p->n_calls; k++) {
-            const struct jst_call_ev *c = &p->calls[k];
-            if (!is_module(p, c))
-                continue;
-            struct rv_module *m = &r->mods[r->n_mods++];
-            char fix[512];
-            m->p = p;
-            m->c = c;
-            m->culprit = is_culprit(p, c);
-            m->lost_ns =
-                jst_is_jit_event(p, c) || jst_is_rtc_call(c->call) || c->in_flight ? c->dur_ns : 0;
-            m->saves_ns = jst_fix_load_saves(p, c);
-            rp->n_jit_loads += jst_is_jit_event(p, c);
-            jst_fix_for_load(p, c, NULL, fix, sizeof(fix));
-            if (fix[0] && !(m->fix = rv_intern(r, fix)))
-                goto oom_sym;
-            if (call_site(r, &sym, &memo, p, (size_t)(m - r->mods), frames, depth) < 0)
-                goto oom_sym;
-            if (demangle_kernels(r, m) < 0)
-                goto oom_sym;
-            continue;
-        oom_sym:
-            if (sym)
-                jst_symbolizer_free(sym);
-            site_memo_free(&memo);
+        if (build_proc(r, p, rp, frames, depth) < 0)
             goto oom;
-        }
-        if (sym)
-            jst_symbolizer_free(sym);
-        site_memo_free(&memo);
         if (p->ttfk_ns > r->ttfk_max_ns)
             r->ttfk_max_ns = p->ttfk_ns;
         if (rp->projected_ttfk_ns > r->projected_ttfk_max_ns)

@@ -118,7 +118,7 @@ int rv_write_text(const struct rv_report *r, FILE *f, int colour);
 int rv_write_markdown(const struct rv_report *r, FILE *f);
 int rv_write_json(const struct rv_report *r, FILE *f);
 
-/* Shared formatting. */
+/* Shared formatting (report_words.c). */
 const char *rv_dur(uint64_t ns, char *buf, size_t n);  /* "11.80 s", "2.4 ms" */
 const char *rv_bytes(uint64_t b, char *buf, size_t n); /* "1.2 MiB" */
 const char *rv_exe_name(const struct jst_process *p);  /* exe, or argv[0], or "?" */
@@ -133,6 +133,8 @@ const char *rv_cache_str(const struct jst_call_ev *c, char *buf, size_t n);
 const char *rv_in_flight_str(const struct jst_call_ev *c, char *buf, size_t n);
 /* "ptx_jit: PTX compute_75 only; GPU is sm_90" */
 const char *rv_verdict_str(const struct rv_module *m, char *buf, size_t n);
+/* Appends to buf (of size n, holding a string) without overflowing. */
+void rv_cat(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* The library or file a module came from, or "(image in memory, via API)". */
 const char *rv_origin(const struct rv_module *m, char *buf, size_t n);
 /* "exists, writable, 1.3 MiB in 1 entry; max 1.0 GiB" or "does not exist (can be created); ..." */

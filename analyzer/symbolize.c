@@ -23,13 +23,13 @@
 #include <unistd.h>
 
 #include "image.h"
+#include "ixfind.h"
+#include "symclass.h"
 #include "symbolize.h"
 
-#define SYM_NOTE_UNKNOWN "unknown module"
 #define SYM_NOTE_CHANGED "module changed since the trace"
 #define SYM_NOTE_MISSING "module file not found"
 #define SYM_NOTE_UNREADABLE "module file unreadable"
-#define SYM_NOTE_NOSYMS "no symbols"
 #define SYM_PYTHON "[python interpreter]"
 
 /* One module file as opened, shared by every trace that maps the same file:
@@ -61,14 +61,9 @@ struct jst_symbolizer {
     const struct jst_process *p;
     struct sym_mod *mods; /* parallel to p->mods */
     size_t *stack_ix;     /* stacks sorted by id, built on first use */
-    struct sym_seq *seq_ix;
+    struct jst_seq_pos *seq_ix;
     int indexed;
     char debug_root[PATH_MAX];
-};
-
-struct sym_seq {
-    uint64_t seq;
-    size_t pos;
 };
 
 /* The files opened so far in this run, and libdwfl's callbacks (it keeps a
@@ -78,81 +73,6 @@ static struct sym_file *sym_files[SYM_BUCKETS];
 static size_t sym_n_opened;
 static char *sym_debuginfo_path;
 static Dwfl_Callbacks sym_cb;
-
-static const char *sym_base(const char *path)
-{
-    const char *s = strrchr(path, '/');
-    return s ? s + 1 : path;
-}
-
-/* libcuda* (the driver, the simulated one, libcudart, libcudadebugger) and jitstall. */
-static int sym_internal_path(const char *path)
-{
-    const char *b = sym_base(path);
-    return strncmp(b, "libcuda", 7) == 0 || strncmp(b, "libjitstall", 11) == 0 ||
-           strncmp(b, "libnvidia-ptxjitcompiler", 24) == 0;
-}
-
-static int sym_python_path(const char *path)
-{
-    const char *b = sym_base(path);
-    return strncmp(b, "libpython", 9) == 0 ||
-           (strncmp(b, "python", 6) == 0 && (b[6] == '\0' || isdigit((unsigned char)b[6])));
-}
-
-/* Native code that runs Python's machinery rather than the user's own code:
- * ctypes and libffi, extension modules (Cython, pybind11: "*.cpython-*.so",
- * "*.abi3.so"), and any library of an installed package (site-packages,
- * dist-packages, lib-dynload). The interpreter itself is sym_python_path. */
-static int sym_pyglue_path(const char *path)
-{
-    const char *b = sym_base(path);
-    size_t n = strlen(b);
-    return strncmp(b, "_ctypes", 7) == 0 || strncmp(b, "libffi", 6) == 0 ||
-           strstr(b, ".cpython-") != NULL || (n > 8 && strcmp(b + n - 8, ".abi3.so") == 0) ||
-           strstr(path, "/site-packages/") != NULL || strstr(path, "/dist-packages/") != NULL ||
-           strstr(path, "/lib-dynload/") != NULL;
-}
-
-/* A Python file that is not the user's: the standard library (under
- * .../lib/python3.N/ or frozen into the interpreter) or an installed package
- * (site-packages, dist-packages). */
-static int sym_pylib_file(const char *file)
-{
-    return strncmp(file, "<frozen ", 8) == 0 || strstr(file, "/site-packages/") != NULL ||
-           strstr(file, "/dist-packages/") != NULL || strstr(file, "/lib/python3") != NULL ||
-           strstr(file, "/lib64/python3") != NULL;
-}
-
-/* Frames of the CUDA runtime linked statically into the program (nvcc's
- * default; CUDA 13 names its functions libcudart_static_<hash>), the launch
- * helpers of the toolkit's headers (__cudaLaunchKernel_helper, the
- * cudaLaunchKernel<T> template) and the stubs nvcc generates
- * (__device_stub_*): plumbing, not the caller. */
-static int sym_internal_func(const char *func, const char *file)
-{
-    if (strncmp(func, "cudart::", 8) == 0 || strncmp(func, "__cudart", 8) == 0 ||
-        strncmp(func, "libcudart_static_", 17) == 0 || strncmp(func, "__device_stub_", 14) == 0 ||
-        strncmp(func, "__cuda", 6) == 0)
-        return 1;
-    /* cudaMalloc, or "cudaError cudaLaunchKernel<char>(...)" from cuda_runtime.h */
-    if (strncmp(func, "cuda", 4) == 0 && isupper((unsigned char)func[4]))
-        return file[0] == '\0' || strstr(file, "/cuda_runtime") != NULL ||
-               strstr(file, "/crt/") != NULL;
-    return 0;
-}
-
-/* nvcc turns kern<<<...>>>(args) into a call of a host function named like
- * the kernel (declared at the __global__ line), which calls
- * __device_stub_<mangled>: that host function is plumbing too, so that the
- * call site is the line with the launch. */
-static void sym_mark_kernel_stubs(struct jst_frame *f, size_t n)
-{
-    for (size_t i = 1; i < n; i++)
-        if (strncmp(f[i - 1].func, "__device_stub_", 14) == 0 &&
-            strncmp(f[i].func, "__device_stub_", 14) != 0)
-            f[i].internal = 1;
-}
 
 struct jst_symbolizer *jst_symbolizer_new(const struct jst_process *p)
 {
@@ -329,7 +249,7 @@ static void sym_file_open(struct jst_symbolizer *s, const struct jst_modmap *m, 
     }
     dwfl_report_begin(d);
     /* ET_DYN: the recorded bias plus each segment's p_vaddr; ET_EXEC: as linked. */
-    Dwfl_Module *mod = dwfl_report_elf(d, sym_base(m->path), file, -1, m->bias, true);
+    Dwfl_Module *mod = dwfl_report_elf(d, jst_sym_base(m->path), file, -1, m->bias, true);
     dwfl_report_end(d, NULL, NULL);
     if (!mod) {
         dwfl_end(d);
@@ -385,8 +305,8 @@ static struct sym_mod *sym_open(struct jst_symbolizer *s, size_t i)
         return sm;
     sm->tried = 1;
     const struct jst_modmap *m = &s->p->mods[i];
-    sm->internal = sym_internal_path(m->path);
-    sm->python = sym_python_path(m->path);
+    sm->internal = jst_sym_internal_path(m->path);
+    sm->python = jst_sym_python_path(m->path);
     if (sm->python)
         return sm;
     sm->file = sym_file_get(s, m);
@@ -399,84 +319,13 @@ static struct sym_mod *sym_open(struct jst_symbolizer *s, size_t i)
     return sm;
 }
 
-static const struct jst_stack *sym_stacks;
-
-static int sym_cmp_stack(const void *a, const void *b)
-{
-    size_t x = *(const size_t *)a, y = *(const size_t *)b;
-    if (sym_stacks[x].id != sym_stacks[y].id)
-        return sym_stacks[x].id < sym_stacks[y].id ? -1 : 1;
-    return x < y ? -1 : x > y;
-}
-
-static int sym_cmp_seq(const void *a, const void *b)
-{
-    const struct sym_seq *x = a, *y = b;
-    if (x->seq != y->seq)
-        return x->seq < y->seq ? -1 : 1;
-    return x->pos < y->pos ? -1 : x->pos > y->pos;
-}
-
 /* Sorted indexes of the stacks by id and the calls by seq, so that each
  * lookup is a binary search, not a scan of the trace (left NULL when out of
  * memory: the lookups then scan). */
 static void sym_index(struct jst_symbolizer *s)
 {
-    const struct jst_process *p = s->p;
     s->indexed = 1;
-    if (p->n_stacks && (s->stack_ix = malloc(p->n_stacks * sizeof *s->stack_ix)) != NULL) {
-        for (size_t i = 0; i < p->n_stacks; i++)
-            s->stack_ix[i] = i;
-        sym_stacks = p->stacks;
-        qsort(s->stack_ix, p->n_stacks, sizeof *s->stack_ix, sym_cmp_stack);
-    }
-    if (p->n_calls && (s->seq_ix = malloc(p->n_calls * sizeof *s->seq_ix)) != NULL) {
-        for (size_t i = 0; i < p->n_calls; i++)
-            s->seq_ix[i] = (struct sym_seq){p->calls[i].seq, i};
-        qsort(s->seq_ix, p->n_calls, sizeof *s->seq_ix, sym_cmp_seq);
-    }
-}
-
-static const struct jst_stack *sym_stack(struct jst_symbolizer *s, uint64_t id)
-{
-    const struct jst_process *p = s->p;
-    if (!s->stack_ix) {
-        for (size_t i = 0; i < p->n_stacks; i++)
-            if (p->stacks[i].id == id)
-                return &p->stacks[i];
-        return NULL;
-    }
-    size_t lo = 0, hi = p->n_stacks;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (p->stacks[s->stack_ix[mid]].id < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < p->n_stacks && p->stacks[s->stack_ix[lo]].id == id ? &p->stacks[s->stack_ix[lo]]
-                                                                   : NULL;
-}
-
-/* Index of the (first) call with this sequence number, or -1. */
-static long sym_call_index(struct jst_symbolizer *s, uint64_t seq)
-{
-    const struct jst_process *p = s->p;
-    if (!s->seq_ix) {
-        for (size_t i = 0; i < p->n_calls; i++)
-            if (p->calls[i].seq == seq)
-                return (long)i;
-        return -1;
-    }
-    size_t lo = 0, hi = p->n_calls;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (s->seq_ix[mid].seq < seq)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < p->n_calls && s->seq_ix[lo].seq == seq ? (long)s->seq_ix[lo].pos : -1;
+    jst_ix_build(s->p, &s->seq_ix, &s->stack_ix);
 }
 
 /* The map entry that held ip when call number k ran: loaded (initially or by a
@@ -629,7 +478,7 @@ static size_t sym_frames(struct jst_symbolizer *s, uint64_t ip, long k, struct j
     f->module = m->path;
     f->offset = ip - m->bias;
     f->internal = sm->internal;
-    f->pyglue = sm->python || sym_pyglue_path(m->path);
+    f->pyglue = sm->python || jst_sym_pyglue_path(m->path);
     if (sm->python) {
         sym_copy(f->func, sizeof f->func, SYM_PYTHON);
         return 1;
@@ -667,7 +516,7 @@ static size_t sym_frames(struct jst_symbolizer *s, uint64_t ip, long k, struct j
     size_t n = sym_inlined(mod, a, out, max);
     for (size_t i = 0; i < n; i++)
         if (!out[i].internal && out[i].func[0])
-            out[i].internal = sym_internal_func(out[i].func, out[i].file);
+            out[i].internal = jst_sym_internal_func(out[i].func, out[i].file);
     return n;
 }
 
@@ -695,7 +544,7 @@ static void sym_py_frame(struct jst_symbolizer *s, const char *text, uint64_t ip
     snprintf(f->file, sizeof f->file, "%.*s", (int)(t2 - t1 - 1), t1 + 1);
     long line = strtol(t2 + 1, NULL, 10);
     f->line = line > 0 && line < INT_MAX ? (unsigned)line : 0;
-    f->pylib = sym_pylib_file(f->file);
+    f->pylib = jst_sym_pylib_file(f->file);
 }
 
 /* The Python frames run by native frame i of st (i == st->n: those beyond
@@ -719,10 +568,10 @@ size_t jst_symbolize_stack(struct jst_symbolizer *s, uint64_t stack_id, uint64_t
         return 0;
     if (!s->indexed)
         sym_index(s);
-    const struct jst_stack *st = sym_stack(s, stack_id);
+    const struct jst_stack *st = jst_ix_stack(s->p, s->stack_ix, stack_id);
     if (!st)
         return 0;
-    long k = sym_call_index(s, seq);
+    long k = jst_ix_call(s->p, s->seq_ix, seq);
     size_t n = 0;
     for (size_t i = 0; i < st->n && n < max; i++) {
         /* An interpreter eval frame stands for the Python frames it runs. */
@@ -730,48 +579,6 @@ size_t jst_symbolize_stack(struct jst_symbolizer *s, uint64_t stack_id, uint64_t
         n += np ? np : sym_frames(s, st->ips[i], k, out + n, max - n);
     }
     n += sym_py_frames(s, st, st->n, k, out + n, max - n);
-    sym_mark_kernel_stubs(out, n);
+    jst_sym_mark_kernel_stubs(out, n);
     return n;
-}
-
-int jst_call_site(const struct jst_frame *f, size_t n)
-{
-    size_t i = 0;
-    while (i < n && f[i].internal)
-        i++;
-    if (i == n)
-        return -1;
-    if (!f[i].pyglue && !f[i].python)
-        return (int)i;
-    for (size_t j = i; j < n; j++)
-        if (f[j].python && !f[j].pylib)
-            return (int)j;
-    for (size_t j = i; j < n; j++)
-        if (f[j].python)
-            return (int)j;
-    return (int)i;
-}
-
-const char *jst_frame_str(const struct jst_frame *f, char *buf, size_t n)
-{
-    if (!n)
-        return buf;
-    if (f->python) {
-        if (f->line)
-            snprintf(buf, n, "%s (%s:%u) in Python", f->func, f->file, f->line);
-        else
-            snprintf(buf, n, "%s (%s) in Python", f->func, f->file);
-    } else if (!f->module) {
-        snprintf(buf, n, "0x%" PRIx64 " (%s)", f->ip, f->note ? f->note : SYM_NOTE_UNKNOWN);
-    } else if (f->func[0] && f->file[0]) {
-        snprintf(buf, n, "%s (%s:%u) in %s", f->func, f->file, f->line, f->module);
-    } else if (f->func[0]) {
-        snprintf(buf, n, "%s in %s", f->func, f->module);
-    } else if (f->file[0]) {
-        snprintf(buf, n, "%s+0x%" PRIx64 " (%s:%u)", f->module, f->offset, f->file, f->line);
-    } else {
-        snprintf(buf, n, "%s+0x%" PRIx64 " (%s)", f->module, f->offset,
-                 f->note ? f->note : SYM_NOTE_NOSYMS);
-    }
-    return buf;
 }

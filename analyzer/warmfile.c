@@ -18,6 +18,7 @@
 #include "check_util.h"
 #include "jitcache.h"
 #include "jsonw.h"
+#include "outfile.h"
 #include "model.h"
 
 #define WARM_FILE_MAX (64u << 10) /* a real file is a few hundred bytes */
@@ -119,24 +120,17 @@ int jst_warmfile_record(const char *dir, const struct jst_warm_for *w)
 {
     struct jst_warm_for old[JST_WARM_MAX_FOR];
     int n = jst_warmfile_read(dir, old, JST_WARM_MAX_FOR);
-    char path[4096], tmp[4096];
-    if (warm_path(path, sizeof(path), dir, "") != 0 ||
-        warm_path(tmp, sizeof(tmp), dir, ".XXXXXX"))
+    char path[4096];
+    if (warm_path(path, sizeof(path), dir, "") != 0)
         return errno = ENAMETOOLONG, -1;
     /* A new file of an unpredictable name (O_EXCL): a link planted in the
      * cache directory is never followed. */
-    int fd = mkostemp(tmp, O_CLOEXEC);
-    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-    if (!f) {
-        int e = errno;
-        if (fd >= 0) {
-            close(fd);
-            unlink(tmp);
-        }
-        errno = e;
+    struct jst_outfile o;
+    FILE *f = jst_outfile_create(&o, path);
+    if (!f)
         return -1;
-    }
-    fchmod(fd, 0644);
+    o.f = f;
+    fchmod(fileno(f), 0644);
     struct jst_json j;
     jst_json_init(&j, f, 1);
     jst_json_obj(&j);
@@ -153,14 +147,7 @@ int jst_warmfile_record(const char *dir, const struct jst_warm_for *w)
         }
     jst_json_end(&j);
     jst_json_end(&j);
-    int werr = jst_json_finish(&j);
-    if (fclose(f) != 0 || werr || rename(tmp, path) != 0) {
-        int e = errno;
-        unlink(tmp);
-        errno = e ? e : EIO;
-        return -1;
-    }
-    return 0;
+    return jst_outfile_finish(&o, path, jst_json_finish(&j));
 }
 
 static void describe(char *buf, size_t n, const char *driver, uint64_t version, unsigned cc)

@@ -11,6 +11,7 @@
  * names (verdict=ptx_jit, cache=hit, call_id=cuModuleLoadData, ...), text
  * ("quoted" when it has spaces; inside quotes \n is a newline, \xHH a byte and
  * \c the character c), or for ips/build_id a comma-separated hex list.
+ * key_N=value writes key number N (a key a newer preload may add) as a number.
  * '#' starts a comment. A call record gets seq, tid and call_id filled in when
  * they are missing. --truncate leaves the stream unfinished, like a killed
  * process: no END record (each record is its own block, all written).
@@ -297,9 +298,14 @@ int main(int argc, char **argv)
             *eq = 0;
             const char *val = eq + 1;
             const struct keydef *k = NULL;
+            struct keydef raw = {NULL, 0, V_U64, NULL};
             for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
                 if (!strcmp(keys[i].name, tok))
                     k = &keys[i];
+            if (!k && !strncmp(tok, "key_", 4)) { /* a key with no name: a number */
+                raw.key = (uint16_t)strtoul(tok + 4, NULL, 10);
+                k = &raw;
+            }
             if (!k)
                 die("unknown key '%s'", tok);
             switch (k->kind) {

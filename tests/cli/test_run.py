@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """CLI tests of `jitstall run`: option parsing and the trace directory.
 
-Uses the harness of test_cli.py (Env, case, expect). The cases that trace a
+Uses the harness of clitest.py (Env, case, expect). The cases that trace a
 program need libjitstall.so, the simulated driver and prog_direct
 (JST_PRELOAD, JST_SIMDIR, JST_PROG_DIRECT, JST_FIXTURES).
 
@@ -10,8 +10,8 @@ program need libjitstall.so, the simulated driver and prog_direct
 import os
 import sys
 
-import test_cli as h
-from test_cli import case, expect, Skip
+import clitest as h
+from clitest import case, expect, Skip
 
 h.CASES.clear()  # this file's cases only
 

@@ -1,0 +1,374 @@
+/* What `jitstall check` says: failure lines, warnings, GitHub annotations and
+ * the JUnit XML report. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "check_ctx.h"
+#include "cli.h"
+#include "fixes.h"
+#include "symbolize.h"
+#include "trace.h"
+#include "xalloc.h"
+
+/* ---- output helpers ---- */
+
+void chk_github_escape(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '%')
+            fputs("%25", f);
+        else if (*s == '\r')
+            fputs("%0D", f);
+        else if (*s == '\n')
+            fputs("%0A", f);
+        else
+            fputc(*s, f);
+    }
+}
+
+/* A property value (file=...) also escapes ':' and ','. */
+static void github_prop_escape(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == ':')
+            fputs("%3A", f);
+        else if (*s == ',')
+            fputs("%2C", f);
+        else {
+            char one[2] = {*s, 0};
+            chk_github_escape(f, one);
+        }
+    }
+}
+
+/* "::error file=F,line=L,title=jitstall::" for a line whose call site is
+ * known, so the annotation lands on that source line; F is relative to
+ * GITHUB_WORKSPACE when it lies inside it. */
+void chk_github_error_head(const struct cloc *loc)
+{
+    fputs("::error ", stdout);
+    if (loc->file) {
+        const char *f = loc->file;
+        const char *ws = getenv("GITHUB_WORKSPACE");
+        size_t n = ws ? strlen(ws) : 0;
+        while (n > 1 && ws[n - 1] == '/')
+            n--;
+        if (n && !strncmp(f, ws, n) && f[n] == '/')
+            f += n + 1;
+        fputs("file=", stdout);
+        github_prop_escape(stdout, f);
+        printf(",line=%u,", loc->line);
+    }
+    fputs("title=jitstall::", stdout);
+}
+
+void chk_warn(const struct ctx *x, const char *fmt, ...)
+{
+    char buf[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    jst_warnf("check", "%s", buf);
+    if (x->o.github) {
+        fputs("::warning title=jitstall::", stdout);
+        chk_github_escape(stdout, buf);
+        fputc('\n', stdout);
+    }
+}
+
+/* Appends a case; the pointer is valid until the next add_case on cp. */
+struct ccase *chk_add_case(struct cproc *cp, const char *name, const char *type)
+{
+    struct ccase *n = jst_xreallocarray(cp->cases, cp->n_cases + 1, sizeof(*n));
+    cp->cases = n;
+    struct ccase *c = &n[cp->n_cases++];
+    memset(c, 0, sizeof(*c));
+    snprintf(c->name, sizeof c->name, "%s", name);
+    c->type = type;
+    /* JUnit time: what the process took, unless the check measures a time
+     * of its own (set by the caller). */
+    const struct jst_process *p = cp->s.p;
+    uint64_t start = p ? (p->proc_start_ns ? p->proc_start_ns : p->mono_ns) : 0;
+    c->secs = p && p->end_ns > start ? (double)(p->end_ns - start) / 1e9 : 0;
+    return c;
+}
+
+/* Records one failure line of case c: "<exe>[<pid>] <case>: <text>". */
+void chk_fail_line(struct ctx *x, struct cproc *cp, struct ccase *c, const char *fmt, ...)
+{
+    char text[4096];
+    int len = snprintf(text, sizeof text, "%s[%llu] %s: ", cp->s.exe, (unsigned long long)cp->s.pid,
+                       c->name);
+    /* A trace's executable name can be longer than the whole line. */
+    if (len < 0)
+        len = 0;
+    if ((size_t)len >= sizeof text)
+        len = (int)sizeof text - 1;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text + len, sizeof text - (size_t)len, fmt, ap);
+    va_end(ap);
+    c->lines = jst_xreallocarray(c->lines, c->n + 1, sizeof(*c->lines));
+    c->locs = jst_xreallocarray(c->locs, c->n + 1, sizeof(*c->locs));
+    c->locs[c->n] = cp->site;
+    cp->site.file = NULL;
+    c->lines[c->n++] = jst_xstrdup(text);
+    x->n_fail_lines++;
+}
+
+void chk_improved(const struct ctx *x, const struct cproc *cp, const char *what, const char *fmt,
+                  ...)
+{
+    if (x->o.quiet)
+        return;
+    printf("improved %s[%llu] %s: ", cp->s.exe, (unsigned long long)cp->s.pid, what);
+    va_list ap;
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    putchar('\n');
+}
+
+struct jst_symbolizer *chk_symbolizer(struct cproc *cp)
+{
+    if (!cp->sym_tried && cp->s.p) {
+        cp->sym_tried = 1;
+        cp->sym = jst_symbolizer_new(cp->s.p);
+    }
+    return cp->sym;
+}
+
+/* "; module M (verdict ..., cache ...); call site S; fix: F" for one module. */
+const char *chk_mod_detail(struct cproc *cp, const struct jst_pmod *m, char *buf, size_t n)
+{
+    char label[1024], site[1024], fix[1024] = "";
+    jst_pmod_label(m, label, sizeof label);
+    int len = snprintf(buf, n, "; module %s (%s", label,
+                       jst_verdict_name(m->verdict) ? jst_verdict_name(m->verdict) : "?");
+    if (m->jit_from && len >= 0 && (size_t)len < n)
+        len += snprintf(buf + len, n - (size_t)len, " from %s", m->jit_from);
+    if (m->jit && len >= 0 && (size_t)len < n) {
+        const char *cn = jst_cache_name(m->cache);
+        len += snprintf(buf + len, n - (size_t)len, ", cache %s", cn ? cn : "?");
+        if (m->cache == JST_C_MISS_NOT_STORED && m->ev && m->ev->cache_reason && (size_t)len < n)
+            len += snprintf(buf + len, n - (size_t)len, " (%s)",
+                            jst_cache_reason_name(m->ev->cache_reason)
+                                ? jst_cache_reason_name(m->ev->cache_reason)
+                                : "?");
+    }
+    if (len < 0 || (size_t)len >= n)
+        return buf;
+    if (m->ev) {
+        jst_call_site_str(chk_symbolizer(cp), m->ev, site, sizeof site);
+        struct jst_frame fr;
+        free(cp->site.file);
+        cp->site.file = NULL;
+        if (jst_call_site_frame(chk_symbolizer(cp), m->ev, &fr) == 0 && fr.file[0] && fr.line) {
+            cp->site.file = jst_xstrdup(fr.file);
+            cp->site.line = fr.line;
+        }
+        jst_fix_for_load(cp->s.p, m->ev, NULL, fix, sizeof fix);
+    } else {
+        snprintf(site, sizeof site, "unknown (not in the trace)");
+    }
+    len += snprintf(buf + len, n - (size_t)len, "); call site %s", site);
+    if (fix[0] && (size_t)len < n)
+        snprintf(buf + len, n - (size_t)len, "; fix: %s", fix);
+    return buf;
+}
+
+/* ---- JUnit XML ---- */
+
+/* Writes s escaped for XML text or attributes: markup characters as entities,
+ * characters XML 1.0 forbids and invalid UTF-8 as U+FFFD. */
+static void xml_escape(FILE *f, const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
+        unsigned char c = *p;
+        if (c < 0x80) {
+            switch (c) {
+            case '&':
+                fputs("&amp;", f);
+                break;
+            case '<':
+                fputs("&lt;", f);
+                break;
+            case '>':
+                fputs("&gt;", f);
+                break;
+            case '"':
+                fputs("&quot;", f);
+                break;
+            case '\'':
+                fputs("&apos;", f);
+                break;
+            case '\n':
+                fputs("&#10;", f);
+                break;
+            case '\r':
+                fputs("&#13;", f);
+                break;
+            case '\t':
+                fputs("&#9;", f);
+                break;
+            default:
+                if (c < 0x20 || c == 0x7f)
+                    fputs("\xEF\xBF\xBD", f);
+                else
+                    fputc(c, f);
+            }
+            p++;
+            continue;
+        }
+        /* A well-formed UTF-8 sequence (no overlongs, surrogates or > U+10FFFF). */
+        size_t len = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 ? 2 : 0;
+        int ok = len > 0 && c <= 0xF4;
+        uint32_t cp = len == 2 ? c & 0x1F : len == 3 ? c & 0x0F : c & 0x07;
+        for (size_t i = 1; ok && i < len; i++) {
+            if ((p[i] & 0xC0) != 0x80)
+                ok = 0;
+            else
+                cp = (cp << 6) | (p[i] & 0x3F);
+        }
+        if (ok && ((len == 3 && (cp < 0x800 || (cp >= 0xD800 && cp < 0xE000) || cp >= 0xFFFE)) ||
+                   (len == 4 && (cp < 0x10000 || cp > 0x10FFFF))))
+            ok = 0;
+        if (!ok) {
+            fputs("\xEF\xBF\xBD", f);
+            p++;
+            continue;
+        }
+        fwrite(p, 1, len, f);
+        p += len;
+    }
+}
+
+int chk_write_junit(const struct ctx *x, const char *path)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        jst_errorf("check", "--junit %s: %s", path, strerror(errno));
+        return -1;
+    }
+    size_t tests = 0, failures = 0, skipped = 0;
+    for (size_t i = 0; i < x->n_procs; i++)
+        for (size_t k = 0; k < x->procs[i].n_cases; k++) {
+            tests++;
+            failures += x->procs[i].cases[k].n > 0;
+            skipped += x->procs[i].cases[k].skipped && !x->procs[i].cases[k].n;
+        }
+    double total = 0;
+    for (size_t i = 0; i < x->n_procs; i++)
+        for (size_t k = 0; k < x->procs[i].n_cases; k++)
+            total += x->procs[i].cases[k].secs;
+    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    fprintf(f,
+            "<testsuites name=\"jitstall\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" "
+            "time=\"%.3f\">\n",
+            tests, failures, total);
+    fprintf(f,
+            "  <testsuite name=\"jitstall\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" "
+            "skipped=\"%zu\" time=\"%.3f\">\n",
+            tests, failures, skipped, total);
+    for (size_t i = 0; i < x->n_procs; i++) {
+        const struct cproc *cp = &x->procs[i];
+        for (size_t k = 0; k < cp->n_cases; k++) {
+            const struct ccase *c = &cp->cases[k];
+            fputs("    <testcase classname=\"", f);
+            xml_escape(f, cp->classname);
+            fputs("\" name=\"", f);
+            xml_escape(f, c->name);
+            fprintf(f, "\" time=\"%.3f", c->secs);
+            if (!c->n && !c->skipped) {
+                fputs("\"/>\n", f);
+                continue;
+            }
+            fputs("\">\n", f);
+            if (c->n) {
+                fputs("      <failure message=\"", f);
+                xml_escape(f, c->lines[0]);
+                if (c->n > 1)
+                    fprintf(f, " (and %zu more)", c->n - 1);
+                fprintf(f, "\" type=\"%s\">", c->type);
+                for (size_t l = 0; l < c->n; l++) {
+                    xml_escape(f, c->lines[l]);
+                    if (l + 1 < c->n)
+                        fputs("&#10;", f);
+                }
+                fputs("</failure>\n", f);
+            } else {
+                fputs("      <skipped message=\"", f);
+                xml_escape(f, c->skipped);
+                fputs("\"/>\n", f);
+            }
+            fputs("    </testcase>\n", f);
+        }
+    }
+    fputs("  </testsuite>\n</testsuites>\n", f);
+    if (ferror(f) | (fclose(f) != 0)) {
+        jst_errorf("check", "--junit %s: write failed", path);
+        return -1;
+    }
+    return 0;
+}
+
+void chk_print_case_lines(const struct ctx *x)
+{
+    for (size_t i = 0; i < x->n_procs; i++)
+        for (size_t k = 0; k < x->procs[i].n_cases; k++)
+            for (size_t l = 0; l < x->procs[i].cases[k].n; l++) {
+                const char *line = x->procs[i].cases[k].lines[l];
+                if (x->o.github) {
+                    chk_github_error_head(&x->procs[i].cases[k].locs[l]);
+                    chk_github_escape(stdout, line);
+                    fputc('\n', stdout);
+                } else {
+                    printf("FAIL %s\n", line);
+                }
+            }
+}
+
+/* Orders processes by executable, then start time, then pid. */
+static const struct cproc *g_sort_procs;
+static int cmp_proc_order(const void *a, const void *b)
+{
+    const struct cproc *x = &g_sort_procs[*(const size_t *)a];
+    const struct cproc *y = &g_sort_procs[*(const size_t *)b];
+    int c = strcmp(x->s.exe, y->s.exe);
+    if (c)
+        return c;
+    uint64_t sx = x->s.p ? x->s.p->proc_start_ns : 0, sy = y->s.p ? y->s.p->proc_start_ns : 0;
+    if (sx != sy)
+        return sx < sy ? -1 : 1;
+    return x->s.pid < y->s.pid ? -1 : x->s.pid > y->s.pid;
+}
+
+/* JUnit classnames that stay the same from one CI run to the next, so that
+ * history and trend views line up: "jitstall.<exe>", and for the second and
+ * later processes of the same executable, by start, "jitstall.<exe>_<n>".
+ * No pid. Dots in the name would read as packages: they become '_'. */
+void chk_set_classnames(struct ctx *x)
+{
+    size_t *idx = jst_xcalloc(x->n_procs + 1, sizeof(*idx));
+    for (size_t i = 0; i < x->n_procs; i++)
+        idx[i] = i;
+    g_sort_procs = x->procs;
+    qsort(idx, x->n_procs, sizeof(*idx), cmp_proc_order);
+    size_t nth = 0;
+    for (size_t r = 0; r < x->n_procs; r++) {
+        struct cproc *cp = &x->procs[idx[r]];
+        nth = r > 0 && !strcmp(x->procs[idx[r - 1]].s.exe, cp->s.exe) ? nth + 1 : 1;
+        if (nth == 1)
+            snprintf(cp->classname, sizeof cp->classname, "jitstall.%s", cp->s.exe);
+        else
+            snprintf(cp->classname, sizeof cp->classname, "jitstall.%s_%zu", cp->s.exe, nth);
+        for (char *q = cp->classname + strlen("jitstall."); *q; q++)
+            if (*q == '.')
+                *q = '_';
+    }
+    free(idx);
+}

@@ -1,0 +1,190 @@
+/* The words the report's text, Markdown and JSON writers share: durations,
+ * sizes, verdicts, cache outcomes and states, origins (report_view.h). */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "image.h"
+#include "report_view.h"
+#include "trace.h"
+
+const char *rv_dur(uint64_t ns, char *buf, size_t n)
+{
+    if (ns < 1000)
+        snprintf(buf, n, "%" PRIu64 " ns", ns);
+    else if (ns < 1000000)
+        snprintf(buf, n, "%.1f us", (double)ns / 1e3);
+    else if (ns < 1000000000)
+        snprintf(buf, n, "%.1f ms", (double)ns / 1e6);
+    else
+        snprintf(buf, n, "%.2f s", (double)ns / 1e9);
+    return buf;
+}
+
+const char *rv_bytes(uint64_t b, char *buf, size_t n)
+{
+    if (b < 1024)
+        snprintf(buf, n, "%" PRIu64 " B", b);
+    else if (b < (1ull << 20))
+        snprintf(buf, n, "%.1f KiB", (double)b / 1024.0);
+    else if (b < (1ull << 30))
+        snprintf(buf, n, "%.1f MiB", (double)b / (1024.0 * 1024.0));
+    else
+        snprintf(buf, n, "%.1f GiB", (double)b / (1024.0 * 1024.0 * 1024.0));
+    return buf;
+}
+
+double rv_pct(uint64_t part, uint64_t whole)
+{
+    return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+const char *rv_exe_name(const struct jst_process *p)
+{
+    if (p->exe && *p->exe)
+        return p->exe;
+    if (p->argc && p->argv[0] && *p->argv[0])
+        return p->argv[0];
+    return "?";
+}
+
+const char *rv_gpu_arch(const struct jst_process *p, char *buf, size_t n)
+{
+    if (!p->n_devices)
+        return NULL;
+    snprintf(buf, n, "sm_%u%u", p->devices[0].cc_major, p->devices[0].cc_minor);
+    return buf;
+}
+
+void rv_cat(char *buf, size_t n, const char *fmt, ...)
+{
+    size_t len = strnlen(buf, n);
+    if (len + 1 >= n)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf + len, n - len, fmt, ap);
+    va_end(ap);
+}
+
+const char *rv_kernels_short(const struct rv_module *m, size_t max, char *buf, size_t n)
+{
+    size_t k = m->c->n_kernels;
+    buf[0] = '\0';
+    if (!k) {
+        rv_cat(buf, n, "-");
+        return buf;
+    }
+    for (size_t i = 0; i < k && i < max; i++) {
+        const char *name = m->kernels ? m->kernels[i] : m->c->kernels[i];
+        if (strlen(name) > 80)
+            rv_cat(buf, n, "%s%.77s...", i ? ", " : "", name);
+        else
+            rv_cat(buf, n, "%s%s", i ? ", " : "", name);
+    }
+    if (k > max)
+        rv_cat(buf, n, " and %zu more", k - max);
+    return buf;
+}
+
+const char *rv_in_flight_str(const struct jst_call_ev *c, char *buf, size_t n)
+{
+    char d[32];
+    const char *what = "compiling";
+    if (c->call == JST_CALL_nvJitLinkComplete || c->call == JST_CALL_cuLinkComplete)
+        what = "linking";
+    else if (c->verdict == JST_V_SASS)
+        what = "loading";
+    buf[0] = '\0';
+    if (c->in_flight)
+        snprintf(buf, n, "still %s when the trace ends, after %s", what,
+                 rv_dur(c->dur_ns, d, sizeof(d)));
+    return buf;
+}
+
+const char *rv_cache_str(const struct jst_call_ev *c, char *buf, size_t n)
+{
+    const char *name = c->cache ? jst_cache_name(c->cache) : NULL;
+    buf[0] = '\0';
+    if (!name && c->in_flight && (c->verdict == JST_V_PTX_JIT || c->verdict == JST_V_FORCED_JIT)) {
+        rv_cat(buf, n, "not known: the call had not returned");
+        return buf;
+    }
+    if (!name) {
+        rv_cat(buf, n, "-");
+        return buf;
+    }
+    rv_cat(buf, n, "%s", name);
+    if (c->cache == JST_C_MISS_NOT_STORED && c->cache_reason) {
+        const char *r = jst_cache_reason_name(c->cache_reason);
+        rv_cat(buf, n, " (%s)", r ? r : "?");
+    }
+    if (c->cache_new_bytes || c->cache_new_entries) {
+        char b[32];
+        rv_cat(buf, n, " (+%s, %" PRIu64 " %s)", rv_bytes(c->cache_new_bytes, b, sizeof(b)),
+               c->cache_new_entries, c->cache_new_entries == 1 ? "entry" : "entries");
+    }
+    return buf;
+}
+
+const char *rv_verdict_str(const struct rv_module *m, char *buf, size_t n)
+{
+    const struct jst_call_ev *c = m->c;
+    const char *v = c->verdict ? jst_verdict_name(c->verdict) : NULL;
+    buf[0] = '\0';
+    if (jst_is_rtc_call(c->call)) {
+        rv_cat(buf, n, "%s",
+               c->call == JST_CALL_nvrtcCompileProgram ? "runtime compile (NVRTC)"
+                                                       : "runtime link (nvJitLink)");
+        if (c->result != 0)
+            rv_cat(buf, n, " (the call failed: result %" PRId64 ")", c->result);
+        return buf;
+    }
+    if (!v)
+        v = jst_is_jit_event(m->p, c) ? "ptx_jit (link)" : "-";
+    rv_cat(buf, n, "%s", v);
+    if (c->reason && *c->reason)
+        rv_cat(buf, n, ": %s", c->reason);
+    else if (c->verdict == JST_V_SASS && c->sass_arch)
+        rv_cat(buf, n, ": SASS %s", c->sass_arch);
+    if (c->result != 0)
+        rv_cat(buf, n, " (the call failed: CUresult %" PRId64 ")", c->result);
+    return buf;
+}
+
+const char *rv_origin(const struct rv_module *m, char *buf, size_t n)
+{
+    const char *o = jst_load_origin(m->c);
+    const char *api = m->c->call_name ? m->c->call_name : jst_call_name(m->c->call);
+    if (jst_is_rtc_call(m->c->call))
+        snprintf(buf, n, "%s%s%s", api ? api : "?", m->c->name && *m->c->name ? " for " : "",
+                 m->c->name ? m->c->name : "");
+    else if (o)
+        snprintf(buf, n, "%s", o);
+    else if (m->c->name && *m->c->name)
+        snprintf(buf, n, "%s (via %s)", m->c->name, api ? api : "?");
+    else
+        snprintf(buf, n, "(image in memory, via %s)", api ? api : "?");
+    return buf;
+}
+
+const char *rv_cache_state_str(const struct jst_cache_state *s, char *buf, size_t n)
+{
+    char a[32], b[32];
+    buf[0] = '\0';
+    if (!s->present) {
+        rv_cat(buf, n, "not recorded");
+        return buf;
+    }
+    if (s->exists)
+        rv_cat(buf, n, "exists, %s, %s in %" PRIu64 " %s",
+               s->writable ? "writable" : "not writable", rv_bytes(s->size_bytes, a, sizeof(a)),
+               s->entries, s->entries == 1 ? "entry" : "entries");
+    else
+        rv_cat(buf, n, "does not exist (%s)", s->writable ? "can be created" : "cannot be created");
+    rv_cat(buf, n, "; max %s", rv_bytes(s->max_bytes, b, sizeof(b)));
+    if (s->disabled)
+        rv_cat(buf, n, "; CUDA_CACHE_DISABLE=1");
+    return buf;
+}

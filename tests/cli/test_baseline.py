@@ -1,0 +1,212 @@
+#!/usr/bin/env python3
+"""CLI tests of `jitstall baseline`, and `check --baseline` reading it back.
+
+Harness: clitest.py. `python3 test_baseline.py --list` names the cases; ctest runs each
+as cli.<case>.
+"""
+import sys
+
+from clitest import *  # noqa: F401,F403 (the harness: case, expect, Env, trace builders)
+
+
+@case
+def test_baseline_file(env):
+    t = env.trace("jit", run_spec())
+    b = env.path("base.json")
+    _, err = env.expect_rc(0, "baseline", t, "-o", b)
+    expect("wrote" in err, err)
+    doc = json.load(open(b))
+    expect(doc["format"] == "jitstall-baseline" and doc["version"] == 1, "format and version")
+    p = doc["processes"][0]
+    expect(p["exe"] == "prog" and p["pid"] == 100 and p["ttfk_ns"] == 11400000000
+           and p["jit_ns"] == 11000000000 and re.fullmatch(r"0x[0-9a-f]{16}", p["argv_hash"]), p)
+    m = p["modules"]
+    expect(len(m) == 2, m)
+    expect(m[0]["image_hash"] == "0x0000000000000abc" and m[0]["verdict"] == "ptx_jit"
+           and m[0]["jit"] is True and m[0]["jit_ns"] == 11000000000
+           and m[0]["cache"] == "miss_stored" and m[0]["source"] == "/opt/app/lib/libkern.so"
+           and m[0]["kernels"] == [KERNEL], m[0])
+    expect(m[1]["verdict"] == "sass" and m[1]["jit"] is False and m[1]["cache"] == "none", m[1])
+    # Same run against itself: nothing to report.
+    out, _ = env.expect_rc(0, "check", "--baseline", b, t)
+    expect("OK: 1 process within budget (4 checks)" in out, out)
+    # stdout when no -o.
+    out, _ = env.expect_rc(0, "baseline", t)
+    expect(json.loads(out) == doc, "baseline to stdout is the same document")
+
+
+@case
+def test_baseline_new_jit_module(env):
+    good = env.trace("good", run_spec(fixed=True, h="0xabd"))
+    bad = env.trace("bad", run_spec())
+    b = env.path("base.json")
+    env.expect_rc(0, "baseline", good, "-o", b)
+    out, _ = env.expect_rc(1, "check", "--baseline", b, bad)
+    l = fail_lines(out)
+    new = [x for x in l if "baseline-new-jit" in x]
+    expect(len(new) == 1, out)
+    expect("new JIT'd module, JIT 11000.0 ms (baseline: sass)" in new[0]
+           and "/opt/app/lib/libkern.so [add(float*, float*)]" in new[0]
+           and "-gencode arch=compute_90,code=sm_90" in new[0], new[0])
+    ttfk = [x for x in l if "baseline-ttfk" in x]
+    expect(len(ttfk) == 1 and "time to first kernel 403.0 ms -> 11400.0 ms" in ttfk[0]
+           and "tolerance 20%" in ttfk[0], out)
+    # A module the baseline never loaded counts as new too.
+    spec = run_spec(fixed=True, h="0xabd", extra_jit=[("/opt/app/lib/libnew.so", 50)])
+    out, _ = env.expect_rc(1, "check", "--baseline", b, env.trace("extra", spec))
+    expect("new JIT'd module, JIT 50.0 ms (baseline: not loaded); module /opt/app/lib/libnew.so"
+           in out, out)
+
+
+@case
+def test_baseline_jit_time_tolerance(env):
+    b = env.path("base.json")
+    env.expect_rc(0, "baseline", env.trace("base", run_spec(jit_ms=1000)), "-o", b)
+    slower = env.trace("slower", run_spec(jit_ms=1500))
+    out, _ = env.expect_rc(1, "check", "--baseline", b, slower)
+    l = [x for x in fail_lines(out) if "baseline-jit-time" in x]
+    expect(len(l) == 1 and "JIT time 1000.0 ms -> 1500.0 ms (+500.0 ms, +50%, tolerance 20%)"
+           in l[0] and "libkern.so" in l[0], out)
+    env.expect_rc(0, "check", "--baseline", b, "--tolerance", "60", slower)
+    env.expect_rc(0, "check", "--baseline", b, env.trace("within", run_spec(jit_ms=1150)))
+    # Growth under --min-delta-ms is noise.
+    env.expect_rc(0, "check", "--baseline", b, "--tolerance", "0", "--min-delta-ms", "600",
+                  slower)
+    env.expect_rc(2, "check", "--baseline", b, "--tolerance", "-5", slower)
+
+
+@case
+def test_baseline_cache_worse(env):
+    b = env.path("base.json")
+    env.expect_rc(0, "baseline", env.trace("warm", run_spec(jit_ms=30, cache="hit")), "-o", b)
+    out, _ = env.expect_rc(1, "check", "--baseline", b, "--tolerance", "100000",
+                           env.trace("cold", run_spec(jit_ms=30, cache="miss_stored")))
+    l = [x for x in fail_lines(out) if "baseline-cache" in x]
+    expect(len(l) == 1 and "cache outcome got worse: hit -> miss_stored" in l[0], out)
+
+
+@case
+def test_baseline_improvements(env):
+    b = env.path("base.json")
+    env.expect_rc(0, "baseline", env.trace("bad", run_spec()), "-o", b)
+    out, _ = env.expect_rc(0, "check", "--baseline", b, env.trace("good", run_spec(fixed=True)))
+    expect(not fail_lines(out), out)
+    expect("improved prog[100] baseline-new-jit: module no longer JIT-compiled (ptx_jit -> sass)"
+           in out, out)
+    expect("improved prog[100] baseline-ttfk: time to first kernel 11400.0 ms -> 403.0 ms" in out,
+           out)
+    # Cold -> warm cache and a faster JIT are improvements as well.
+    env.expect_rc(0, "baseline", env.trace("cold", run_spec(jit_ms=1000)), "-o", b)
+    out, _ = env.expect_rc(0, "check", "--baseline", b,
+                           env.trace("warm", run_spec(jit_ms=30, cache="hit")))
+    expect("cache outcome miss_stored -> hit" in out and "JIT time 1000.0 ms -> 30.0 ms" in out,
+           out)
+    out, _ = env.expect_rc(0, "check", "-q", "--baseline", b,
+                           env.trace("warm2", run_spec(jit_ms=30, cache="hit")))
+    expect("improved" not in out, "--quiet hides improvements")
+
+
+@case
+def test_baseline_process_matching(env):
+    # Two processes of one exe told apart by their arguments, in a directory;
+    # the current run lists them in the other order, with other pids.
+    d1 = "base"
+    env.trace("a", run_spec(pid=10, args=("prog", "--shard", "1"), jit_ms=1000), subdir=d1)
+    env.trace("b", run_spec(pid=11, args=("prog", "--shard", "2"), fixed=True), subdir=d1)
+    b = env.path("base.json")
+    env.expect_rc(0, "baseline", env.path(d1), "-o", b)
+    d2 = "cur"
+    env.trace("a", run_spec(pid=21, args=("prog", "--shard", "2"), fixed=True), subdir=d2)
+    env.trace("b", run_spec(pid=20, args=("prog", "--shard", "1"), jit_ms=1000), subdir=d2)
+    out, _ = env.expect_rc(0, "check", "--baseline", b, env.path(d2))
+    expect("OK: 2 processes within budget" in out, out)
+    # Shard 2 now JITs: only it regresses.
+    env.trace("a", run_spec(pid=21, args=("prog", "--shard", "2")), subdir=d2)
+    out, _ = env.expect_rc(1, "check", "--baseline", b, env.path(d2))
+    expect(all(l.startswith("FAIL prog[21] ") for l in fail_lines(out)), out)
+    # An exe the baseline does not know: warned about, budgets only.
+    out, err = env.expect_rc(0, "check", "--baseline", b,
+                             env.trace("other", run_spec(exe="/usr/bin/other", pid=30)))
+    expect("other[30]: no matching process in the baseline" in err, err)
+    expect("baseline process prog (pid 10) has no match in this run" in err, err)
+
+
+@case
+def test_baseline_unreadable(env):
+    t = env.trace("jit", run_spec())
+    bad = env.path("bad.json")
+    for content, want in [
+        ("not json at all", "not valid JSON (line 1"),
+        ('{"format": "something-else", "version": 1, "processes": []}', "not a jitstall baseline"),
+        ('{"format": "jitstall-baseline", "version": 99, "processes": []}',
+         "baseline version 99 is newer than this jitstall reads (1)"),
+        ('{"format": "jitstall-baseline", "version": 1, "processes": [{"exe": "prog"}]}',
+         "processes[0]: argv_hash"),
+        # Deep nesting is refused by the JSON library, not by a crash.
+        ('{"format": "jitstall-baseline", "version": 1, "processes": [' + '[' * 100000
+         + ']' * 100000 + ']}', "not valid JSON (line 1: maximum parsing depth reached"),
+        ('{"format": "jitstall-baseline", "format": "jitstall-baseline", "version": 1, '
+         '"processes": []}', "not valid JSON (line 1: duplicate object key"),
+        ('{"format": "jitstall-baseline", "version": 1, "processes": [{"exe": "a\\u0000b"}]}',
+         "not valid JSON (line 1: \\u0000 is not allowed"),
+    ]:
+        open(bad, "w").write(content)
+        _, err = env.expect_rc(2, "check", "--baseline", bad, t)
+        expect(err.startswith("jitstall check: --baseline " + bad + ": ") and want in err,
+               f"{want!r} in {err!r}")
+    _, err = env.expect_rc(2, "check", "--baseline", env.path("missing.json"), t)
+    expect("cannot open" in err, err)
+
+
+# ---- check: exit codes, garbage, partial traces ----
+
+
+@case
+def test_baseline_queries(env):
+    base = env.path("base.json")
+    env.expect_rc(0, "baseline", env.trace("queries", queries_spec()), "-o", base)
+    doc = json.load(open(base))
+    got = [(q["name"], q["dur_ns"] // 10**6, q["jit_ns"] // 10**6) for q in doc["processes"][0]["queries"]]
+    expect(got[:2] == [("other", 4100, 4000), ("q", 11100, 11000)] and len(got) == 6, got)
+    # q 3000 ms slower: a regression; the same run: none.
+    slow = env.trace("slow", queries_spec(q_end_ms=12350 + 3000))
+    out, _ = env.expect_rc(1, "check", "--baseline", base, slow)
+    lines = fail_lines(out)
+    expect(len(lines) == 1 and "baseline-query: query 'q' took 11100.0 ms -> 14100.0 ms" in lines[0],
+           out)
+    env.expect_rc(0, "check", "--baseline", base, env.trace("same", queries_spec()))
+    # A baseline without queries (made before NVTX ranges) checks as before.
+    del doc["processes"][0]["queries"]
+    json.dump(doc, open(base, "w"))
+    env.expect_rc(0, "check", "--baseline", base, slow)
+    doc["processes"][0]["queries"] = [{"name": "q"}]
+    json.dump(doc, open(base, "w"))
+    _, err = env.expect_rc(2, "check", "--baseline", base, slow)
+    expect("queries[0]: needs a name" in err, err)
+
+
+@case
+def test_modules_counted_alike(env):
+    # report, baseline, diff and check ask the model what a module is, so a
+    # runtime compile (NVRTC) is one of them everywhere: report used to list
+    # it while baseline, diff and check left it out.
+    spec = run_spec(fixed=True).replace(
+        "end exit_status",
+        call("nvrtcCompileProgram", 1400, 900, name="saxpy.cu") + "end exit_status")
+    t = env.trace("rtc", spec)
+    out, _ = env.expect_rc(0, "report", "--json", t)
+    rep = json.loads(out)["processes"][0]["modules"]
+    base = env.path("rtc.json")
+    env.expect_rc(0, "baseline", "-o", base, t)
+    bl = json.load(open(base))["processes"][0]["modules"]
+    expect(len(rep) == len(bl) == 3, f"report {len(rep)}, baseline {len(bl)}")
+    out, _ = env.expect_rc(0, "diff", "--json", base, t)
+    mods = json.loads(out)["processes"][0]["modules"]
+    expect(len(mods) == 3 and all(m["status"] == "same" for m in mods), mods)
+    other = env.trace("other", run_spec(pid=300, exe="/usr/bin/other", fixed=True))
+    out, _ = env.expect_rc(0, "diff", t, other)
+    expect("prog (pid 100): only in A" in out and "3 modules (0 JIT'd)" in out, out)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""CLI tests of `jitstall report`: NVTX ranges and the queries they mark.
+
+Harness: clitest.py. `python3 test_report.py --list` names the cases; ctest runs each
+as cli.<case>.
+"""
+import sys
+
+from clitest import *  # noqa: F401,F403 (the harness: case, expect, Env, trace builders)
+
+
+@case
+def test_report_queries(env):
+    t = env.trace("queries", queries_spec())
+    out, _ = env.expect_rc(0, "report", "--json", t)
+    p = json.loads(out)["processes"][0]
+    got = [(q["name"], q["tid"], q["start_ns"] // 10**6, q["dur_ns"] // 10**6, q["jit_ns"] // 10**6,
+            q["open"], q["domain"]) for q in p["queries"]]
+    want = [("other", 2, 1200, 4100, 4000, False, None), ("q", 1, 1250, 11100, 11000, False, None),
+            ("tail", 1, 12500, 500, 0, True, None), ("q#2", 2, 12600, 100, 0, False, "d"),
+            ("x", 4, 12800, 20, 0, False, None), ("s", 5, 12850, 100, 0, False, None)]
+    expect(got == want, f"queries {got}")
+    expect(p["first_jit_query"] == "other", p["first_jit_query"])
+    expect(p["query_headline"].startswith("first query 'other' took "), p["query_headline"])
+    out, _ = env.expect_rc(0, "report", t)
+    expect("First query with JIT  'other' took" in out and "Queries (top-level NVTX ranges)" in out,
+           out)
+    expect(re.search(r"tail .*\(open\)", out), out)
+    out, _ = env.expect_rc(0, "report", "--markdown", t)
+    expect("| 100 | q\\#2 | d |" in out, out)
+    # Text and Markdown show the first 20 queries; JSON has all.
+    many = "".join(f"range range_op=push tid=1 start={14000 + 10 * i}ms name=step depth=1\n"
+                   f"range range_op=pop tid=1 start={14005 + 10 * i}ms depth=1\n"
+                   for i in range(25))
+    t2 = env.trace("many", run_spec(with_end=False) + many + end())
+    out, _ = env.expect_rc(0, "report", t2)
+    expect("step#20 " in out and "step#21" not in out and "... and 5 more (all in --json)" in out,
+           out)
+    out, _ = env.expect_rc(0, "report", "--markdown", t2)
+    expect("... and 5 more" in out and "step\\#21" not in out, out)
+    out, _ = env.expect_rc(0, "report", "--json", t2)
+    expect(len(json.loads(out)["processes"][0]["queries"]) == 25, out[:200])
+    # Without range records the report has no queries at all.
+    out, _ = env.expect_rc(0, "report", "--json", env.trace("noranges", run_spec()))
+    p = json.loads(out)["processes"][0]
+    expect("queries" not in p and "first_jit_query" not in p, sorted(p))
+
+
+@case
+def test_report_partial_worded_like_check(env):
+    # report loads traces with the helper check uses, in its lenient mode: a
+    # partial trace gets the same warning words on stderr, and an unreadable
+    # input next to a readable one is named in the report, not fatal.
+    t = env.trace("cut", run_spec(with_end=False), truncate=True)
+    _, err_r = env.expect_rc(0, "report", t)
+    _, err_c = env.expect_rc(1, "check", "--max-jit-ms", "1", t)
+    why = "partial trace (truncated: the stream ended early or without an END record)"
+    expect(f"jitstall report: warning: {t}: {why}; using what it holds\n" == err_r, err_r)
+    expect(f"{t}: {why}" in err_c, err_c)
+    junk = env.path("junk.jst")
+    open(junk, "w").write("not a trace\n")
+    out, err = env.expect_rc(0, "report", "--json", junk, t)
+    errors = json.loads(out)["unreadable"]
+    expect(len(errors) == 1 and errors[0].startswith(junk + ":"), errors)
+    _, err = env.expect_rc(2, "report", junk)
+    expect(err.splitlines()[-1] == "jitstall report: no readable trace", err)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
