@@ -41,6 +41,65 @@ static void md_code(FILE *f, const char *s)
     fputc('`', f);
 }
 
+/* The length of the command, variable or path that starts at s, or 0: the
+ * parts of a fix a reader copies into a shell or a build file. */
+static size_t md_command_len(const char *s, const char *start)
+{
+    static const char *const cmds[] = {"nvcc ",       "ptxas ",         "-gencode ",
+                                       "docker run ", "jitstall warm ", "-arch="};
+    if (s > start && s[-1] != ' ' && s[-1] != '(')
+        return 0; /* only at the start of a word */
+    for (size_t k = 0; k < sizeof cmds / sizeof cmds[0]; k++) {
+        size_t n = strlen(cmds[k]);
+        if (strncmp(s, cmds[k], n))
+            continue;
+        /* Up to the end of the clause: ')', ',', ';' or " to"/" or". */
+        size_t len = n;
+        while (s[len] && s[len] != ')' && s[len] != ';' && strncmp(s + len, ", ", 2) &&
+               strncmp(s + len, " to ", 4) && strncmp(s + len, " or ", 4) &&
+               strncmp(s + len, " (", 2))
+            len++;
+        while (len > n && (s[len - 1] == ' ' || s[len - 1] == '.'))
+            len--;
+        return len;
+    }
+    if (!strncmp(s, "CUDA_", 5) || !strncmp(s, "JITSTALL_", 9) || (s[0] == '/' && s[1] != ' ')) {
+        size_t len = 0; /* a variable (with its value) or a path */
+        while (s[len] && s[len] != ' ' && s[len] != ',' && s[len] != ';' && s[len] != ')' &&
+               s[len] != '(' && !(s[len] == ':' && s[len + 1] == ' '))
+            len++;
+        while (len && s[len - 1] == '.')
+            len--;
+        return len;
+    }
+    return 0;
+}
+
+/* A fix's text with its commands, variables and paths in code spans, so that
+ * they can be copied as they are; the rest as text. */
+static void md_fix(FILE *f, const char *s)
+{
+    const char *start = s, *plain = s;
+    char buf[1024];
+    while (s && *s) {
+        size_t len = md_command_len(s, start);
+        if (!len || len >= sizeof buf) {
+            s++;
+            continue;
+        }
+        for (const char *q = plain; q < s; q++) {
+            char one[2] = {*q, 0};
+            md_text(f, one);
+        }
+        memcpy(buf, s, len);
+        buf[len] = '\0';
+        md_code(f, buf);
+        s += len;
+        plain = s;
+    }
+    md_text(f, plain);
+}
+
 /* Two tables rather than one of twelve columns, which scrolls sideways in a
  * GitHub job summary: the headline figures, then where the time went. */
 static void write_headline(FILE *f, const struct rv_report *r)
@@ -157,7 +216,7 @@ static void write_culprits(FILE *f, const struct rv_report *r)
             fputs("no stack recorded", f);
         fputs(" | ", f);
         if (m->fix)
-            md_text(f, m->fix);
+            md_fix(f, m->fix);
         else
             fputs("-", f);
         fputs(" |\n", f);
@@ -173,7 +232,7 @@ static void write_races(FILE *f, const struct rv_report *r)
     for (size_t i = 0; i < r->races.n; i++) {
         const struct jst_race *x = &r->races.v[i];
         fprintf(f, "%zu. **%s**: ", i + 1, rv_dur(x->jit_ns, d, sizeof(d)));
-        md_text(f, x->text);
+        md_fix(f, x->text);
         fputc('\n', f);
     }
 }
@@ -192,7 +251,7 @@ static void write_fixes(FILE *f, const struct rv_report *r)
             fprintf(f, "%zu. **saves %s**: ", i + 1, rv_dur(x->saves_ns, d, sizeof(d)));
         else
             fprintf(f, "%zu. **fixes a failed load**: ", i + 1);
-        md_text(f, x->text);
+        md_fix(f, x->text);
         fputc('\n', f);
     }
     fputc('\n', f);

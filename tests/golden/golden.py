@@ -195,6 +195,16 @@ def test_reports():
                 wide = [l for l in out.splitlines() if l.startswith("|") and l.count(" | ") + 1 > 9]
                 if wide:
                     fail(f"{name}: a Markdown table wider than 9 columns: {wide[0][:120]}")
+                # Fix commands, variables and paths are code spans, to be copied as they are.
+                # (in the fix lists and the culprits' fix cells; elsewhere a
+                # variable may be a plain state, "CUDA_CACHE_DISABLE=1")
+                fixes = "\n".join(l for l in out.splitlines()
+                                   if re.match(r"(\d+\. \*\*(saves|fixes)|\| \d+ \|)", l))
+                bare = re.sub(r"`[^`]*`", "", fixes)
+                for cmd in ("-gencode", "docker run", "CUDA\\_CACHE", "jitstall warm"):
+                    if cmd in bare:
+                        fail(f"{name}: {cmd!r} outside a code span: "
+                             f"{bare[bare.index(cmd) - 60:bare.index(cmd) + 40]!r}")
             path = os.path.join(EXPECTED, name)
             if update:
                 os.makedirs(EXPECTED, exist_ok=True)
