@@ -13,6 +13,7 @@
 #include <strings.h>
 
 #include "state.h"
+#include "argv.h"
 
 #define JST_REDACTED "***"
 

@@ -16,6 +16,7 @@
 
 #include "ext.h"
 #include "state.h"
+#include "real.h"
 
 #define JST_CUPTI_BUF_SIZE (256u << 10)
 

@@ -28,6 +28,9 @@
 #include <sys/auxv.h>
 
 #include "state.h"
+#include "real.h"
+#include "rtc.h"
+#include "launch.h"
 
 /* The object that holds addr, or NULL. */
 struct link_map *jst_object_of(const void *addr)

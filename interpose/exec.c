@@ -23,6 +23,8 @@
 #include <unistd.h>
 
 #include "state.h"
+#include "real.h"
+#include "nvtx.h"
 
 extern char **environ;
 

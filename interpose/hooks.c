@@ -15,6 +15,13 @@
 #include "backtrace.h"
 #include "cost.h"
 #include "state.h"
+#include "hooks.h"
+#include "event.h"
+#include "real.h"
+#include "procaddr.h"
+#include "load.h"
+#include "inflight.h"
+#include "launch.h"
 
 /* cuda.h maps these names to their newest variants; here each name means
  * exactly the symbol of that name. */

@@ -36,6 +36,8 @@
 
 #include "cost.h"
 #include "state.h"
+#include "event.h"
+#include "inflight.h"
 
 #define JST_PROGRESS_DEFAULT_MS 1000
 #define JST_PROGRESS_MAX_MS 3600000

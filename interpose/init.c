@@ -18,6 +18,7 @@
 #include "metrics.h"
 #include "sink.h"
 #include "state.h"
+#include "launch.h"
 
 /* ---- exit ---- */
 

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "state.h"
+#include "launch.h"
 
 #define JST_TOMB ((uintptr_t)-1)
 /* Stop claiming new slots at 3/4 so that probes stay short. */

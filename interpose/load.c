@@ -21,6 +21,9 @@
 #include "image.h"
 #include "jitcache.h"
 #include "state.h"
+#include "event.h"
+#include "real.h"
+#include "load.h"
 
 struct load_priv {
     struct jst_image img;

@@ -30,6 +30,8 @@
 #include <wchar.h>
 
 #include "state.h"
+#include "nvtx.h"
+#include "real.h"
 
 /* ---- NVTX's injection interface (docs/DRIVER.md, "NVTX") ---- */
 

@@ -12,6 +12,9 @@
 #include <string.h>
 
 #include "state.h"
+#include "procaddr.h"
+#include "real.h"
+#include "inflight.h"
 
 void *jst_procaddr_map(const char *symbol, void *fn)
 {

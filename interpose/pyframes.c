@@ -42,6 +42,7 @@
 
 #include "pyframes.h"
 #include "state.h"
+#include "real.h"
 #include "trace.h"
 
 /* Frames walked at most (a cycle in a damaged chain ends here). */

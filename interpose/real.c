@@ -14,6 +14,9 @@
 
 #include "jitcache.h"
 #include "state.h"
+#include "real.h"
+#include "inflight.h"
+#include "launch.h"
 
 typedef void *(*dlsym_fn)(void *, const char *);
 typedef void *(*dlopen_fn)(const char *, int);
@@ -22,7 +25,6 @@ static dlsym_fn real_dlsym_p;
 static pthread_once_t drv_once = PTHREAD_ONCE_INIT;
 static void *drv_handle;
 _Atomic int jst_cuinit_ok;
-
 
 JST_NO_SANITIZE void *jst_real_dlsym_fn(void)
 {

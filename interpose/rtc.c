@@ -21,6 +21,9 @@
 #include "backtrace.h"
 #include "image.h"
 #include "state.h"
+#include "rtc.h"
+#include "real.h"
+#include "inflight.h"
 
 /* CUDA 12's versioned name; the CUDA 13 header declares only _13_0. */
 extern nvJitLinkResult __nvJitLinkComplete_12_0(nvJitLinkHandle handle);

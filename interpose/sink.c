@@ -29,6 +29,9 @@
 #include "jitcache.h"
 #include "sink.h"
 #include "state.h"
+#include "argv.h"
+#include "real.h"
+#include "nvtx.h"
 
 #ifndef JITSTALL_VERSION
 #define JITSTALL_VERSION "0"

@@ -1,0 +1,22 @@
+/*
+ * Inside the preload: calls begun and not yet returned (interpose/inflight.c).
+ */
+#ifndef JST_INTERPOSE_INFLIGHT_H
+#define JST_INTERPOSE_INFLIGHT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdatomic.h>
+#include "event.h"
+#include "trace.h"
+
+/* Starts ev's BEGIN record in buf (type, a seq taken now and kept for the
+ * call record, the common call fields); the caller adds what it knows. */
+void jst_inflight_open(struct jst_event *ev, struct jst_rec *r, void *buf, size_t cap);
+/* Writes the BEGIN record, flushed, and counts ev as in flight (the
+ * progress thread writes while any call is). */
+void jst_inflight_emit(struct jst_event *ev, const struct jst_rec *r);
+/* ev returned: no longer in flight. */
+void jst_inflight_close(struct jst_event *ev);
+
+#endif
