@@ -202,12 +202,12 @@ static void warm_file_done(void *ctx, const char *path, int explicit_path, size_
 
 /* ---- loading ---- */
 
-static void progress(const struct warm *w, size_t i, size_t done, size_t todo)
+static void progress(const struct warm *w, size_t i, size_t done, size_t pending)
 {
     const struct warm_img *m = &w->v[i];
     const char *base = strrchr(m->path, '/');
     fprintf(stderr, "\r\033[Kjitstall warm: [%zu/%zu] %s @0x%zx: %zu kernel%s from %s...", done + 1,
-            todo, base ? base + 1 : m->path, m->off, m->kernels, m->kernels == 1 ? "" : "s",
+            pending, base ? base + 1 : m->path, m->off, m->kernels, m->kernels == 1 ? "" : "s",
             m->jit_from);
     fflush(stderr);
 }
@@ -264,10 +264,10 @@ static void load_one(struct warm *w, struct warm_img *m)
 /* Loads every image that needs it in the device's primary context. */
 static int load_all(struct warm *w)
 {
-    size_t todo = 0, done = 0;
+    size_t pending = 0, done = 0;
     for (size_t i = 0; i < w->n; i++)
-        todo += w->v[i].status == WS_TODO;
-    if (!todo)
+        pending += w->v[i].status == WS_TODO;
+    if (!pending)
         return 0;
     void *ctx = NULL;
     int dev = 0, rc;
@@ -280,7 +280,7 @@ static int load_all(struct warm *w)
         if (w->v[i].status != WS_TODO)
             continue;
         if (w->progress)
-            progress(w, i, done, todo);
+            progress(w, i, done, pending);
         load_one(w, &w->v[i]);
         done++;
     }

@@ -221,8 +221,9 @@ def queries_spec(q_end_ms=12350):
     return run_spec(with_end=False) + r + "end exit_status=0 end_reason=exit start=13000ms\n"
 
 
-def main(argv):
-    """Runs the cases registered with @case in the calling file."""
+def main(argv, make_env=None):
+    """Runs the cases registered with @case in the calling file, each with a
+    fresh environment (make_env(), default Env)."""
     if argv[1:] == ["--list"]:
         print("\n".join(CASES))
         return 0
@@ -232,7 +233,7 @@ def main(argv):
         if n not in CASES:
             print(f"unknown case {n}", file=sys.stderr)
             return 2
-        env = Env()
+        env = (make_env or Env)()
         try:
             CASES[n](env)
             print(f"ok: {n}")

@@ -23,27 +23,10 @@ import subprocess
 import sys
 import tempfile
 
-SKIP = 77
-CASES = {}
+import clitest
+from clitest import case, expect, Failure, Skip
+
 LIMIT_S = 60
-
-
-def case(fn):
-    CASES[fn.__name__[len("test_"):]] = fn
-    return fn
-
-
-class Failure(Exception):
-    pass
-
-
-class Skip(Exception):
-    pass
-
-
-def expect(cond, msg):
-    if not cond:
-        raise Failure(msg)
 
 
 def head(pid=100, start_ms=1000):
@@ -81,19 +64,9 @@ def stacks():
     return s
 
 
-class Env:
-    def __init__(self):
-        self.cli = os.environ.get("JST_CLI")
-        self.gen = os.environ.get("JST_GEN_TRACE")
-        if not self.cli or not self.gen:
-            raise SystemExit("test_scale.py: JST_CLI and JST_GEN_TRACE must be set (run via ctest)")
-        self.tmp = tempfile.mkdtemp(prefix="jst-scale-")
-
-    def close(self):
-        shutil.rmtree(self.tmp, ignore_errors=True)
-
-    def path(self, name):
-        return os.path.join(self.tmp, name)
+class Env(clitest.Env):
+    """clitest's environment, with a time limit on every command and an
+    optional address-space limit."""
 
     def trace(self, name, spec):
         out = self.path(name + ".jst")
@@ -303,31 +276,5 @@ def test_overlapping_loads_count_once(env):
     expect("400.0 ms of work in 4 overlapping loads, 100.0 ms of wall time" in out, out)
 
 
-def main(argv):
-    if argv[1:] == ["--list"]:
-        print("\n".join(CASES))
-        return 0
-    names = argv[1:] or list(CASES)
-    rc = 0
-    for n in names:
-        if n not in CASES:
-            print(f"unknown case {n}", file=sys.stderr)
-            return 2
-        env = Env()
-        try:
-            CASES[n](env)
-            print(f"ok: {n}")
-        except Skip as e:
-            print(f"skip: {n}: {e}")
-            if len(names) == 1:
-                rc = SKIP
-        except Failure as e:
-            print(f"FAIL: {n}: {e}", file=sys.stderr)
-            rc = 1
-        finally:
-            env.close()
-    return rc
-
-
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(clitest.main(sys.argv, Env))

@@ -18,21 +18,7 @@ import subprocess
 import sys
 import tempfile
 
-CASES = {}
-
-
-def case(fn):
-    CASES[fn.__name__[len("test_"):]] = fn
-    return fn
-
-
-class Failure(Exception):
-    pass
-
-
-def expect(cond, msg):
-    if not cond:
-        raise Failure(msg)
+from clitest import CASES, case, expect, Failure
 
 
 def trace(tmp, spec):
