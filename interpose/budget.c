@@ -19,7 +19,7 @@
 
 #define JST_BUDGET_LABEL_MAX 256
 
-static atomic_int budget_installed;
+JST_START_DATA static atomic_int budget_installed;
 static atomic_int budget_armed; /* a valid JITSTALL_BUDGET_MS was set */
 static uint64_t budget_ns;      /* the budget */
 static uint64_t budget_ms;      /* as given, for the message */

@@ -17,6 +17,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <spawn.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,44 +26,28 @@
 #include "state.h"
 #include "real.h"
 #include "nvtx.h"
+#include "startenv.h"
 
 extern char **environ;
 
 #define JST_ENV_MAX 4096
 
-static char saved_preload[JST_ENV_MAX]; /* "LD_PRELOAD=..." at start, "" if none */
-static char saved_dir[JST_ENV_MAX];     /* "JITSTALL_DIR=..." at start, "" if none */
-static char self_path[JST_ENV_MAX];     /* this library's path */
-
 typedef int (*execve_fn)(const char *, char *const[], char *const[]);
 typedef int (*spawn_fn)(pid_t *, const char *, const posix_spawn_file_actions_t *,
                         const posix_spawnattr_t *, char *const[], char *const[]);
-static execve_fn real_execve, real_execvpe;
-static spawn_fn real_spawn, real_spawnp;
 
-static void save_env(char *dst, const char *name)
+/* The real functions, looked up at their first call (a lookup in the
+ * constructor would cost every process, most of which never exec). */
+static void *_Atomic real_execve, *_Atomic real_execvpe, *_Atomic real_spawn, *_Atomic real_spawnp;
+
+static void *real_fn(void *_Atomic *slot, const char *name)
 {
-    const char *v = getenv(name);
-    size_t n = strlen(name);
-    if (v && *v && n + 1 + strlen(v) < JST_ENV_MAX) {
-        memcpy(dst, name, n);
-        dst[n] = '=';
-        strcpy(dst + n + 1, v);
+    void *f = atomic_load_explicit(slot, memory_order_relaxed);
+    if (!f) {
+        f = jst_real_dlsym(RTLD_NEXT, name);
+        atomic_store_explicit(slot, f, memory_order_relaxed);
     }
-}
-
-__attribute__((constructor)) static void jst_exec_ctor(void)
-{
-    save_env(saved_preload, "LD_PRELOAD");
-    save_env(saved_dir, "JITSTALL_DIR");
-    Dl_info info;
-    if (dladdr((void *)jst_exec_ctor, &info) && info.dli_fname &&
-        strlen(info.dli_fname) < sizeof self_path)
-        strcpy(self_path, info.dli_fname);
-    real_execve = (execve_fn)jst_real_dlsym(RTLD_NEXT, "execve");
-    real_execvpe = (execve_fn)jst_real_dlsym(RTLD_NEXT, "execvpe");
-    real_spawn = (spawn_fn)jst_real_dlsym(RTLD_NEXT, "posix_spawn");
-    real_spawnp = (spawn_fn)jst_real_dlsym(RTLD_NEXT, "posix_spawnp");
+    return f;
 }
 
 static const char *env_find(char *const envp[], const char *name, size_t n)
@@ -78,7 +63,9 @@ static const char *env_find(char *const envp[], const char *name, size_t n)
  * nothing needs changing or anything does not fit. */
 static char *const *env_fix(char *const envp[], char **out, size_t cap, char *buf)
 {
-    if (!saved_preload[0] || !jst_config() || !self_path[0])
+    const char *saved_preload = jst_start_preload(), *saved_dir = jst_start_dir();
+    const char *self_path = jst_self_path();
+    if (!saved_preload[0] || !jst_config_early() || !self_path[0])
         return envp;
     const char *base = strrchr(self_path, '/');
     base = base ? base + 1 : self_path;
@@ -110,7 +97,7 @@ static char *const *env_fix(char *const envp[], char **out, size_t cap, char *bu
     if (need_pre)
         out[k++] = (char *)newpre;
     if (need_dir)
-        out[k++] = saved_dir;
+        out[k++] = (char *)saved_dir;
     out[k] = NULL;
     return out;
 }
@@ -134,15 +121,21 @@ static int exec_run(execve_fn fn, const char *path, char *const argv[], char *co
     return rc;
 }
 
-JST_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+/* The exec named name (execve or execvpe), through the real one in *slot. */
+static int exec_named(void *_Atomic *slot, const char *name, const char *path, char *const argv[],
+                      char *const envp[])
 {
-    if (!real_execve)
-        real_execve = (execve_fn)jst_real_dlsym(RTLD_NEXT, "execve");
-    if (!real_execve) {
+    execve_fn fn = (execve_fn)real_fn(slot, name);
+    if (!fn) {
         errno = ENOSYS;
         return -1;
     }
-    return exec_run(real_execve, path, argv, envp);
+    return exec_run(fn, path, argv, envp);
+}
+
+JST_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+{
+    return exec_named(&real_execve, "execve", path, argv, envp);
 }
 
 JST_EXPORT int execv(const char *path, char *const argv[])
@@ -152,13 +145,7 @@ JST_EXPORT int execv(const char *path, char *const argv[])
 
 JST_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
-    if (!real_execvpe)
-        real_execvpe = (execve_fn)jst_real_dlsym(RTLD_NEXT, "execvpe");
-    if (!real_execvpe) {
-        errno = ENOSYS;
-        return -1;
-    }
-    return exec_run(real_execvpe, file, argv, envp);
+    return exec_named(&real_execvpe, "execvpe", file, argv, envp);
 }
 
 JST_EXPORT int execvp(const char *file, char *const argv[])
@@ -203,22 +190,28 @@ JST_EXPORT int execlp(const char *file, const char *arg, ...)
     JST_EXECL(execvpe(file, argv, envp), 0);
 }
 
+/* posix_spawn or posix_spawnp (name), through the real one in *slot, with
+ * the environment put right. */
+static int spawn_named(void *_Atomic *slot, const char *name, pid_t *pid, const char *path,
+                       const posix_spawn_file_actions_t *fa, const posix_spawnattr_t *attr,
+                       char *const argv[], char *const envp[])
+{
+    spawn_fn fn = (spawn_fn)real_fn(slot, name);
+    if (!fn)
+        return ENOSYS;
+    char *out[JST_ENVP_CAP];
+    char buf[JST_ENV_MAX];
+    return fn(pid, path, fa, attr, argv, env_fix(envp, out, JST_ENVP_CAP, buf));
+}
+
 JST_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
                            const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
-    if (!real_spawn)
-        real_spawn = (spawn_fn)jst_real_dlsym(RTLD_NEXT, "posix_spawn");
-    char *out[JST_ENVP_CAP];
-    char buf[JST_ENV_MAX];
-    return real_spawn(pid, path, fa, attr, argv, env_fix(envp, out, JST_ENVP_CAP, buf));
+    return spawn_named(&real_spawn, "posix_spawn", pid, path, fa, attr, argv, envp);
 }
 
 JST_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
                             const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
-    if (!real_spawnp)
-        real_spawnp = (spawn_fn)jst_real_dlsym(RTLD_NEXT, "posix_spawnp");
-    char *out[JST_ENVP_CAP];
-    char buf[JST_ENV_MAX];
-    return real_spawnp(pid, file, fa, attr, argv, env_fix(envp, out, JST_ENVP_CAP, buf));
+    return spawn_named(&real_spawnp, "posix_spawnp", pid, file, fa, attr, argv, envp);
 }

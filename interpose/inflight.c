@@ -168,16 +168,11 @@ void jst_inflight_close(struct jst_event *ev)
 
 /* The child has no progress thread and no call in flight (the calls of the
  * parent's other threads do not exist in it). */
-static void inflight_atfork_child(void)
+void jst_inflight_atfork_child(void)
 {
     atomic_store(&inflight_n, 0);
     if (atomic_load(&progress_started)) {
         sem_init(&progress_wake, 0, 0);
         atomic_store(&progress_started, 0);
     }
-}
-
-__attribute__((constructor)) static void inflight_ctor(void)
-{
-    pthread_atfork(NULL, NULL, inflight_atfork_child);
 }

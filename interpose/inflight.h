@@ -18,5 +18,7 @@ void jst_inflight_open(struct jst_event *ev, struct jst_rec *r, void *buf, size_
 void jst_inflight_emit(struct jst_event *ev, const struct jst_rec *r);
 /* ev returned: no longer in flight. */
 void jst_inflight_close(struct jst_event *ev);
+/* In a forked child: nothing is in flight, and no progress thread runs. */
+void jst_inflight_atfork_child(void);
 
 #endif

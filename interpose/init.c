@@ -19,6 +19,9 @@
 #include "sink.h"
 #include "state.h"
 #include "launch.h"
+#include "inflight.h"
+#include "nvtx.h"
+#include "startenv.h"
 
 /* ---- exit ---- */
 
@@ -114,13 +117,28 @@ static void atfork_child(void)
     jst_cost_atfork_child();
     jst_sink_atfork_child();
     jst_launch_atfork_child();
+    jst_inflight_atfork_child();
 }
 
+void jst_lifecycle_arm(void)
+{
+    pthread_atfork(NULL, NULL, atfork_child);
+}
+
+/* ---- start ---- */
+
+/* Every process the preload goes into runs this, and most never call the
+ * driver: so no file, no heap, no symbol lookup and no fork handler here;
+ * what tracing needs comes at the first call that may trace (cfg_read in
+ * sink.c, the exec wrappers' lookups in exec.c). What cannot wait: the
+ * environment as the process started (before the program changes it) and
+ * NVTX's variable (before the program's first range). */
 __attribute__((constructor)) static void jst_ctor(void)
 {
-    /* Reading the configuration is all the constructor does: no file yet. */
-    jst_config();
-    pthread_atfork(NULL, NULL, atfork_child);
+    if (!jst_config_early())
+        return;
+    jst_startenv_save();
+    jst_nvtx_start();
 }
 
 /* Called by the sink once a trace file is open: the END record is written

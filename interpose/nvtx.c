@@ -32,6 +32,7 @@
 #include "state.h"
 #include "nvtx.h"
 #include "real.h"
+#include "startenv.h"
 
 /* ---- NVTX's injection interface (docs/DRIVER.md, "NVTX") ---- */
 
@@ -91,10 +92,10 @@ struct jst_nvtx_versioninfo {
 #define JST_NVTX_PEND_CAP (64u * 1024u)
 #define JST_NVTX_DOMAINS 8
 
-static char self_path[4096];
-static int we_set_env;         /* the constructor set NVTX_INJECTION64_PATH */
-static int preloaded;          /* this copy is in the global scope (LD_PRELOAD) */
-static char foreign_note[512]; /* note for a tool the user named, "" if none */
+JST_START_DATA static int we_set_env; /* the constructor set NVTX_INJECTION64_PATH */
+static _Atomic int preloaded = -1;    /* this copy is the global one (LD_PRELOAD); -1: not asked */
+static _Atomic int fork_armed;        /* nvtx_atfork_child is registered */
+static char foreign_note[512];        /* note for a tool the user named, "" if none */
 static _Atomic uint64_t next_range_id;
 
 /* Records made before the trace file exists. */
@@ -503,13 +504,37 @@ static int attach(jst_nvtx_get_table get)
     return set > 0;
 }
 
+static void nvtx_atfork_child(void);
+JST_EXPORT int InitializeInjectionNvtx2(jst_nvtx_get_table get);
+
+/* Whether this copy of the library is the one in the global scope, that is,
+ * the preloaded one; asked once, when first needed. */
+static int nvtx_preloaded(void)
+{
+    int p = atomic_load(&preloaded);
+    if (p < 0) {
+        p = jst_real_dlsym(RTLD_DEFAULT, "InitializeInjectionNvtx2") ==
+            (void *)InitializeInjectionNvtx2;
+        atomic_store(&preloaded, p);
+    }
+    return p;
+}
+
+/* The fork handler, from the first NVTX state on (none before). */
+static void nvtx_arm_fork(void)
+{
+    if (!atomic_exchange(&fork_armed, 1))
+        pthread_atfork(NULL, NULL, nvtx_atfork_child);
+}
+
 /* NVTX's loader calls this once per NVTX instance in the process (each
  * library built with the headers has its own). Returning 0 makes that
  * instance a no-op, exactly as without a tool. */
 JST_EXPORT int InitializeInjectionNvtx2(jst_nvtx_get_table get)
 {
-    if (!get || !preloaded || !jst_config())
+    if (!get || !nvtx_preloaded() || !jst_config())
         return 0;
+    nvtx_arm_fork();
     int saved = errno;
     int ok = attach(get);
     jst_dbg("NVTX instance %s", ok ? "attached" : "not attached (no table)");
@@ -553,37 +578,31 @@ static void nvtx_atfork_child(void)
         pend_note();
 }
 
-__attribute__((constructor)) static void jst_nvtx_ctor(void)
+void jst_nvtx_start(void)
 {
-    Dl_info info;
-    if (!dladdr((void *)jst_nvtx_ctor, &info) || !info.dli_fname)
-        return;
-    char abs[PATH_MAX];
-    const char *me = realpath(info.dli_fname, abs) ? abs : info.dli_fname;
-    if (strlen(me) >= sizeof self_path)
-        return;
-    strcpy(self_path, me);
-    /* Loaded by NVTX's dlopen into a process that is not traced (a child
-     * that lost LD_PRELOAD): our export is not the global one; stay inert. */
-    preloaded = jst_real_dlsym(RTLD_DEFAULT, "InitializeInjectionNvtx2") ==
-                (void *)InitializeInjectionNvtx2;
-    if (!preloaded || !jst_config())
+    const char *self = jst_self_path();
+    if (!*self)
         return;
     const char *v = getenv(JST_NVTX_ENV);
-    if (v && *v) {
-        if (!same_file(v, self_path)) {
-            snprintf(foreign_note, sizeof foreign_note,
-                     "NVTX ranges were not recorded: NVTX_INJECTION64_PATH names another tool "
-                     "(%.400s)",
-                     v);
-            pend_note();
-        }
-        pthread_atfork(NULL, NULL, nvtx_atfork_child);
+    if (!v || !*v) {
+        /* The usual case. A copy that was dlopened rather than preloaded
+         * would set it too, harmlessly: InitializeInjectionNvtx2 then
+         * declines (nvtx_preloaded), as if there were no tool. */
+        we_set_env = jst_env_add(JST_NVTX_ENV, self) != NULL;
         return;
     }
-    if (setenv(JST_NVTX_ENV, self_path, 1) == 0)
-        we_set_env = 1;
-    pthread_atfork(NULL, NULL, nvtx_atfork_child);
+    /* Loaded by NVTX's dlopen into a process that is not traced (a child
+     * that lost LD_PRELOAD): our export is not the global one; stay inert. */
+    if (!nvtx_preloaded() || !jst_config())
+        return;
+    if (!same_file(v, self)) {
+        snprintf(foreign_note, sizeof foreign_note,
+                 "NVTX ranges were not recorded: NVTX_INJECTION64_PATH names another tool "
+                 "(%.400s)",
+                 v);
+        pend_note();
+    }
+    nvtx_arm_fork();
 }
 
 /* The entry of envp that this process's constructor put there, or NULL: the
@@ -596,6 +615,6 @@ const char *jst_nvtx_env_entry(char *const envp[])
         return NULL;
     for (size_t i = 0; envp && envp[i]; i++)
         if (strncmp(envp[i], JST_NVTX_ENV, n) == 0 && envp[i][n] == '=')
-            return strcmp(envp[i] + n + 1, self_path) == 0 ? envp[i] : NULL;
+            return strcmp(envp[i] + n + 1, jst_self_path()) == 0 ? envp[i] : NULL;
     return NULL;
 }

@@ -39,15 +39,15 @@
 
 extern char **environ;
 
-_Atomic int jst_state;
-int jst_debug_on;
+JST_START_DATA _Atomic int jst_state;
+JST_START_DATA int jst_debug_on;
 __thread int jst_guard __attribute__((tls_model("initial-exec")));
 
 static pthread_once_t cfg_once = PTHREAD_ONCE_INIT;
-static int cfg_disabled;        /* JITSTALL_DISABLE=1 */
-static char cfg_dir[PATH_MAX];  /* trace directory ("" = cwd) */
-static size_t cfg_dir_toolong;  /* length of a JITSTALL_DIR that does not fit, else 0 */
-static uint32_t cfg_seen_limit; /* JITSTALL_SEEN_LIMIT, for tests; 0: the default */
+JST_START_DATA static int cfg_disabled; /* JITSTALL_DISABLE=1 */
+static char cfg_dir[PATH_MAX];          /* trace directory ("" = cwd) */
+static size_t cfg_dir_toolong;          /* length of a JITSTALL_DIR that does not fit, else 0 */
+static uint32_t cfg_seen_limit;         /* JITSTALL_SEEN_LIMIT, for tests; 0: the default */
 static char cfg_exe[PATH_MAX];
 
 static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -152,8 +152,15 @@ int jst_secure_exec(void)
     return getauxval(AT_SECURE) != 0;
 }
 
-static void cfg_read(void)
+JST_START_DATA static int cfg_early_done;
+
+/* What the constructor needs, read once: whether this process is traced at
+ * all, and JITSTALL_DEBUG. Everything else waits for cfg_read. */
+int jst_config_early(void)
 {
+    if (cfg_early_done)
+        return !cfg_disabled;
+    cfg_early_done = 1;
     if (jst_secure_exec()) {
         /* setuid, setgid or file capabilities: the environment belongs to a
          * less privileged user. Trace nothing and say nothing (the program's
@@ -161,12 +168,24 @@ static void cfg_read(void)
          * JITSTALL_* in such a process (docs/jitstall-run.1.md). */
         cfg_disabled = 1;
         atomic_store(&jst_state, JST_ST_OFF);
-        return;
+        return 0;
     }
     const char *d = getenv("JITSTALL_DEBUG");
     jst_debug_on = d && *d && strcmp(d, "0") != 0;
     const char *off = getenv("JITSTALL_DISABLE");
     cfg_disabled = off && *off && strcmp(off, "0") != 0;
+    if (cfg_disabled)
+        atomic_store(&jst_state, JST_ST_OFF);
+    return !cfg_disabled;
+}
+
+/* The rest of the configuration, at the first call that may trace
+ * (a driver call, a cu* lookup, NVTX): a process that makes none never pays
+ * for it (docs/PERFORMANCE.md, "Idle cost"). */
+static void cfg_read(void)
+{
+    if (!jst_config_early())
+        return;
     jst_metrics_init();
     const char *dir = getenv("JITSTALL_DIR");
     if (dir && *dir && strlen(dir) < sizeof cfg_dir)
@@ -178,9 +197,8 @@ static void cfg_read(void)
         cfg_seen_limit = (uint32_t)strtoul(sl, NULL, 10);
     ssize_t n = readlink("/proc/self/exe", cfg_exe, sizeof cfg_exe - 1);
     cfg_exe[n > 0 ? n : 0] = '\0';
-    if (cfg_disabled)
-        atomic_store(&jst_state, JST_ST_OFF);
-    jst_dbg("config: disabled=%d dir=%s exe=%s", cfg_disabled, cfg_dir[0] ? cfg_dir : ".", cfg_exe);
+    jst_lifecycle_arm();
+    jst_dbg("config: dir=%s exe=%s", cfg_dir[0] ? cfg_dir : ".", cfg_exe);
 }
 
 int jst_config(void)

@@ -25,5 +25,8 @@ void jst_sink_atfork_child(void);
 
 /* Lifecycle (init.c), called by the sink once a trace file is open. */
 void jst_lifecycle_opened(void);
+/* Lifecycle (init.c), called once with the full configuration, before any
+ * state a forked child must not keep exists: sets up the fork handler. */
+void jst_lifecycle_arm(void);
 
 #endif

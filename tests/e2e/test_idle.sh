@@ -11,6 +11,16 @@ grep -q libjitstall "$WORK/maps" || fail "libjitstall.so is not mapped: the test
 heavy=$(grep -oE 'lib(zstd|lz4|unwind[-a-z0-9_]*|lzma)\.so[.0-9]*' "$WORK/maps" | sort -u | tr '\n' ' ' || true)
 [ -z "$heavy" ] || fail "an idle process maps $heavy"
 [ -z "$(ls "$WORK/idle.traces")" ] || fail "an idle process wrote a trace"
+# What the constructor leaves behind (tests/e2e/prog_idle.c): no heap, an
+# absolute NVTX_INJECTION64_PATH even for a relative LD_PRELOAD, and an
+# environment the program changes as usual.
+"$BIN/prog_idle" plain || fail "prog_idle fails without the preload: the test proves nothing"
+env LD_PRELOAD="$JST_PRELOAD" JITSTALL_DIR="$WORK/idle.traces" "$BIN/prog_idle" preloaded ||
+    fail "the constructor left the process changed (above)"
+rel=$(realpath --relative-to="$WORK" "$JST_PRELOAD")
+(cd "$WORK" && env LD_PRELOAD="$rel" JITSTALL_DIR="$WORK/idle.traces" "$BIN/prog_idle" preloaded) ||
+    fail "with a relative LD_PRELOAD ($rel) the constructor left the process changed (above)"
+[ -z "$(ls "$WORK/idle.traces")" ] || fail "an idle process wrote a trace"
 # The same preload in a process that loads a module: a stack is recorded.
 run_traced busy "$BIN/prog_dlsym" "$FIX" 0 module sm90.fatbin
 expect_rc busy 0
