@@ -35,6 +35,12 @@
  * few KiB (docs/PERFORMANCE.md). */
 #define JST_ZSTD_WINDOW_LOG 17
 #define JST_ZSTD_TABLE_LOG 13
+/* Blocks of fewer bytes of records are stored plain. Most blocks are the
+ * few records flushed with one event (a load, its BEGIN, the module map):
+ * zstd spent about 50,000 instructions on each (entropy tables built per
+ * frame) to save a few hundred bytes, over a third of all the instructions
+ * of a small traced process (docs/PERFORMANCE.md). */
+#define JST_ZSTD_MIN_BLOCK 4096
 
 /* ---- little-endian stores, independent of the host's byte order ---- */
 
@@ -301,7 +307,9 @@ static int block_write(struct jst_writer *w, const uint8_t *raw, size_t n)
     if (buf_reserve(&w->out, &w->out_cap, need) < 0)
         return -1;
     uint8_t *pay = w->out + JST_BLOCK_HDR_SIZE;
-    size_t z = ZSTD_compress2(w->cctx, pay, w->out_cap - JST_BLOCK_HDR_SIZE, raw, n);
+    size_t z = n;
+    if (n >= JST_ZSTD_MIN_BLOCK)
+        z = ZSTD_compress2(w->cctx, pay, w->out_cap - JST_BLOCK_HDR_SIZE, raw, n);
     uint8_t enc = JST_BLOCK_ENC_ZSTD;
     if (ZSTD_isError(z) || z >= n) {
         memcpy(pay, raw, n);

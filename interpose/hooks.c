@@ -261,7 +261,10 @@ static void begin_with(struct jst_event *ev, struct jst_load *ld, const struct b
         jst_rec_strn(&rec, JST_F_NAME, x->name, strnlen(x->name, 1024));
     if (ld && ld->active)
         jst_load_describe(ld, &rec);
-    jst_inflight_emit(ev, &rec);
+    /* A load that carries SASS for the device returns in milliseconds; only
+     * one that may compile (or one we could not inspect) needs the progress
+     * thread. */
+    jst_inflight_emit(ev, &rec, !ld || !ld->active || ld->jit);
     free(buf);
 }
 

@@ -12,8 +12,10 @@
  * a reader takes the time of the last record as the end of what the trace
  * saw, so a call in flight has run at least (last record - its start), short
  * by at most one period. The thread:
- *  - is created at the first BEGIN, not before: a program that never loads
- *    never gets it;
+ *  - is created at the first BEGIN of a call that may compile (a load whose
+ *    image has no SASS for the device, or could not be inspected; a link
+ *    step; a runtime compile), not before: a program that never loads, or
+ *    loads only SASS, never gets it (creating a thread costs about 0.1 ms);
  *  - runs with every signal blocked, so the program's signals go to its own
  *    threads exactly as before;
  *  - sleeps on a semaphore while nothing is in flight (no periodic wakeups);
@@ -127,10 +129,12 @@ static void progress_start(void)
         pthread_attr_destroy(&attr);
     }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (rc == 0)
+    if (rc == 0) {
         pthread_setname_np(t, "jitstall-prog");
-    else
+        jst_dbg("progress thread started");
+    } else {
         jst_dbg("no progress thread (error %d): calls in flight end at the last record", rc);
+    }
 }
 
 void jst_inflight_open(struct jst_event *ev, struct jst_rec *r, void *buf, size_t cap)
@@ -147,15 +151,14 @@ void jst_inflight_open(struct jst_event *ev, struct jst_rec *r, void *buf, size_
         jst_rec_u64(r, JST_F_STACK_ID, ev->stack_id);
 }
 
-void jst_inflight_emit(struct jst_event *ev, const struct jst_rec *r)
+void jst_inflight_emit(struct jst_event *ev, const struct jst_rec *r, int may_compile)
 {
     jst_emit(r, 1);
     ev->in_flight = 1;
-    if (atomic_fetch_add(&inflight_n, 1) == 0) {
+    if (may_compile && !atomic_load(&progress_started))
         progress_start();
-        if (progress_ns)
-            sem_post(&progress_wake);
-    }
+    if (atomic_fetch_add(&inflight_n, 1) == 0 && atomic_load(&progress_started) && progress_ns)
+        sem_post(&progress_wake);
 }
 
 void jst_inflight_close(struct jst_event *ev)

@@ -14,8 +14,10 @@
  * call record, the common call fields); the caller adds what it knows. */
 void jst_inflight_open(struct jst_event *ev, struct jst_rec *r, void *buf, size_t cap);
 /* Writes the BEGIN record, flushed, and counts ev as in flight (the
- * progress thread writes while any call is). */
-void jst_inflight_emit(struct jst_event *ev, const struct jst_rec *r);
+ * progress thread writes while any call is). may_compile: the call may run
+ * long (a JIT, a link step, a runtime compile); the first such call starts
+ * the progress thread, a short one never does. */
+void jst_inflight_emit(struct jst_event *ev, const struct jst_rec *r, int may_compile);
 /* ev returned: no longer in flight. */
 void jst_inflight_close(struct jst_event *ev);
 /* In a forked child: nothing is in flight, and no progress thread runs. */

@@ -197,7 +197,7 @@ static nvrtcResult h_nvrtc(struct jst_hook *h, int route, nvrtcProgram prog, int
     jst_rec_u64(&rec, JST_F_NUM_OPTIONS, (uint64_t)(n > 0 ? n : 0));
     if (arch)
         jst_rec_str(&rec, JST_F_NAME, arch_buf);
-    jst_inflight_emit(&ev, &rec);
+    jst_inflight_emit(&ev, &rec, 1);
     nvrtcResult r;
     JST_TIMED(ev, r, real(prog, n, opts));
     jst_inflight_close(&ev);
@@ -232,7 +232,7 @@ static nvJitLinkResult h_link(struct jst_hook *h, int route, nvJitLinkHandle han
     struct jst_rec rec;
     jst_inflight_open(&ev, &rec, buf, sizeof buf);
     jst_rec_u64(&rec, JST_F_HANDLE, (uint64_t)(uintptr_t)handle);
-    jst_inflight_emit(&ev, &rec);
+    jst_inflight_emit(&ev, &rec, 1);
     nvJitLinkResult r;
     JST_TIMED(ev, r, real(handle));
     jst_inflight_close(&ev);

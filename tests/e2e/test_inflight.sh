@@ -192,4 +192,17 @@ assert not [m for m in p["modules"] if m["in_flight"]] and not p["ttfk_in_flight
 rc=0
 "$JST_CLI" check "$(the_trace done)" >/dev/null 2>&1 || rc=$?
 [ "$rc" = 2 ] || fail "check with no budget and nothing in flight exited $rc, expected 2"
+# 7. The progress thread is made for a call that may compile, never for a
+# program that loads only SASS for the device (a thread costs every such
+# start about 0.1 ms for nothing).
+run_traced sass JITSTALL_DEBUG=1 "$BIN/prog_direct" "$FIX" 0 module sm90.fatbin
+expect_rc sass 0
+dump_json "$(the_trace sass)" "$WORK/sass.json"
+grep -q '"type":"begin"' "$WORK/sass.json" || fail "the SASS load wrote no BEGIN: the check proves nothing"
+! grep -q "progress thread started" "$WORK/sass.err" ||
+    fail "a SASS-only program started the progress thread"
+run_traced ptx JITSTALL_DEBUG=1 "$BIN/prog_direct" "$FIX" 0 module ptx75.fatbin
+expect_rc ptx 0
+grep -q "progress thread started" "$WORK/ptx.err" ||
+    fail "a PTX load did not start the progress thread: $(head -5 "$WORK/ptx.err")"
 echo "ok: calls in flight"

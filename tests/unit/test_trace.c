@@ -446,6 +446,47 @@ static void test_flush_puts_each_record_on_disk(void **state)
     assert_int_equal(jst_writer_close(w), 0);
 }
 
+/* The encoding byte of each block of a version 2 file, in order. */
+static size_t block_encodings(const char *path, uint8_t *enc, size_t cap)
+{
+    size_t n = 0, k = 0;
+    uint8_t *d = slurp(path, &n);
+    assert_non_null(d);
+    for (size_t o = 32; o + JST_BLOCK_HDR_SIZE <= n && k < cap; k++) {
+        uint32_t stored = (uint32_t)d[o + 8] | (uint32_t)d[o + 9] << 8 | (uint32_t)d[o + 10] << 16 |
+                          (uint32_t)d[o + 11] << 24;
+        enc[k] = d[o + 16];
+        o += JST_BLOCK_HDR_SIZE + stored;
+    }
+    free(d);
+    return k;
+}
+
+/* A block of a few flushed records is stored plain (zstd's per-frame set-up
+ * costs more than it saves there); a full, compressible one is zstd. */
+static void test_small_blocks_plain_large_compressed(void **state)
+{
+    (void)state;
+    char path[128];
+    tmp_path(path, sizeof(path), "enc.jst");
+    struct jst_writer *w = jst_writer_open(path);
+    assert_non_null(w);
+    assert_int_equal(emit_call(w, 1, 7, 1), 0); /* one record, flushed */
+    for (unsigned k = 2; k < 400; k++)          /* ~20 KiB of alike records */
+        assert_int_equal(emit_call(w, k, 7, 0), 0);
+    assert_int_equal(jst_writer_close(w), 0);
+    uint8_t enc[16];
+    size_t nb = block_encodings(path, enc, 16);
+    assert_true(nb >= 2);
+    assert_int_equal(enc[0], JST_BLOCK_ENC_PLAIN);
+    assert_int_equal(enc[nb - 1], JST_BLOCK_ENC_ZSTD);
+    struct read_result res;
+    read_all(path, &res);
+    assert_int_equal(res.rc, 0);
+    assert_int_equal(res.n, 399);
+    free_result(&res);
+}
+
 struct thread_arg {
     struct jst_writer *w;
     unsigned tid;
@@ -914,6 +955,7 @@ int main(void)
         cmocka_unit_test(test_writer_creates_exclusive_private_file),
         cmocka_unit_test(test_writer_preserves_errno),
         cmocka_unit_test(test_flush_puts_each_record_on_disk),
+        cmocka_unit_test(test_small_blocks_plain_large_compressed),
         cmocka_unit_test(test_threads_emit_concurrently),
         cmocka_unit_test(test_abandon_in_child_leaves_parent_stream_alone),
         cmocka_unit_test(test_sigkill_leaves_readable_trace),
