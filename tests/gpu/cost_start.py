@@ -1,0 +1,93 @@
+"""Warm start of a program, plain against preloaded (tests/gpu/part_cost.sh).
+
+usage: cost_start.py RUNS PRELOAD TRACEDIR PROGRAM ARGS...
+
+Runs PROGRAM RUNS times plain and RUNS times traced, interleaved, and every
+third time also with the preload and JITSTALL_DISABLE=1 (for comparison
+only), after one warm-up run of each; takes wall time and CPU time (user +
+system, from wait4) of every run. Prints
+one line per figure and checks issue 14's target: tracing adds at most
+max(1 ms, 1% of the plain median). The added time is the paired difference
+(traced run i against plain run i); its 95% interval comes from the t
+distribution of the mean. Exit 0 when the interval's upper end is within the
+target (met), 1 when its lower end is above it (missed), 3 when the runs
+cannot tell (the interval holds the target), 2 when a run failed.
+"""
+import os
+import statistics as st
+import subprocess
+import sys
+import time
+
+# Two-sided 95% t quantiles by degrees of freedom (n-1), enough for the run counts used here.
+T95 = {4: 2.776, 9: 2.262, 14: 2.145, 19: 2.093, 24: 2.064, 29: 2.045, 30: 2.042, 39: 2.023,
+       49: 2.010, 59: 2.001}
+
+
+def t95(df):
+    best = min(T95, key=lambda k: abs(k - df))
+    return T95[best]
+
+
+def run_once(argv, env):
+    t0 = time.monotonic_ns()
+    p = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, ru = os.wait4(p.pid, 0)
+    wall = (time.monotonic_ns() - t0) / 1e6
+    p.returncode = os.waitstatus_to_exitcode(status)
+    cpu = (ru.ru_utime + ru.ru_stime) * 1e3
+    return (wall, cpu) if p.returncode == 0 else None
+
+
+def interval(d):
+    m = st.mean(d)
+    half = t95(len(d) - 1) * st.stdev(d) / len(d) ** 0.5
+    return m, m - half, m + half
+
+
+def main():
+    runs, preload, tdir, argv = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4:]
+    base = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD" and not k.startswith("JITSTALL_")}
+    envs = {
+        "plain": base,
+        "off": dict(base, LD_PRELOAD=preload, JITSTALL_DISABLE="1"),
+        "traced": dict(base, LD_PRELOAD=preload, JITSTALL_DIR=tdir),
+    }
+    res = {m: [] for m in envs}
+    for m in envs:
+        run_once(argv, envs[m])
+    for i in range(runs):
+        for m in envs:
+            if m == "off" and i % 3:
+                continue
+            r = run_once(argv, envs[m])
+            if r is None:
+                print(f"a {m} run failed")
+                return 2
+            res[m].append(r)
+        for f in os.listdir(tdir):
+            os.unlink(os.path.join(tdir, f))
+    wall = {m: [r[0] for r in res[m]] for m in res}
+    cpu = {m: [r[1] for r in res[m]] for m in res}
+    limit = max(1.0, st.median(wall["plain"]) / 100)
+    print(f"warm start, {runs} interleaved pairs, medians: plain {st.median(wall['plain']):.1f} ms "
+          f"(CPU {st.median(cpu['plain']):.1f} ms), preload+JITSTALL_DISABLE=1 "
+          f"{st.median(wall['off']):.1f} ms ({len(wall['off'])} runs), traced {st.median(wall['traced']):.1f} ms "
+          f"(CPU {st.median(cpu['traced']):.1f} ms); plain runs spread (stdev) "
+          f"{st.stdev(wall['plain']):.1f} ms")
+    verdict = 0
+    for what, xs in (("wall", wall), ("CPU", cpu)):
+        d = [t - p for t, p in zip(xs["traced"], xs["plain"])]
+        m, lo, hi = interval(d)
+        print(f"added by tracing ({what}): median of paired differences {st.median(d):+.2f} ms, "
+              f"mean {m:+.2f} ms, 95% interval {lo:+.2f} .. {hi:+.2f} ms (target <= {limit:.2f} ms)")
+        if what == "wall":
+            verdict = 0 if hi <= limit else (1 if lo > limit else 3)
+    print({0: "target met: the whole interval is within it",
+           1: "target missed: the whole interval is above it",
+           3: "not shown either way: the interval holds the target"}[verdict])
+    return verdict
+
+
+if __name__ == "__main__":
+    sys.exit(main())
