@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every figure of issue 14 in one run (CMake target `bench`; docs/PERFORMANCE.md
 # has the table and the command behind each line):
-#   idle cost (/bin/true, 200 runs, with and without the preload),
+#   idle cost (/bin/true 400 runs, the empty-.so floor, sh -c, python),
 #   start-up and exit cost (a driver program on the simulated driver),
 #   per-load inspection cost (small images, a 32-kernel PTX image),
 #   unwind cost, analyzer throughput (1 M events), scan throughput.
