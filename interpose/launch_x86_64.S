@@ -7,7 +7,7 @@
  * open-addressing table of JST_SEEN_SIZE slots, Fibonacci hashing, linear
  * probing; launch.c keeps it) and, when it is there, tail-jumps to the real
  * function with every argument untouched. A function not yet seen, or a real
- * pointer not yet resolved, goes to jst_slow_<name> (interpose/hooks.c),
+ * pointer not yet resolved, goes to jst_slow_<name> (interpose/hooks_launch.c),
  * which records the first launch. Written here rather than in C because GCC
  * reloads and stores back every stack argument of a tail call (cuLaunchKernel
  * has five), which doubles the cost of the path. It adds about a dozen

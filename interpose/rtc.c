@@ -41,9 +41,11 @@ static nvJitLinkResult jst_l_nvJitLinkComplete(nvJitLinkHandle handle);
 static nvJitLinkResult jst_l___nvJitLinkComplete_13_0(nvJitLinkHandle handle);
 static nvJitLinkResult jst_l___nvJitLinkComplete_12_0(nvJitLinkHandle handle);
 
+/* No cuGetProcAddress wrapper: the route does not reach these. */
+#define JST_RTC_WRAPS(v) ((void *const[JST_NROUTES]){NULL, (void *)v, (void *)jst_l_##v, NULL})
 #define JST_RTC_ROW(v, c)                                                                          \
     {                                                                                              \
-        .name = #v, .base = #v, .call_id = c, .wrap = { NULL, (void *)v, (void *)jst_l_##v, NULL } \
+        .name = #v, .base = #v, .call_id = c, .wrap = JST_RTC_WRAPS(v)                             \
     }
 
 /* Not in jst_hooks: no cuGetProcAddress route, and the real function is not
