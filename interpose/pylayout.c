@@ -19,7 +19,6 @@
 #include "backtrace.h"
 #include "real.h"
 #include "state.h"
-#include "trace.h"
 
 static const struct py_layout py_layouts[] = {
     {10, 176, 24, -1, 1, 32, 24, 96, -1, -1, 104, 112, 112, 120, 40, 0, 0, 48, 72},
@@ -48,14 +47,10 @@ static unsigned long long py_adds(void)
     return g[0];
 }
 
+/* A warning in the trace, and on stderr with JITSTALL_DEBUG=1. */
 static void py_note(const char *msg)
 {
-    uint8_t buf[512];
-    struct jst_rec r;
-    jst_rec_begin(&r, buf, sizeof buf, JST_REC_NOTE);
-    jst_rec_u64(&r, JST_F_LEVEL, 1);
-    jst_rec_str(&r, JST_F_MESSAGE, msg);
-    jst_emit(&r, 0);
+    jst_note(1, msg);
     jst_dbg("%s", msg);
 }
 

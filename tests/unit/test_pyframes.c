@@ -34,17 +34,11 @@ void jst_dl_generation(unsigned long long g[2])
 static int notes;
 static char last_note[256];
 
-int jst_emit(const struct jst_rec *r, int flush)
+void jst_note(int level, const char *msg)
 {
-    (void)flush;
-    if (r->len >= JST_REC_HDR_SIZE && (r->buf[0] | r->buf[1] << 8) == JST_REC_NOTE) {
-        notes++;
-        /* message: the last field; its text runs to the end of the record */
-        const char *m = memmem(r->buf, r->len, "Python", 6);
-        snprintf(last_note, sizeof last_note, "%.*s",
-                 m ? (int)(r->buf + r->len - (const uint8_t *)m) : 0, m ? m : "");
-    }
-    return 0;
+    (void)level;
+    notes++;
+    snprintf(last_note, sizeof last_note, "%s", msg);
 }
 
 void jst_dbg(const char *fmt, ...)
