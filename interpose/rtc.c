@@ -12,7 +12,6 @@
 #include <link.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
 
 #define NVJITLINK_NO_INLINE /* nvJitLinkComplete is defined here, not inlined */
 #include <nvJitLink.h>
@@ -59,12 +58,6 @@ static struct jst_hook rtc_hooks[JST_RTC_COUNT] = {
     JST_RTC_ROW(__nvJitLinkComplete_12_0, JST_CALL_nvJitLinkComplete),
 };
 
-static int is_vdso(const struct link_map *l)
-{
-    uintptr_t vdso = (uintptr_t)getauxval(AT_SYSINFO_EHDR);
-    return vdso && (uintptr_t)l->l_ld >= vdso && (uintptr_t)l->l_ld - vdso < 65536;
-}
-
 /* The definition of name that is not ours. RTLD_NEXT finds it in the global
  * scope; a library dlopen'd RTLD_LOCAL that links libnvrtc is not there, yet
  * its calls reach our export (the preload comes first in every scope), so the
@@ -80,17 +73,9 @@ static void *rtc_find(const char *name)
     struct link_map *l = me;
     while (l->l_prev)
         l = l->l_prev;
-    for (; l; l = l->l_next) {
-        if (l == me || !l->l_name || !l->l_name[0] || is_vdso(l))
-            continue;
-        void *hd = dlopen(l->l_name, RTLD_LAZY | RTLD_NOLOAD);
-        if (!hd)
-            continue;
-        p = jst_real_dlsym(hd, name);
-        dlclose(hd);
-        if (p && jst_object_of(p) == l)
+    for (; l; l = l->l_next)
+        if (l != me && (p = jst_object_sym(l, name)) != NULL)
             return p;
-    }
     return NULL;
 }
 
