@@ -9,6 +9,7 @@
 #include <dlfcn.h>
 #include <link.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -120,6 +121,18 @@ static int py_offsets_agree(const struct py_layout *L)
            d[38] == L->co_linetable && d[39] == L->co_firstlineno && d[43] == L->co_code;
 }
 
+/* Turns the reader off for this process, with a note that says why. */
+__attribute__((format(printf, 1, 2))) static void py_off(const char *fmt, ...)
+{
+    char msg[200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    py_note(msg);
+    atomic_store(&py_state, PY_OFF);
+}
+
 /* Finds the interpreter and checks its layout. Under py_lock. */
 static void py_resolve(void)
 {
@@ -137,22 +150,18 @@ static void py_resolve(void)
     /* The pipe reads must work here (no descriptor left, a sandbox). */
     uint64_t probe = 1, copy = 0;
     if (jst_py_read(&copy, (uintptr_t)&probe, sizeof probe) < 0 || copy != probe) {
-        py_note("Python frames not recorded: memory cannot be read through a pipe here");
-        atomic_store(&py_state, PY_OFF);
+        py_off("Python frames not recorded: memory cannot be read through a pipe here");
         return;
     }
-    char msg[200], ver[16];
+    char ver[16];
     int minor = py_minor(ver, sizeof ver);
     for (size_t i = 0; i < sizeof py_layouts / sizeof py_layouts[0]; i++)
         if ((int)py_layouts[i].minor == minor)
             jst_py.lay = &py_layouts[i];
     if (!jst_py.lay) {
-        snprintf(msg, sizeof msg,
-                 "Python frames not recorded: CPython %s's frame layout is unknown to jitstall "
-                 "(it reads 3.10 to 3.13)",
-                 ver);
-        py_note(msg);
-        atomic_store(&py_state, PY_OFF);
+        py_off("Python frames not recorded: CPython %s's frame layout is unknown to jitstall "
+               "(it reads 3.10 to 3.13)",
+               ver);
         return;
     }
     uintptr_t tt = (uintptr_t)jst_real_dlsym(RTLD_DEFAULT, "PyType_Type");
@@ -166,12 +175,9 @@ static void py_resolve(void)
     py_eval_range();
     if (!tt || !jst_py.code_type || !jst_py.unicode_type || !jst_py.bytes_type ||
         !jst_py.frame_type || !py_gil_tstate || (minor >= 13 && !py_offsets_agree(jst_py.lay))) {
-        snprintf(msg, sizeof msg,
-                 "Python frames not recorded: CPython %s has an object layout jitstall does "
-                 "not know (debug or free-threaded build?)",
-                 ver);
-        py_note(msg);
-        atomic_store(&py_state, PY_OFF);
+        py_off("Python frames not recorded: CPython %s has an object layout jitstall does "
+               "not know (debug or free-threaded build?)",
+               ver);
         return;
     }
     jst_dbg("python %s: frames readable, eval frame %#lx-%#lx", ver, (unsigned long)jst_py.eval_lo,
