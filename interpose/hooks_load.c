@@ -25,13 +25,15 @@ struct load_step {
     const void *image;
     size_t size;
     const char *path;
-    uint64_t handle;      /* written when not 0 */
-    int link_input;       /* a link input: the handle always, its input type */
+    uint64_t handle;      /* written when not 0 (see step_fields) */
+    int link_input;       /* a link input: its state's handle, its input type */
     CUjitInputType input; /* with link_input */
     const char *name;
 };
 
-/* The fields of s in a record: the handle, the input type, the name. */
+/* The fields of s in a record: the handle, the input type, the name. The
+ * call record (done) of a link input names its link state even when that is
+ * NULL; a BEGIN record only a handle that is not. */
 static void step_fields(struct jst_rec *rec, const struct load_step *s, int done)
 {
     if (s->handle || (done && s->link_input))
