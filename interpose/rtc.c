@@ -266,11 +266,7 @@ struct jst_hook *jst_rtc_by_name(const char *name)
 /* Is the object's file a runtime compiler library (libnvrtc*, libnvJitLink*)? */
 static int name_is_rtc(const char *path)
 {
-    if (!path)
-        return 0;
-    const char *b = strrchr(path, '/');
-    b = b ? b + 1 : path;
-    return strncmp(b, "libnvrtc", 8) == 0 || strncmp(b, "libnvJitLink", 12) == 0;
+    return jst_file_named(path, "libnvrtc") || jst_file_named(path, "libnvJitLink");
 }
 
 void *jst_rtc_dlsym(struct jst_hook *h, void *handle, void *p, int wrap)
