@@ -58,8 +58,10 @@
  * handler returns JST_NO_REAL when there is none. */
 #define JST_HOOK_REAL(fn_t)                                                                        \
     fn_t real = (fn_t)jst_hook_real(h, route);                                                     \
-    if (!real)                                                                                     \
-    return JST_NO_REAL
+    do {                                                                                           \
+        if (!real)                                                                                 \
+            return JST_NO_REAL;                                                                    \
+    } while (0)
 
 /* What every handler (parameters h and route) does first: find the real
  * function (JST_NO_REAL when there is none), begin the event ev with begin,
