@@ -19,5 +19,11 @@ void jst_bt_warm(void);
 void jst_modmap_initial(void);
 /* After a dlopen/dlclose returns: write what appeared or went. */
 void jst_modmap_refresh(int event);
+/* Before a recorded event: refreshes the map when the loader's counters
+ * moved since the last event. */
+void jst_modmap_check(void);
+/* How many objects the loader has added (g[0]) and removed (g[1]) so far,
+ * 0 and 0 if unknown: a change means a dlopen or dlclose happened. */
+void jst_dl_generation(unsigned long long g[2]);
 
 #endif

@@ -42,29 +42,37 @@ struct link_map *jst_object_of(const void *addr)
     return lm;
 }
 
+/* A link map entry is no handle: an object loaded at start and never
+ * dlopen'ed has no search list, and dlsym on it crashes. dlopen with
+ * RTLD_NOLOAD gives the object's handle without loading anything. The
+ * executable (no name) and the vDSO (not a file) have no definitions here. */
+void *jst_object_sym(struct link_map *l, const char *name)
+{
+    uintptr_t vdso = (uintptr_t)getauxval(AT_SYSINFO_EHDR);
+    if (!l->l_name || !l->l_name[0] ||
+        (vdso && (uintptr_t)l->l_ld >= vdso && (uintptr_t)l->l_ld - vdso < 65536))
+        return NULL;
+    void *hd = dlopen(l->l_name, RTLD_LAZY | RTLD_NOLOAD);
+    if (!hd)
+        return NULL;
+    void *p = jst_real_dlsym(hd, name);
+    dlclose(hd);
+    /* dlsym on a handle also searches its dependencies: keep only
+     * definitions in l itself. */
+    return p && jst_object_of(p) == l ? p : NULL;
+}
+
 /* dlsym(RTLD_NEXT, name) as seen from the object holding caller. */
 static void *next_after(const void *caller, const char *name)
 {
     struct link_map *me = jst_object_of(caller);
     if (!me)
         return jst_real_dlsym(RTLD_NEXT, name);
-    /* A link map entry is no handle: an object loaded at start and never
-     * dlopen'ed has no search list, and dlsym on it crashes. dlopen with
-     * RTLD_NOLOAD gives the object's handle without loading anything. The
-     * executable (no name) and the vDSO (not a file) are never next. */
-    uintptr_t vdso = (uintptr_t)getauxval(AT_SYSINFO_EHDR);
+    /* The order of the walk does the rest: the first object after the
+     * caller that defines name. */
     for (struct link_map *l = me->l_next; l; l = l->l_next) {
-        if (!l->l_name || !l->l_name[0] ||
-            (vdso && (uintptr_t)l->l_ld >= vdso && (uintptr_t)l->l_ld - vdso < 65536))
-            continue;
-        void *hd = dlopen(l->l_name, RTLD_LAZY | RTLD_NOLOAD);
-        if (!hd)
-            continue;
-        void *p = jst_real_dlsym(hd, name);
-        dlclose(hd);
-        /* dlsym on a handle also searches its dependencies: keep only
-         * definitions in l itself, the order of the walk does the rest. */
-        if (p && jst_object_of(p) == l)
+        void *p = jst_object_sym(l, name);
+        if (p)
             return p;
     }
     /* Not found after the caller: a failing lookup lets dlerror() say so. A

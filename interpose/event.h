@@ -1,5 +1,5 @@
 /*
- * Inside the preload: one hooked call being recorded (interpose/hooks.c, interpose/load.c).
+ * Inside the preload: one hooked call being recorded (interpose/event.c).
  */
 #ifndef JST_INTERPOSE_EVENT_H
 #define JST_INTERPOSE_EVENT_H
@@ -27,6 +27,8 @@ struct jst_event {
 /* Starts an event: 1 if this call is to be recorded (guard taken), 0 if the
  * wrapper must just call the real function (guard not taken). */
 int jst_event_begin(struct jst_event *ev, const struct jst_hook *h, int route);
+/* jst_event_begin, then the caller's stack (loads, link steps, first launches). */
+int jst_event_begin_stack(struct jst_event *ev, const struct jst_hook *h, int route);
 /* Releases the guard and restores errno to what the real function left. */
 void jst_event_end(struct jst_event *ev);
 /* Runs the real function with errno as the program left it, timing it. */
@@ -41,5 +43,7 @@ void jst_event_end(struct jst_event *ev);
 /* Starts a record with the fields common to every call. */
 void jst_event_record(const struct jst_event *ev, struct jst_rec *r, void *buf, size_t cap,
                       int result);
+/* Records a finished call with at most one more field (key 0: none). */
+void jst_event_emit_simple(struct jst_event *ev, int result, uint16_t key, uint64_t v, int flush);
 
 #endif

@@ -1,5 +1,6 @@
 /*
- * Inside the preload: the table of hooked functions (interpose/hooks.c).
+ * Inside the preload: the table of hooked functions (interpose/hooks.c; the
+ * wrappers and handlers are in hooks_*.c and procaddr.c, hooks_wrap.h).
  */
 #ifndef JST_INTERPOSE_HOOKS_H
 #define JST_INTERPOSE_HOOKS_H
@@ -13,12 +14,12 @@
 #define JST_NROUTES 4
 
 struct jst_hook {
-    const char *name;        /* exact variant, e.g. "cuCtxCreate_v3" */
-    const char *base;        /* name the program asks cuGetProcAddress for, e.g. "cuCtxCreate" */
-    uint16_t call_id;        /* enum jst_call, 0 for cuGetProcAddress */
-    void *wrap[JST_NROUTES]; /* [route]: wrapper of this exact variant */
-    void *_Atomic real;      /* the driver's exported symbol: DIRECT and PROCADDR routes */
-    void *_Atomic real_dl;   /* what dlsym returned: DLSYM route */
+    const char *name;      /* exact variant, e.g. "cuCtxCreate_v3" */
+    const char *base;      /* name the program asks cuGetProcAddress for, e.g. "cuCtxCreate" */
+    uint16_t call_id;      /* enum jst_call, 0 for cuGetProcAddress */
+    void *const *wrap;     /* [route]: wrapper of this exact variant */
+    void *_Atomic real;    /* the driver's exported symbol: DIRECT and PROCADDR routes */
+    void *_Atomic real_dl; /* what dlsym returned: DLSYM route */
 };
 
 /* X(variant, base, call id) for every hooked variant. */
@@ -58,6 +59,11 @@ struct jst_hook {
 #define JST_HOOK_ENUM(v, b, c) JST_H_##v,
 enum { JST_HOOK_LIST(JST_HOOK_ENUM) JST_H_COUNT };
 #undef JST_HOOK_ENUM
+
+/* The wrappers of each variant by route (JST_WRAPS, next to the handler). */
+#define JST_HOOK_WRAPS(v, b, c) extern void *const jst_wraps_##v[JST_NROUTES];
+JST_HOOK_LIST(JST_HOOK_WRAPS)
+#undef JST_HOOK_WRAPS
 
 extern struct jst_hook jst_hooks[JST_H_COUNT];
 /* The hook of an exact variant name, or NULL. */

@@ -7,7 +7,7 @@
  * open-addressing table of JST_SEEN_SIZE slots, Fibonacci hashing, linear
  * probing; launch.c keeps it) and, when it is there, tail-jumps to the real
  * function with every argument untouched. A function not yet seen, or a real
- * pointer not yet resolved, goes to jst_slow_<name> (interpose/hooks.c),
+ * pointer not yet resolved, goes to jst_slow_<name> (interpose/hooks_launch.c),
  * which records the first launch. Written here rather than in C because GCC
  * reloads and stores back every stack argument of a tail call (cuLaunchKernel
  * has five), which doubles the cost of the path. It adds about a dozen
@@ -52,18 +52,19 @@
     .size \name, .-\name
 .endm
 
-jst_launch cuLaunchKernel, 0, %rdi, .globl
-jst_launch jst_l_cuLaunchKernel, 1, %rdi, .hidden
-jst_launch jst_p_cuLaunchKernel, 0, %rdi, .hidden
-jst_launch cuLaunchKernel_ptsz, 2, %rdi, .globl
-jst_launch jst_l_cuLaunchKernel_ptsz, 3, %rdi, .hidden
-jst_launch jst_p_cuLaunchKernel_ptsz, 2, %rdi, .hidden
-jst_launch cuLaunchKernelEx, 4, %rsi, .globl
-jst_launch jst_l_cuLaunchKernelEx, 5, %rsi, .hidden
-jst_launch jst_p_cuLaunchKernelEx, 4, %rsi, .hidden
-jst_launch cuLaunchKernelEx_ptsz, 6, %rsi, .globl
-jst_launch jst_l_cuLaunchKernelEx_ptsz, 7, %rsi, .hidden
-jst_launch jst_p_cuLaunchKernelEx_ptsz, 6, %rsi, .hidden
+/* The three stubs of variant v: exported, for dlsym (jst_l_) and for
+ * cuGetProcAddress (jst_p_); idx: the slot of the exported and
+ * cuGetProcAddress routes, idx+1 dlsym's. */
+.macro jst_launch3 v, idx, freg
+jst_launch \v, \idx, \freg, .globl
+jst_launch jst_l_\v, (\idx+1), \freg, .hidden
+jst_launch jst_p_\v, \idx, \freg, .hidden
+.endm
+
+jst_launch3 cuLaunchKernel, 0, %rdi
+jst_launch3 cuLaunchKernel_ptsz, 2, %rdi
+jst_launch3 cuLaunchKernelEx, 4, %rsi
+jst_launch3 cuLaunchKernelEx_ptsz, 6, %rsi
 
 #endif
 

@@ -24,6 +24,7 @@
 #include <stddef.h>
 #include <link.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -250,8 +251,7 @@ static int mm_gen_cb(struct dl_phdr_info *info, size_t size, void *data)
     return 1; /* the counters are global: one object is enough */
 }
 
-/* How many objects the loader has added and removed so far (0, 0 if unknown). */
-static void mm_generation(unsigned long long g[2])
+void jst_dl_generation(unsigned long long g[2])
 {
     g[0] = g[1] = 0;
     dl_iterate_phdr(mm_gen_cb, g);
@@ -288,7 +288,7 @@ void jst_modmap_initial(void)
     pthread_once(&mm_once, mm_init);
     /* Read before the walk: a dlopen racing with it shows as a change later. */
     unsigned long long gen[2];
-    mm_generation(gen);
+    jst_dl_generation(gen);
     struct mm_set cur;
     if (mm_busy || mm_collect(&cur, NULL) < 0) {
         errno = saved;
@@ -320,7 +320,7 @@ void jst_modmap_refresh(int event)
     mm_busy = 1;
     pthread_mutex_lock(&mm_lock);
     unsigned long long gen[2];
-    mm_generation(gen);
+    jst_dl_generation(gen);
     struct mm_set cur;
     if ((gen[0] != mm_adds || gen[1] != mm_subs || (!gen[0] && !gen[1])) &&
         mm_collect(&cur, &mm_known) == 0) {
@@ -343,4 +343,18 @@ void jst_modmap_refresh(int event)
     pthread_mutex_unlock(&mm_lock);
     mm_busy = 0;
     errno = saved;
+}
+
+/* Keeps the map current without wrapping dlopen (see the top): the loader
+ * counts every object added and removed, so a change since the last event
+ * means a dlopen or dlclose happened in between. No lock when nothing did. */
+void jst_modmap_check(void)
+{
+    static _Atomic unsigned long long seen_adds, seen_subs;
+    unsigned long long c[2];
+    jst_dl_generation(c);
+    unsigned long long a = atomic_exchange(&seen_adds, c[0]);
+    unsigned long long s = atomic_exchange(&seen_subs, c[1]);
+    if (a && (a != c[0] || s != c[1]))
+        jst_modmap_refresh(a != c[0] ? JST_MOD_DLOPEN : JST_MOD_DLCLOSE);
 }

@@ -323,62 +323,29 @@ static uint64_t do_start(const void *domain, const char *name)
 
 /* ---- the callbacks NVTX calls ---- */
 
-static int cb_push_a(const char *m)
-{
-    return do_push(NULL, m);
-}
-
-static int cb_push_w(const wchar_t *m)
-{
-    char b[JST_NVTX_NAME_MAX];
-    wide_to_utf8(m, b, sizeof b);
-    return do_push(NULL, b);
-}
-
-static int cb_push_ex(const void *attr)
-{
-    char b[JST_NVTX_NAME_MAX];
-    return do_push(NULL, attr_name(attr, b, sizeof b));
-}
-
-static int cb_pop(void)
-{
-    return do_pop(NULL);
-}
-
-static uint64_t cb_start_a(const char *m)
-{
-    return do_start(NULL, m);
-}
-
-static uint64_t cb_start_w(const wchar_t *m)
-{
-    char b[JST_NVTX_NAME_MAX];
-    wide_to_utf8(m, b, sizeof b);
-    return do_start(NULL, b);
-}
-
-static uint64_t cb_start_ex(const void *attr)
-{
-    char b[JST_NVTX_NAME_MAX];
-    return do_start(NULL, attr_name(attr, b, sizeof b));
-}
-
-static void cb_end(uint64_t id)
-{
-    if (id)
-        range_event(JST_RANGE_END, NULL, NULL, id, -1);
-}
+/* The callbacks of an operation that takes a name (op: push or start), one
+ * per way NVTX hands the name over: ASCII, wide, event attributes, and event
+ * attributes in a domain. */
+#define JST_NVTX_NAMED(op, ret_t)                                                                  \
+    static ret_t cb_##op##_a(const char *m)                                                        \
+    {                                                                                              \
+        return do_##op(NULL, m);                                                                   \
+    }                                                                                              \
+    static ret_t cb_##op##_w(const wchar_t *m)                                                     \
+    {                                                                                              \
+        char b[JST_NVTX_NAME_MAX];                                                                 \
+        wide_to_utf8(m, b, sizeof b);                                                              \
+        return do_##op(NULL, b);                                                                   \
+    }                                                                                              \
+    static ret_t cb_##op##_ex(const void *attr)                                                    \
+    {                                                                                              \
+        return cb_dom_##op(NULL, attr);                                                            \
+    }
 
 static int cb_dom_push(const void *dom, const void *attr)
 {
     char b[JST_NVTX_NAME_MAX];
     return do_push(dom, attr_name(attr, b, sizeof b));
-}
-
-static int cb_dom_pop(const void *dom)
-{
-    return do_pop(dom);
 }
 
 static uint64_t cb_dom_start(const void *dom, const void *attr)
@@ -387,10 +354,28 @@ static uint64_t cb_dom_start(const void *dom, const void *attr)
     return do_start(dom, attr_name(attr, b, sizeof b));
 }
 
+JST_NVTX_NAMED(push, int)
+JST_NVTX_NAMED(start, uint64_t)
+
+static int cb_dom_pop(const void *dom)
+{
+    return do_pop(dom);
+}
+
+static int cb_pop(void)
+{
+    return cb_dom_pop(NULL);
+}
+
 static void cb_dom_end(const void *dom, uint64_t id)
 {
     if (id)
         range_event(JST_RANGE_END, NULL, dom, id, -1);
+}
+
+static void cb_end(uint64_t id)
+{
+    cb_dom_end(NULL, id);
 }
 
 /* Domains and registered strings live as long as the process: NVTX gives

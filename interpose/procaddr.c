@@ -8,13 +8,17 @@
  * exported versioned symbols (cuCtxCreate, _v2, _v3, _v4; cuLaunchKernel and
  * _ptsz ...), which fixes the signature. A pointer that matches none of them is
  * returned unwrapped: a wrapper of the wrong signature would break the program.
+ *
+ * cuGetProcAddress itself is hooked here too (cuGetProcAddress, _v2,
+ * _v2_ptsz), with the same wrappers as every other hook (hooks_wrap.h).
  */
+#include <errno.h>
 #include <string.h>
 
 #include "state.h"
+#include "hooks_wrap.h"
 #include "procaddr.h"
 #include "real.h"
-#include "inflight.h"
 
 void *jst_procaddr_map(const char *symbol, void *fn)
 {
@@ -39,3 +43,59 @@ void *jst_procaddr_map(const char *symbol, void *fn)
         jst_dbg("cuGetProcAddress(%s) -> %p (not hooked)", symbol, fn);
     return fn;
 }
+
+/* Replaces the pointer the real resolver returned by our wrapper of the same
+ * exact variant. Nothing when tracing is switched off by JITSTALL_DISABLE. */
+static void gpa_map(const char *symbol, void **pfn)
+{
+    if (!symbol || !pfn || !*pfn || !jst_config())
+        return;
+    int saved = errno;
+    *pfn = jst_procaddr_map(symbol, *pfn);
+    errno = saved;
+}
+
+/* A resolver call: the driver's own calls pass straight through; the
+ * program's run under the guard (the resolver may call back into hooked
+ * functions), and what they return is wrapped. Nothing is recorded. */
+#define JST_GPA_RUN(args)                                                                          \
+    if (jst_guard)                                                                                 \
+        return real args;                                                                          \
+    jst_guard++;                                                                                   \
+    CUresult r = real args;                                                                        \
+    jst_guard--;                                                                                   \
+    if (r == CUDA_SUCCESS)                                                                         \
+        gpa_map(symbol, pfn);                                                                      \
+    return r
+
+#define JST_GPA1_P (const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags)
+#define JST_GPA1_A (symbol, pfn, cudaVersion, flags)
+typedef CUresult(*gpa1_fn) JST_GPA1_P;
+static CUresult h_gpa1(struct jst_hook *h, int route, JST_UNPAREN(JST_GPA1_P))
+{
+    JST_HOOK_REAL(gpa1_fn);
+    JST_GPA_RUN(JST_GPA1_A);
+}
+JST_WRAP(cuGetProcAddress, JST_GPA1_P, JST_GPA1_A, h_gpa1)
+
+#define JST_GPA2_P                                                                                 \
+    (const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,                            \
+     CUdriverProcAddressQueryResult *symbolStatus)
+#define JST_GPA2_A (symbol, pfn, cudaVersion, flags, symbolStatus)
+typedef CUresult(*gpa2_fn) JST_GPA2_P;
+static CUresult h_gpa2(struct jst_hook *h, int route, JST_UNPAREN(JST_GPA2_P))
+{
+    gpa2_fn real = (gpa2_fn)jst_hook_real(h, route);
+    if (!real && h == &jst_hooks[JST_H_cuGetProcAddress_v2_ptsz]) {
+        /* A driver without the _ptsz export: what cuda.h's inline does. */
+        real = (gpa2_fn)jst_hook_real(&jst_hooks[JST_H_cuGetProcAddress_v2], JST_ROUTE_DIRECT);
+        if ((flags & (CU_GET_PROC_ADDRESS_LEGACY_STREAM |
+                      CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM)) == 0)
+            flags |= CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
+    }
+    if (!real)
+        return JST_NO_REAL;
+    JST_GPA_RUN(JST_GPA2_A);
+}
+JST_WRAP(cuGetProcAddress_v2, JST_GPA2_P, JST_GPA2_A, h_gpa2)
+JST_WRAP(cuGetProcAddress_v2_ptsz, JST_GPA2_P, JST_GPA2_A, h_gpa2)

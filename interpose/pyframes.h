@@ -1,6 +1,7 @@
 /*
  * Python frames of the calling thread, read from CPython's own frame chain at
- * a recorded event (implementation: interpose/pyframes.c).
+ * a recorded event (implementation: interpose/pyframes.c, with pyread.c,
+ * pylayout.c and pycode.c; their shared header is pyint.h).
  */
 #ifndef JST_INTERPOSE_PYFRAMES_H
 #define JST_INTERPOSE_PYFRAMES_H

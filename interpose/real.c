@@ -46,13 +46,13 @@ void *jst_real_dlsym(void *handle, const char *name)
     return f ? f(handle, name) : NULL;
 }
 
-static int name_is_libcuda(const char *path)
+int jst_file_named(const char *path, const char *prefix)
 {
     if (!path)
         return 0;
     const char *b = strrchr(path, '/');
     b = b ? b + 1 : path;
-    return strncmp(b, "libcuda.so", 10) == 0;
+    return strncmp(b, prefix, strlen(prefix)) == 0;
 }
 
 static void drv_open(void)
@@ -104,7 +104,7 @@ int jst_is_libcuda_handle(void *handle)
         return 1;
     struct link_map *lm = NULL;
     if (dlinfo(handle, RTLD_DI_LINKMAP, &lm) == 0 && lm)
-        return name_is_libcuda(lm->l_name);
+        return jst_file_named(lm->l_name, "libcuda.so");
     return 0;
 }
 

@@ -20,6 +20,8 @@ void *jst_driver(void);
 void *jst_driver_sym(const char *name);
 /* Is handle (from dlopen) the real driver or any object named libcuda.so*? */
 int jst_is_libcuda_handle(void *handle);
+/* Does the file name in path (after its last '/') start with prefix? */
+int jst_file_named(const char *path, const char *prefix);
 /* Device ordinal current on this thread (or 0) and its compute capability
  * (major*10+minor, 0 if unknown), queried once per device through the real driver. */
 unsigned jst_current_cc(int *dev_out, uint64_t *ctx_out);

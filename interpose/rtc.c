@@ -12,7 +12,6 @@
 #include <link.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
 
 #define NVJITLINK_NO_INLINE /* nvJitLinkComplete is defined here, not inlined */
 #include <nvJitLink.h>
@@ -41,9 +40,11 @@ static nvJitLinkResult jst_l_nvJitLinkComplete(nvJitLinkHandle handle);
 static nvJitLinkResult jst_l___nvJitLinkComplete_13_0(nvJitLinkHandle handle);
 static nvJitLinkResult jst_l___nvJitLinkComplete_12_0(nvJitLinkHandle handle);
 
+/* No cuGetProcAddress wrapper: the route does not reach these. */
+#define JST_RTC_WRAPS(v) ((void *const[JST_NROUTES]){NULL, (void *)v, (void *)jst_l_##v, NULL})
 #define JST_RTC_ROW(v, c)                                                                          \
     {                                                                                              \
-        .name = #v, .base = #v, .call_id = c, .wrap = { NULL, (void *)v, (void *)jst_l_##v, NULL } \
+        .name = #v, .base = #v, .call_id = c, .wrap = JST_RTC_WRAPS(v)                             \
     }
 
 /* Not in jst_hooks: no cuGetProcAddress route, and the real function is not
@@ -56,12 +57,6 @@ static struct jst_hook rtc_hooks[JST_RTC_COUNT] = {
     JST_RTC_ROW(__nvJitLinkComplete_13_0, JST_CALL_nvJitLinkComplete),
     JST_RTC_ROW(__nvJitLinkComplete_12_0, JST_CALL_nvJitLinkComplete),
 };
-
-static int is_vdso(const struct link_map *l)
-{
-    uintptr_t vdso = (uintptr_t)getauxval(AT_SYSINFO_EHDR);
-    return vdso && (uintptr_t)l->l_ld >= vdso && (uintptr_t)l->l_ld - vdso < 65536;
-}
 
 /* The definition of name that is not ours. RTLD_NEXT finds it in the global
  * scope; a library dlopen'd RTLD_LOCAL that links libnvrtc is not there, yet
@@ -78,17 +73,9 @@ static void *rtc_find(const char *name)
     struct link_map *l = me;
     while (l->l_prev)
         l = l->l_prev;
-    for (; l; l = l->l_next) {
-        if (l == me || !l->l_name || !l->l_name[0] || is_vdso(l))
-            continue;
-        void *hd = dlopen(l->l_name, RTLD_LAZY | RTLD_NOLOAD);
-        if (!hd)
-            continue;
-        p = jst_real_dlsym(hd, name);
-        dlclose(hd);
-        if (p && jst_object_of(p) == l)
+    for (; l; l = l->l_next)
+        if (l != me && (p = jst_object_sym(l, name)) != NULL)
             return p;
-    }
     return NULL;
 }
 
@@ -279,11 +266,7 @@ struct jst_hook *jst_rtc_by_name(const char *name)
 /* Is the object's file a runtime compiler library (libnvrtc*, libnvJitLink*)? */
 static int name_is_rtc(const char *path)
 {
-    if (!path)
-        return 0;
-    const char *b = strrchr(path, '/');
-    b = b ? b + 1 : path;
-    return strncmp(b, "libnvrtc", 8) == 0 || strncmp(b, "libnvJitLink", 12) == 0;
+    return jst_file_named(path, "libnvrtc") || jst_file_named(path, "libnvJitLink");
 }
 
 void *jst_rtc_dlsym(struct jst_hook *h, void *handle, void *p, int wrap)

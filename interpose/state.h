@@ -64,6 +64,9 @@ void jst_write_all(int fd, const char *s, size_t n);
 /* The loaded object that holds addr (dladdr1), or NULL. */
 struct link_map;
 struct link_map *jst_object_of(const void *addr);
+/* The definition of name in the loaded object l itself, not in the objects
+ * it depends on; NULL when it has none (dlsym.c). */
+void *jst_object_sym(struct link_map *l, const char *name);
 /* A note record in the trace: a message from jitstall itself (level 0 info, 1 warning). */
 void jst_note(int level, const char *msg);
 /* Debug line to stderr when JITSTALL_DEBUG=1 (stack buffer + write(2)). */

@@ -7,7 +7,8 @@
  * NVTX reported were left alone. Then it pushes two ranges through the
  * filled RangePushEx slot, one with an event-attribute structure whose size
  * field is too small to hold the message (its name must not be read) and
- * one whole, and calls cuInit so that a trace is written.
+ * one whole, then a push and a start with wide names and a start with the
+ * attribute structure, and calls cuInit so that a trace is written.
  */
 #include <cuda.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <wchar.h>
 
 typedef void (*fn_t)(void);
 typedef const void *(*get_t)(uint32_t);
@@ -114,6 +116,15 @@ int main(void)
     attr[2] = 48;
     ((push_ex_t)core_fn[8])(attr);
     ((pop_t)core_fn[11])();
+    /* The wide and attribute forms of push and start. */
+    typedef int (*push_w_t)(const wchar_t *);
+    typedef uint64_t (*start_w_t)(const wchar_t *);
+    typedef uint64_t (*start_ex_t)(const void *);
+    ((push_w_t)core_fn[10])(L"wide \u00e9");
+    ((pop_t)core_fn[11])();
+    uint64_t c = ((start_w_t)core_fn[6])(L"wide start");
+    uint64_t d = ((start_ex_t)core_fn[4])(attr);
+    printf("wide and attribute start ids: %d\n", c > b && d > c);
     printf("cuInit: %d\n", (int)cuInit(0));
     return 0;
 }

@@ -162,11 +162,14 @@ run_traced abi "$BIN/prog_nvtx_abi"
 expect_rc abi 0
 printf '%s\n' "current: init 1, filled 4 5 6 8 9 10 11" "older: init 1, filled 4 5" \
     "short-table: init 0, filled" "no-callbacks: init 0, filled" "start ids differ: 1" \
-    "cuInit: 0" >"$WORK/abi.want"
+    "wide and attribute start ids: 1" "cuInit: 0" >"$WORK/abi.want"
 diff -u "$WORK/abi.want" "$WORK/abi.out" >&2 || fail "the injection mishandled NVTX's tables"
 dump_json "$(the_trace abi)" "$WORK/abi.json"
 check_json "$WORK/abi.json" <<'PY'
 names = [x["name"] for x in of_type("range") if x["range_op"] == "push"]
-expect(names == ["", "whole"], f"an attribute structure too small for its message: {names}")
+expect(names[:2] == ["", "whole"], f"an attribute structure too small for its message: {names}")
+expect(names[2:] == ["wide \u00e9"], f"a wide name, as UTF-8: {names}")
+starts = [x["name"] for x in of_type("range") if x["range_op"] == "start"]
+expect(starts == ["a", "b", "wide start", "whole"], f"start names, wide and by attribute: {starts}")
 PY
 echo "ok: NVTX ranges"

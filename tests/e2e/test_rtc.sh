@@ -63,4 +63,18 @@ mods = [m for m in rep["processes"][0]["modules"] if m["call"] in
 assert len(mods) == 2 and all(m["culprit"] and m["lost_ns"] >= ms * 10**6 for m in mods), mods
 assert any(f["kind"] == "rtc_cache" for f in rep["fixes"]), rep["fixes"]
 PY
+# libnvrtc loaded RTLD_LOCAL by a plugin, not in the global scope: the
+# plugin's call still reaches the preload's export, which must find the real
+# nvrtcCompileProgram among the loaded objects and pass its result through.
+run_plain local.plain JST_FAKE_RTC_RESULT=0 "$BIN/prog_rtc_local" "$BIN/librtc_local_plugin.so"
+run_traced local JST_FAKE_RTC_RESULT=0 "$BIN/prog_rtc_local" "$BIN/librtc_local_plugin.so"
+expect_rc local.plain 0
+same_behaviour local.plain local
+grep -q '^nvrtcCompileProgram from a RTLD_LOCAL plugin: 0$' "$WORK/local.out" ||
+    fail "the RTLD_LOCAL plugin's compile: $(cat "$WORK/local.out")"
+dump_json "$(the_trace local)" "$WORK/local.json"
+check_json "$WORK/local.json" <<'PY'
+rc = one("nvrtcCompileProgram")
+expect(rc["route"] == "direct" and rc["result"] == 0, "the plugin's call, direct, succeeded")
+PY
 echo "ok: runtime compilers"

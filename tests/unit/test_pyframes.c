@@ -1,11 +1,12 @@
 /*
  * Unit tests of the preload's Python frame reader (interpose/pyframes.c,
- * compiled in) against a hand-made CPython 3.12 in memory: thread state,
- * frames, code objects, strings and line tables built byte by byte at the
- * offsets jitstall reads. Checks the frames, lines and eval-frame indexes it
- * records, and that damaged chains (unmapped pointers, wrong types, another
- * thread's state, lying string flags, an unknown version, reads a sandbox
- * forbids) give no frames and no crash.
+ * pyread.c, pylayout.c and pycode.c, compiled in) against a hand-made
+ * CPython 3.12 in memory: thread state, frames, code objects, strings and
+ * line tables built byte by byte at the offsets jitstall reads. Checks the
+ * frames, lines and eval-frame indexes it records, and that damaged chains
+ * (unmapped pointers, wrong types, another thread's state, lying string
+ * flags, an unknown version, reads a sandbox forbids) give no frames and no
+ * crash.
  */
 /* The pipe write that reads memory goes through a stand-in that can refuse. */
 #define writev test_writev
@@ -17,24 +18,27 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 
+#include "../../interpose/pyread.c"
+#include "../../interpose/pylayout.c"
+#include "../../interpose/pycode.c"
 #include "../../interpose/pyframes.c"
 
-/* ---- the preload functions pyframes.c uses, as stand-ins ---- */
+/* ---- the preload functions the frame reader uses, as stand-ins ---- */
+
+void jst_dl_generation(unsigned long long g[2])
+{
+    g[0] = 1;
+    g[1] = 0;
+}
 
 static int notes;
 static char last_note[256];
 
-int jst_emit(const struct jst_rec *r, int flush)
+void jst_note(int level, const char *msg)
 {
-    (void)flush;
-    if (r->len >= JST_REC_HDR_SIZE && (r->buf[0] | r->buf[1] << 8) == JST_REC_NOTE) {
-        notes++;
-        /* message: the last field; its text runs to the end of the record */
-        const char *m = memmem(r->buf, r->len, "Python", 6);
-        snprintf(last_note, sizeof last_note, "%.*s",
-                 m ? (int)(r->buf + r->len - (const uint8_t *)m) : 0, m ? m : "");
-    }
-    return 0;
+    (void)level;
+    notes++;
+    snprintf(last_note, sizeof last_note, "%s", msg);
 }
 
 void jst_dbg(const char *fmt, ...)
@@ -198,7 +202,7 @@ static int reset(void **state)
     version_str = "3.12.1 (fake, for tests)";
     atomic_store(&py_state, PY_UNRESOLVED);
     atomic_store(&py_bad_noted, 0);
-    py_lay = NULL;
+    jst_py.lay = NULL;
     memset(py_cache, 0, sizeof py_cache);
     notes = 0;
     last_note[0] = '\0';
