@@ -15,6 +15,7 @@ enum jst_cost_phase {
     JST_COST_CACHE_START, /* JIT cache walk at start */
     JST_COST_MODMAP,      /* initial module map: build-ids, first unwind */
     JST_COST_EXT,         /* CUPTI and budget set-up */
+    JST_COST_LOOKUP,      /* mapping what cuGetProcAddress returns to our wrappers */
     JST_COST_INSPECT,     /* image inspection before loads */
     JST_COST_UNWIND,      /* stack captures */
     JST_COST_EVENTS,      /* hooked calls, all of jitstall's work in them */

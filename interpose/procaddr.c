@@ -13,19 +13,58 @@
  * _v2_ptsz), with the same wrappers as every other hook (hooks_wrap.h).
  */
 #include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <string.h>
 
+#include "cost.h"
 #include "state.h"
 #include "hooks_wrap.h"
 #include "procaddr.h"
 #include "real.h"
 
+/* Hooks by name: cudart asks the resolver for hundreds of symbols at start,
+ * most of them not hooked; comparing each with every hook's two names cost
+ * about 120 strcmp a call. An open-addressed table of hook indices, each
+ * under the hash of its base name and of its exact name. */
+#define PA_SLOTS 512               /* a power of two, over twice the entries */
+static uint16_t pa_slot[PA_SLOTS]; /* hook index + 1; 0: empty */
+static pthread_once_t pa_once = PTHREAD_ONCE_INIT;
+
+static uint32_t pa_hash(const char *s)
+{
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (uint8_t)*s) * 16777619u;
+    return h;
+}
+
+static void pa_put(const char *key, int i)
+{
+    uint32_t j = pa_hash(key) & (PA_SLOTS - 1);
+    while (pa_slot[j])
+        j = (j + 1) & (PA_SLOTS - 1);
+    pa_slot[j] = (uint16_t)(i + 1);
+}
+
+static void pa_build(void)
+{
+    _Static_assert(2 * JST_H_COUNT < PA_SLOTS, "PA_SLOTS too small");
+    for (int i = 0; i < JST_H_COUNT; i++) {
+        pa_put(jst_hooks[i].base, i);
+        if (strcmp(jst_hooks[i].name, jst_hooks[i].base) != 0)
+            pa_put(jst_hooks[i].name, i);
+    }
+}
+
 void *jst_procaddr_map(const char *symbol, void *fn)
 {
     jst_driver();
+    pthread_once(&pa_once, pa_build);
     size_t n = strlen(symbol);
-    for (int i = 0; i < JST_H_COUNT; i++) {
-        struct jst_hook *h = &jst_hooks[i];
+    /* Every hook whose base or exact name is symbol lies on this probe run. */
+    for (uint32_t j = pa_hash(symbol) & (PA_SLOTS - 1); pa_slot[j]; j = (j + 1) & (PA_SLOTS - 1)) {
+        struct jst_hook *h = &jst_hooks[pa_slot[j] - 1];
         /* symbol is a base name ("cuCtxCreate"); accept an exact variant too */
         if (strcmp(h->base, symbol) != 0 && strcmp(h->name, symbol) != 0)
             continue;
@@ -51,7 +90,9 @@ static void gpa_map(const char *symbol, void **pfn)
     if (!symbol || !pfn || !*pfn || !jst_config())
         return;
     int saved = errno;
+    uint64_t t0 = jst_now_ns();
     *pfn = jst_procaddr_map(symbol, *pfn);
+    jst_cost_add(JST_COST_LOOKUP, jst_now_ns() - t0);
     errno = saved;
 }
 

@@ -60,6 +60,10 @@ imgs=("$top/tests/fixtures/sm90.fatbin" "$top/tests/fixtures/ptx75.fatbin"
 section "unwind cost"
 "$X/bench_unwind" 24 20000
 
+section "cuGetProcAddress: what the preload adds to each call (cudart makes hundreds at start)"
+echo "  plain:     $("$X/bench_procaddr")"
+echo "  preloaded: $(LD_PRELOAD="$B/libjitstall.so" JITSTALL_DIR="$(mktemp -d)" "$X/bench_procaddr")"
+
 section "analyzer throughput"
 "$X/bench_analyzer" "$B/jitstall" 1000000 || missed=1
 

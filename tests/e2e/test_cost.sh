@@ -35,6 +35,12 @@ done
 # The progress thread's records (every 10 ms of the ~80 ms JIT) count too.
 n=$(sed -n 's/.*cost: progress records .* in \([0-9]*\)$/\1/p' "$WORK/cost.err")
 [ "${n:-0}" -gt 0 ] || fail "progress records not counted: $(grep progress "$WORK/cost.err")"
+# The cuGetProcAddress route (prog_cudart_like resolves every function
+# through it, as cudart does): mapping what it returns counts, outside events.
+run_traced gpa JITSTALL_DEBUG=1 "$BIN/prog_cudart_like" "$FIX" 0
+expect_rc gpa 0
+n=$(sed -n 's/.*cost: cuGetProcAddress mapping .* in \([0-9]*\)$/\1/p' "$WORK/gpa.err")
+[ "${n:-0}" -gt 0 ] || fail "cuGetProcAddress mapping not counted: $(grep -i procaddress "$WORK/gpa.err")"
 # Exit: the first run stored an entry (index changed), so its exit walked
 # the cache; a warm run (a hit, index unchanged) reuses the walk at start.
 reuse='cache at exit: index unchanged since start'

@@ -116,6 +116,11 @@ if [ -x "$X/bench_cost" ]; then
     "$X/bench_cost" idle "$X/libjst_bench_empty.so" 400 /bin/true >"$K/idle0.out" 2>&1
     echo "== cost: idle /bin/true, an empty .so preloaded (the floor): $(tail -1 "$K/idle0.out")"
   fi
+  if [ -x "$X/bench_procaddr" ]; then
+    echo "== cost: cuGetProcAddress, plain: $("$X/bench_procaddr" 2>&1)"
+    echo "== cost: cuGetProcAddress, preloaded: $(JITSTALL_DIR="$K/tr" LD_PRELOAD="$PRELOAD" "$X/bench_procaddr" 2>&1)"
+    rm -f "$K"/tr/*.jst
+  fi
   "$X/bench_cost" idle "$B/libjitstall.so" 200 /bin/sh -c 'true; true' >"$K/idle_sh.out" 2>&1
   echo "== cost: idle sh -c: $(tail -1 "$K/idle_sh.out")"
   if grep -q "CPU" "$K/idle.out"; then ok "cost: idle figures printed"; else fail "cost: idle: $(tail -2 "$K/idle.out")"; fi
