@@ -33,6 +33,7 @@
 #include "nvtx.h"
 #include "real.h"
 #include "startenv.h"
+#include "utf8.h"
 
 /* ---- NVTX's injection interface (docs/DRIVER.md, "NVTX") ---- */
 
@@ -198,21 +199,8 @@ static void wide_to_utf8(const wchar_t *w, char *out, size_t n)
 {
     size_t k = 0;
     for (; w && *w; w++) {
-        uint32_t c = (uint32_t)*w;
         char t[4];
-        size_t m;
-        if (c < 0x80)
-            t[0] = (char)c, m = 1;
-        else if (c < 0x800)
-            t[0] = (char)(0xC0 | c >> 6), t[1] = (char)(0x80 | (c & 0x3F)), m = 2;
-        else if (c < 0x10000)
-            t[0] = (char)(0xE0 | c >> 12), t[1] = (char)(0x80 | (c >> 6 & 0x3F)),
-            t[2] = (char)(0x80 | (c & 0x3F)), m = 3;
-        else if (c < 0x110000)
-            t[0] = (char)(0xF0 | c >> 18), t[1] = (char)(0x80 | (c >> 12 & 0x3F)),
-            t[2] = (char)(0x80 | (c >> 6 & 0x3F)), t[3] = (char)(0x80 | (c & 0x3F)), m = 4;
-        else
-            t[0] = '?', m = 1;
+        size_t m = jst_utf8_put((uint32_t)*w, t);
         if (k + m + 1 > n)
             break;
         memcpy(out + k, t, m);

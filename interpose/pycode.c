@@ -7,31 +7,7 @@
 #include <string.h>
 
 #include "pyint.h"
-
-/* Appends code point c to out as UTF-8; returns the bytes written. */
-static size_t py_utf8(uint32_t c, char *out)
-{
-    if (c < 0x80) {
-        out[0] = (char)c;
-        return 1;
-    }
-    if (c < 0x800) {
-        out[0] = (char)(0xC0 | c >> 6);
-        out[1] = (char)(0x80 | (c & 0x3F));
-        return 2;
-    }
-    if (c < 0x10000) {
-        out[0] = (char)(0xE0 | c >> 12);
-        out[1] = (char)(0x80 | ((c >> 6) & 0x3F));
-        out[2] = (char)(0x80 | (c & 0x3F));
-        return 3;
-    }
-    out[0] = (char)(0xF0 | ((c >> 18) & 0x07));
-    out[1] = (char)(0x80 | ((c >> 12) & 0x3F));
-    out[2] = (char)(0x80 | ((c >> 6) & 0x3F));
-    out[3] = (char)(0x80 | (c & 0x3F));
-    return 4;
-}
+#include "utf8.h"
 
 /* Text of the str object at obj as UTF-8 into out (cap >= 8), tabs and
  * newlines made spaces. h holds the first have bytes of the object, already
@@ -76,7 +52,7 @@ static int py_str(uintptr_t obj, const uint8_t *h, size_t have, char *out, size_
             c = ' ';
         if (o + 4 >= cap)
             break; /* only a string whose flags lie gets here */
-        o += py_utf8(c, out + o);
+        o += jst_utf8_put(c, out + o);
     }
     out[o] = '\0';
     return 0;
