@@ -34,6 +34,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
 
 #include "cost.h"
@@ -91,6 +92,9 @@ static void *progress_main(void *arg)
 {
     (void)arg;
     jst_guard = 1; /* nothing this thread does is the program's */
+    /* Named from inside: one prctl, where pthread_setname_np on another
+     * thread opens and writes /proc/self/task/TID/comm. */
+    prctl(PR_SET_NAME, "jitstall-prog", 0, 0, 0);
     for (;;) {
         while (atomic_load(&inflight_n) <= 0)
             while (sem_wait(&progress_wake) != 0 && errno == EINTR)
@@ -130,7 +134,6 @@ static void progress_start(void)
     }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc == 0) {
-        pthread_setname_np(t, "jitstall-prog");
         jst_dbg("progress thread started");
     } else {
         jst_dbg("no progress thread (error %d): calls in flight end at the last record", rc);
