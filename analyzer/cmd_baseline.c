@@ -4,7 +4,6 @@
  * that `jitstall check --baseline FILE` can flag what got worse.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,35 +36,29 @@ static int write_baseline(FILE *f, void *ctx)
     return jst_baseline_write(f, bo->run, bo->paths, bo->n_paths);
 }
 
+static int baseline_option(int c, const char *arg, void *ctx)
+{
+    (void)c; /* -o FILE */
+    *(const char **)ctx = arg;
+    return 0;
+}
+
+static const struct option baseline_longopts[] = {
+    {"output", required_argument, NULL, 'o'},
+    JST_CLI_HELP_END,
+};
+static const struct jst_cli baseline_cli = {
+    "baseline", "o:h", baseline_longopts, usage_text, "trace or directory", baseline_option,
+};
+
 static int cmd_baseline(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"output", required_argument, NULL, 'o'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     const char *out = NULL;
-    int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'o':
-            out = optarg;
-            break;
-        case 'h':
-            fputs(usage_text, stdout);
-            return JST_EXIT_OK;
-        default:
-            return jst_bad_option("baseline", argv);
-        }
-    }
-    if (optind >= argc) {
-        jst_errorf("baseline", "no trace or directory given (see --help)");
-        return JST_EXIT_USAGE;
-    }
+    int rc = jst_cli_parse(&baseline_cli, argc, argv, &out);
+    if (rc != JST_CLI_GO)
+        return rc;
     struct jst_run run = {0};
-    int rc = jst_run_load("baseline", argv + optind, argc - optind, &run, 0);
+    rc = jst_run_load("baseline", argv + optind, argc - optind, &run, 0);
     if (rc != JST_EXIT_OK) {
         jst_model_free(&run);
         return rc;

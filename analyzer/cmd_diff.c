@@ -5,7 +5,6 @@
  * verdict. Processes are paired by executable and arguments, modules by image
  * hash, else by library and first kernel.
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -322,34 +321,26 @@ static int write_text(const struct side *A, const struct side *B, const long *ma
     return fflush(stdout) != 0 || ferror(stdout);
 }
 
+static const struct option diff_longopts[] = {
+    {"json", no_argument, NULL, 'j'},
+    JST_CLI_HELP_END,
+};
+static const struct jst_cli diff_cli = {
+    "diff", "h", diff_longopts, usage_text, NULL, jst_cli_set_flag,
+};
+
 static int cmd_diff(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"json", no_argument, NULL, 'j'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    int json = 0, c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'j':
-            json = 1;
-            break;
-        case 'h':
-            fputs(usage_text, stdout);
-            return JST_EXIT_OK;
-        default:
-            return jst_bad_option("diff", argv);
-        }
-    }
+    int json = 0;
+    int rc = jst_cli_parse(&diff_cli, argc, argv, &json);
+    if (rc != JST_CLI_GO)
+        return rc;
     if (argc - optind != 2) {
         jst_errorf("diff", "needs exactly two runs, A and B (see --help)");
         return JST_EXIT_USAGE;
     }
     struct side A, B;
-    int rc = load_side(&A, argv[optind]);
+    rc = load_side(&A, argv[optind]);
     if (rc == JST_EXIT_OK)
         rc = load_side(&B, argv[optind + 1]);
     else

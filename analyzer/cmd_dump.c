@@ -3,7 +3,6 @@
  * line per record, as text or as one JSON object per line. It uses only the
  * public reader API of common/trace.h, so it doubles as a check of the format.
  */
-#include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -399,37 +398,22 @@ static int dump_file(const char *path, int json, int heading, struct key_index *
     return status;
 }
 
+static const struct option dump_longopts[] = {
+    {"json", no_argument, NULL, 'j'},
+    JST_CLI_HELP_END,
+};
+/* Options may follow the traces; `--` ends them. */
+static const struct jst_cli dump_cli = {
+    "dump", ":h", dump_longopts, dump_usage, "trace", jst_cli_set_flag,
+};
+
 static int cmd_dump(int argc, char **argv)
 {
     int json = 0;
-    static const struct option longopts[] = {
-        {"json", no_argument, NULL, 'j'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    /* Options may follow the traces; `--` ends them. */
-    opterr = 0;
-    optind = 1;
-    int c;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'j':
-            json = 1;
-            break;
-        case 'h':
-            fputs(dump_usage, stdout);
-            return JST_EXIT_OK;
-        default:
-            jst_errorf("dump", "unknown option '%s' (see 'jitstall dump --help')",
-                       argv[optind - 1]);
-            return JST_EXIT_USAGE;
-        }
-    }
+    int rc = jst_cli_parse(&dump_cli, argc, argv, &json);
+    if (rc != JST_CLI_GO)
+        return rc;
     int first = optind;
-    if (first >= argc) {
-        fputs(dump_usage, stderr);
-        return JST_EXIT_USAGE;
-    }
     struct key_index *ix = malloc(sizeof(*ix));
     if (!ix) {
         jst_errorf("dump", "out of memory");

@@ -7,7 +7,6 @@
  * prometheus and otlp, for fleets: analyzer/export_prom.c, export_otlp.c.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -377,59 +376,55 @@ static int write_export(FILE *f, void *ctx)
     return eo->writer(f, eo->run);
 }
 
+struct export_opts {
+    const char *out;
+    int (*writer)(FILE *, const struct jst_run *);
+};
+
+static int export_option(int c, const char *arg, void *ctx)
+{
+    struct export_opts *o = ctx;
+    if (c == 'o')
+        o->out = arg;
+    else if (!strcmp(arg, "chrome"))
+        o->writer = write_chrome;
+    else if (!strcmp(arg, "prometheus"))
+        o->writer = jst_export_prometheus;
+    else if (!strcmp(arg, "otlp"))
+        o->writer = jst_export_otlp;
+    else {
+        jst_errorf("export", "unknown format '%s' (supported: chrome, prometheus, otlp)", arg);
+        return -1;
+    }
+    return 0;
+}
+
+static const struct option export_longopts[] = {
+    {"format", required_argument, NULL, 'f'},
+    {"output", required_argument, NULL, 'o'},
+    JST_CLI_HELP_END,
+};
+static const struct jst_cli export_cli = {
+    "export", "f:o:h", export_longopts, usage_text, "trace or directory", export_option,
+};
+
 static int cmd_export(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"format", required_argument, NULL, 'f'},
-        {"output", required_argument, NULL, 'o'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    const char *out = NULL, *format = "chrome";
-    int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "f:o:h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'f':
-            format = optarg;
-            break;
-        case 'o':
-            out = optarg;
-            break;
-        case 'h':
-            fputs(usage_text, stdout);
-            return JST_EXIT_OK;
-        default:
-            return jst_bad_option("export", argv);
-        }
-    }
-    int (*writer)(FILE *, const struct jst_run *) = NULL;
-    if (!strcmp(format, "chrome"))
-        writer = write_chrome;
-    else if (!strcmp(format, "prometheus"))
-        writer = jst_export_prometheus;
-    else if (!strcmp(format, "otlp"))
-        writer = jst_export_otlp;
-    else {
-        jst_errorf("export", "unknown format '%s' (supported: chrome, prometheus, otlp)", format);
-        return JST_EXIT_USAGE;
-    }
-    if (optind >= argc) {
-        jst_errorf("export", "no trace or directory given (see --help)");
-        return JST_EXIT_USAGE;
-    }
+    struct export_opts o = {NULL, write_chrome};
+    int rc = jst_cli_parse(&export_cli, argc, argv, &o);
+    if (rc != JST_CLI_GO)
+        return rc;
     struct jst_run run = {0};
     run.keep_calls = 1; /* the timeline draws every call */
-    int rc = jst_run_load("export", argv + optind, argc - optind, &run, 0);
+    rc = jst_run_load("export", argv + optind, argc - optind, &run, 0);
     if (rc != JST_EXIT_OK) {
         jst_model_free(&run);
         return rc;
     }
-    struct export_out eo = {writer, &run};
+    struct export_out eo = {o.writer, &run};
     rc = jst_outfile_write(
-        "export", out, run.n_procs, write_export, &eo,
-        writer == write_chrome ? "; open it in ui.perfetto.dev or chrome://tracing" : NULL);
+        "export", o.out, run.n_procs, write_export, &eo,
+        o.writer == write_chrome ? "; open it in ui.perfetto.dev or chrome://tracing" : NULL);
     jst_model_free(&run);
     return rc;
 }
