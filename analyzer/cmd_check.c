@@ -280,23 +280,29 @@ static void free_procs(struct ctx *x)
     free(x->procs);
 }
 
+/* The options over their defaults: JST_CLI_GO, or the exit status. */
+static int check_opts(int argc, char **argv, struct opts *o)
+{
+    o->max_jit_ms = o->max_ttfk_ms = -1;
+    o->max_jit_modules = -1;
+    o->require_cache = -1;
+    o->tolerance = 20;
+    o->min_delta_ms = 1;
+    int r = jst_cli_parse(&check_cli, argc, argv, o);
+    /* With nothing to check, only calls in flight can fail: decided once the
+     * traces are read. */
+    o->no_budget = o->max_jit_ms < 0 && o->max_ttfk_ms < 0 && o->max_jit_modules < 0 &&
+                   !o->n_forbid && o->require_cache < 0 && !o->baseline && !o->n_query;
+    return r;
+}
+
 static int cmd_check(int argc, char **argv)
 {
     struct ctx x;
     memset(&x, 0, sizeof x);
-    x.o.max_jit_ms = x.o.max_ttfk_ms = -1;
-    x.o.max_jit_modules = -1;
-    x.o.require_cache = -1;
-    x.o.tolerance = 20;
-    x.o.min_delta_ms = 1;
-    int r = jst_cli_parse(&check_cli, argc, argv, &x.o);
+    int r = check_opts(argc, argv, &x.o);
     if (r != JST_CLI_GO)
         return r;
-    /* With nothing to check, only calls in flight can fail: decided once the
-     * traces are read. */
-    x.o.no_budget = x.o.max_jit_ms < 0 && x.o.max_ttfk_ms < 0 && x.o.max_jit_modules < 0 &&
-                    !x.o.n_forbid && x.o.require_cache < 0 && !x.o.baseline && !x.o.n_query;
-
     struct jst_baseline base;
     memset(&base, 0, sizeof base);
     if (x.o.baseline) {
