@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
+#include "jsonw.h"
 #include "trace.h"
 
 static const char dump_usage[] =
@@ -31,89 +32,6 @@ static const char dump_usage[] =
     "be opened or is not a trace: one line on stderr, exit status 2.\n";
 
 /* ---- value formatting ---- */
-
-/* Length of the valid UTF-8 sequence at s (n bytes left), 0 if invalid:
- * no overlong forms, no surrogates, nothing above U+10FFFF. */
-static size_t utf8_seq_len(const uint8_t *s, size_t n)
-{
-    uint8_t c = s[0];
-    size_t len;
-    uint8_t lo = 0x80, hi = 0xBF; /* allowed range of the second byte */
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xC2 && c <= 0xDF)
-        len = 2;
-    else if (c >= 0xE0 && c <= 0xEF) {
-        len = 3;
-        if (c == 0xE0)
-            lo = 0xA0;
-        else if (c == 0xED)
-            hi = 0x9F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        len = 4;
-        if (c == 0xF0)
-            lo = 0x90;
-        else if (c == 0xF4)
-            hi = 0x8F;
-    } else
-        return 0;
-    if (n < len || s[1] < lo || s[1] > hi)
-        return 0;
-    for (size_t i = 2; i < len; i++)
-        if (s[i] < 0x80 || s[i] > 0xBF)
-            return 0;
-    return len;
-}
-
-/* A JSON string literal; invalid UTF-8 becomes U+FFFD. */
-static void put_str(FILE *out, const uint8_t *s, size_t n)
-{
-    fputc('"', out);
-    for (size_t i = 0; i < n;) {
-        uint8_t c = s[i];
-        size_t k = utf8_seq_len(s + i, n - i);
-        if (k == 0) {
-            fputs("\\ufffd", out);
-            i++;
-            continue;
-        }
-        if (k > 1) {
-            fwrite(s + i, 1, k, out);
-            i += k;
-            continue;
-        }
-        i++;
-        switch (c) {
-        case '"':
-            fputs("\\\"", out);
-            break;
-        case '\\':
-            fputs("\\\\", out);
-            break;
-        case '\n':
-            fputs("\\n", out);
-            break;
-        case '\t':
-            fputs("\\t", out);
-            break;
-        case '\r':
-            fputs("\\r", out);
-            break;
-        case '\b':
-            fputs("\\b", out);
-            break;
-        case '\f':
-            fputs("\\f", out);
-            break;
-        default:
-            if (c < 0x20 || c == 0x7f)
-                fprintf(out, "\\u%04x", c);
-            else
-                fputc(c, out);
-        }
-    }
-    fputc('"', out);
-}
 
 static void put_hex_bytes(FILE *out, const uint8_t *p, size_t n)
 {
@@ -162,7 +80,7 @@ static void put_value(FILE *out, const struct jst_field *f, int json)
         const char *name = enum_value_name(f->key, f->u64);
         if (name) {
             if (json)
-                put_str(out, (const uint8_t *)name, strlen(name));
+                jst_json_write_string(out, name, strlen(name));
             else
                 fputs(name, out);
         } else if (is_hex_key(f->key))
@@ -175,7 +93,7 @@ static void put_value(FILE *out, const struct jst_field *f, int json)
         fprintf(out, "%lld", (long long)(int64_t)f->u64);
         break;
     case JST_K_STR:
-        put_str(out, f->data, f->len);
+        jst_json_write_string(out, (const char *)f->data, f->len);
         break;
     case JST_K_BYTES:
         if (jst_key_info(f->key) && jst_key_info(f->key)->print == JST_PRINT_U64S &&
