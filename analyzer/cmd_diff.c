@@ -195,14 +195,6 @@ static void json_hash(struct jst_json *j, const char *key, const struct jst_pmod
     jst_json_kstr(j, key, buf);
 }
 
-static void json_opt_u64(struct jst_json *j, const char *key, int have, uint64_t v)
-{
-    if (have)
-        jst_json_ku64(j, key, v);
-    else
-        jst_json_knull(j, key);
-}
-
 static void json_module(const struct jst_pmod *a, const struct jst_pmod *b, void *ctx)
 {
     struct jst_json *j = ctx;
@@ -219,8 +211,8 @@ static void json_module(const struct jst_pmod *a, const struct jst_pmod *b, void
     json_hash(j, "image_hash_b", b);
     jst_json_kstr(j, "verdict_a", a ? vname(a->verdict) : NULL);
     jst_json_kstr(j, "verdict_b", b ? vname(b->verdict) : NULL);
-    json_opt_u64(j, "jit_a_ns", a != NULL, a ? a->jit_ns : 0);
-    json_opt_u64(j, "jit_b_ns", b != NULL, b ? b->jit_ns : 0);
+    jst_json_kopt_u64(j, "jit_a_ns", a != NULL, a ? a->jit_ns : 0);
+    jst_json_kopt_u64(j, "jit_b_ns", b != NULL, b ? b->jit_ns : 0);
     jst_json_kstr(j, "cache_a", a ? cname(a->cache) : NULL);
     jst_json_kstr(j, "cache_b", b ? cname(b->cache) : NULL);
     jst_json_end(j);
@@ -253,20 +245,15 @@ static void json_process(struct jst_json *j, const struct jst_psum *a, const str
     jst_json_obj(j);
     jst_json_kstr(j, "exe", s->exe);
     jst_json_kstr(j, "status", a && b ? "matched" : a ? "only_a" : "only_b");
-    json_opt_u64(j, "pid_a", a != NULL, a ? a->pid : 0);
-    json_opt_u64(j, "pid_b", b != NULL, b ? b->pid : 0);
-    json_opt_u64(j, "ttfk_a_ns", a && a->has_ttfk, a ? a->ttfk_ns : 0);
-    json_opt_u64(j, "ttfk_b_ns", b && b->has_ttfk, b ? b->ttfk_ns : 0);
-    if (a && b && a->has_ttfk && b->has_ttfk)
-        jst_json_ki64(j, "ttfk_delta_ns", (int64_t)(b->ttfk_ns - a->ttfk_ns));
-    else
-        jst_json_knull(j, "ttfk_delta_ns");
-    json_opt_u64(j, "jit_a_ns", a != NULL, a ? a->jit_ns : 0);
-    json_opt_u64(j, "jit_b_ns", b != NULL, b ? b->jit_ns : 0);
-    if (a && b)
-        jst_json_ki64(j, "jit_delta_ns", (int64_t)(b->jit_ns - a->jit_ns));
-    else
-        jst_json_knull(j, "jit_delta_ns");
+    jst_json_kopt_u64(j, "pid_a", a != NULL, a ? a->pid : 0);
+    jst_json_kopt_u64(j, "pid_b", b != NULL, b ? b->pid : 0);
+    jst_json_kopt_u64(j, "ttfk_a_ns", a && a->has_ttfk, a ? a->ttfk_ns : 0);
+    jst_json_kopt_u64(j, "ttfk_b_ns", b && b->has_ttfk, b ? b->ttfk_ns : 0);
+    jst_json_kopt_i64(j, "ttfk_delta_ns", a && b && a->has_ttfk && b->has_ttfk,
+                      a && b ? (int64_t)(b->ttfk_ns - a->ttfk_ns) : 0);
+    jst_json_kopt_u64(j, "jit_a_ns", a != NULL, a ? a->jit_ns : 0);
+    jst_json_kopt_u64(j, "jit_b_ns", b != NULL, b ? b->jit_ns : 0);
+    jst_json_kopt_i64(j, "jit_delta_ns", a && b, a && b ? (int64_t)(b->jit_ns - a->jit_ns) : 0);
     jst_json_key(j, "modules");
     jst_json_arr(j);
     if (a && b)

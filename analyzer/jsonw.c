@@ -255,6 +255,22 @@ void jst_json_knull(struct jst_json *j, const char *key)
     jst_json_null(j);
 }
 
+void jst_json_kopt_u64(struct jst_json *j, const char *key, int have, uint64_t v)
+{
+    if (have)
+        jst_json_ku64(j, key, v);
+    else
+        jst_json_knull(j, key);
+}
+
+void jst_json_kopt_i64(struct jst_json *j, const char *key, int have, int64_t v)
+{
+    if (have)
+        jst_json_ki64(j, key, v);
+    else
+        jst_json_knull(j, key);
+}
+
 int jst_json_finish(struct jst_json *j)
 {
     fputc('\n', j->f);
