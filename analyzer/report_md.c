@@ -168,14 +168,22 @@ static void write_headline(FILE *f, const struct rv_report *r)
     }
 }
 
+/* A section's heading, then the sentence that stands for it when it has no
+ * entries: 1 when its n entries are to follow, 0 when there are none. */
+static int md_section(FILE *f, const char *title, size_t n, const char *none)
+{
+    fprintf(f, "\n### %s\n\n", title);
+    if (!n)
+        fprintf(f, "%s\n", none);
+    return n != 0;
+}
+
 static void write_culprits(FILE *f, const struct rv_report *r)
 {
     char buf[2048], d[32];
-    fputs("\n### Culprits, ranked by time lost\n\n", f);
-    if (!r->n_groups) {
-        fputs("None: no load needed the JIT or failed.\n", f);
+    if (!md_section(f, "Culprits, ranked by time lost", r->n_groups,
+                    "None: no load needed the JIT or failed."))
         return;
-    }
     fputs("| # | time lost | loads | module | verdict | kernels | cache | call site | fix |\n"
           "| ---: | ---: | --- | --- | --- | --- | --- | --- | --- |\n",
           f);
@@ -240,11 +248,8 @@ static void write_races(FILE *f, const struct rv_report *r)
 static void write_fixes(FILE *f, const struct rv_report *r)
 {
     char d[32], e[32];
-    fputs("\n### Fixes, ranked by time saved\n\n", f);
-    if (!r->fixes.n) {
-        fputs("Nothing to fix.\n", f);
+    if (!md_section(f, "Fixes, ranked by time saved", r->fixes.n, "Nothing to fix."))
         return;
-    }
     for (size_t i = 0; i < r->fixes.n; i++) {
         const struct jst_fix *x = &r->fixes.v[i];
         if (x->saves_ns)
@@ -277,11 +282,8 @@ static void state_cell(FILE *f, const struct jst_cache_state *s)
 static void write_cache(FILE *f, const struct rv_report *r)
 {
     char a[32];
-    fputs("\n### JIT cache\n\n", f);
-    if (!r->n_caches) {
-        fputs("Not recorded.\n", f);
+    if (!md_section(f, "JIT cache", r->n_caches, "Not recorded."))
         return;
-    }
     fputs("| path | set by | at start | at exit | change during the run |\n"
           "| --- | --- | --- | --- | --- |\n",
           f);
