@@ -254,19 +254,22 @@ static void put_record_json(FILE *out, const struct jst_record *rec, struct key_
     fputs("}\n", out);
 }
 
-static void put_record_text(FILE *out, const struct jst_record *rec, struct key_index *ix, long n,
-                            int bad)
+/* One line; the fields in their order, each key=value. Returns whether the
+ * fields ran past the payload (they are printed up to there). */
+static int put_record_text(FILE *out, const struct jst_record *rec)
 {
+    struct jst_field_iter it;
+    struct jst_field f;
     put_type(out, rec->type, 0);
-    for (long i = 0; i < n; i++) {
-        struct jst_field f;
-        field_at(rec, ix->off[i], &f);
+    jst_fields_begin(&it, rec);
+    while (jst_fields_next(&it, &f)) {
         put_key(out, f.key, 0);
         put_value(out, &f, 0);
     }
-    if (bad)
+    if (it.bad)
         fputs(" <damaged fields>", out);
     fputc('\n', out);
+    return it.bad;
 }
 
 /* ---- files ---- */
@@ -287,7 +290,7 @@ static int dump_file(const char *path, int json, int heading, struct key_index *
     int rc, status = JST_EXIT_OK;
     while ((rc = jst_reader_next(rd, &rec)) == 1) {
         int bad = 0;
-        long n = index_record(ix, &rec, &bad);
+        long n = json ? index_record(ix, &rec, &bad) : 0;
         if (n < 0) {
             jst_errorf("dump", "%s: out of memory", path);
             jst_reader_close(rd);
@@ -296,7 +299,7 @@ static int dump_file(const char *path, int json, int heading, struct key_index *
         if (json)
             put_record_json(stdout, &rec, ix, n, bad);
         else
-            put_record_text(stdout, &rec, ix, n, bad);
+            bad = put_record_text(stdout, &rec);
         count++;
         damaged += bad != 0;
     }
@@ -304,12 +307,12 @@ static int dump_file(const char *path, int json, int heading, struct key_index *
     /* Damage and truncation make a partial trace: said on stderr, exit 0
      * (the rule of every command, jitstall(1)). */
     if (rc < 0)
-        jst_errorf("dump", "warning: %s: partial trace: %s (after %llu records)", path,
-                   jst_reader_error(rd), count);
+        jst_warnf("dump", "%s: partial trace: %s (after %llu records)", path, jst_reader_error(rd),
+                  count);
     if (jst_reader_damaged(rd))
-        jst_errorf("dump", "warning: %s: partial trace: damaged: %s", path, jst_reader_damage(rd));
+        jst_warnf("dump", "%s: partial trace: damaged: %s", path, jst_reader_damage(rd));
     if (damaged)
-        jst_errorf("dump", "warning: %s: partial trace: %llu damaged records", path, damaged);
+        jst_warnf("dump", "%s: partial trace: %llu damaged records", path, damaged);
     if (rc >= 0 && jst_reader_truncated(rd))
         jst_errorf("dump", "%s: truncated after %llu records", path, count);
     jst_reader_close(rd);
