@@ -183,6 +183,12 @@ const char *chk_mod_detail(struct cproc *cp, const struct jst_pmod *m, char *buf
 
 /* ---- JUnit XML ---- */
 
+/* The ASCII characters XML text and attributes cannot hold as they are. */
+static const char *const xml_entity[0x80] = {
+    ['&'] = "&amp;",   ['<'] = "&lt;",   ['>'] = "&gt;",   ['"'] = "&quot;",
+    ['\''] = "&apos;", ['\n'] = "&#10;", ['\r'] = "&#13;", ['\t'] = "&#9;",
+};
+
 /* Writes s escaped for XML text or attributes: markup characters as entities,
  * characters XML 1.0 forbids and invalid UTF-8 as U+FFFD. */
 static void xml_escape(FILE *f, const char *s)
@@ -191,37 +197,12 @@ static void xml_escape(FILE *f, const char *s)
     while (p < end) {
         unsigned char c = *p;
         if (c < 0x80) {
-            switch (c) {
-            case '&':
-                fputs("&amp;", f);
-                break;
-            case '<':
-                fputs("&lt;", f);
-                break;
-            case '>':
-                fputs("&gt;", f);
-                break;
-            case '"':
-                fputs("&quot;", f);
-                break;
-            case '\'':
-                fputs("&apos;", f);
-                break;
-            case '\n':
-                fputs("&#10;", f);
-                break;
-            case '\r':
-                fputs("&#13;", f);
-                break;
-            case '\t':
-                fputs("&#9;", f);
-                break;
-            default:
-                if (c < 0x20 || c == 0x7f)
-                    fputs("\xEF\xBF\xBD", f);
-                else
-                    fputc(c, f);
-            }
+            if (xml_entity[c])
+                fputs(xml_entity[c], f);
+            else if (c < 0x20 || c == 0x7f)
+                fputs("\xEF\xBF\xBD", f);
+            else
+                fputc(c, f);
             p++;
             continue;
         }
