@@ -11,6 +11,7 @@
 #include "fixes.h"
 #include "hashidx.h"
 #include "image.h"
+#include "outfile.h"
 #include "symbolize.h"
 #include "trace.h"
 
@@ -310,6 +311,34 @@ int jst_run_load_lenient(const char *cmd, char **paths, int n, struct jst_run *r
     }
     warn_partial(cmd, run);
     return JST_EXIT_OK;
+}
+
+/* jst_outfile_write's writer for jst_run_write: the run and the caller's fn. */
+struct run_write {
+    const struct jst_run *run;
+    int (*fn)(FILE *f, const struct jst_run *run, void *ctx);
+    void *ctx;
+};
+
+static int run_write_fn(FILE *f, void *ctx)
+{
+    const struct run_write *w = ctx;
+    return w->fn(f, w->run, w->ctx);
+}
+
+int jst_run_write(const char *cmd, char **paths, int n, int keep_calls, const char *out,
+                  int (*fn)(FILE *f, const struct jst_run *run, void *ctx), void *ctx,
+                  const char *note)
+{
+    struct jst_run run = {0};
+    run.keep_calls = keep_calls;
+    int rc = jst_run_load(cmd, paths, n, &run, 0);
+    if (rc == JST_EXIT_OK) {
+        struct run_write w = {&run, fn, ctx};
+        rc = jst_outfile_write(cmd, out, run.n_procs, run_write_fn, &w, note);
+    }
+    jst_model_free(&run);
+    return rc;
 }
 
 void jst_load_errs_free(struct jst_load_errs *errs)

@@ -10,7 +10,6 @@
 #include <unistd.h>
 #include "check_util.h"
 #include "cli.h"
-#include "outfile.h"
 
 static const char usage_text[] =
     "usage: jitstall baseline [-o FILE] TRACE|DIR...\n"
@@ -24,16 +23,16 @@ static const char usage_text[] =
     "\n"
     "exit codes: 0 written, 2 usage error or unreadable input\n";
 
-struct baseline_out {
-    const struct jst_run *run;
+/* The traces the baseline was made from go into it. */
+struct baseline_src {
     char **paths;
-    int n_paths;
+    int n;
 };
 
-static int write_baseline(FILE *f, void *ctx)
+static int write_baseline(FILE *f, const struct jst_run *run, void *ctx)
 {
-    const struct baseline_out *bo = ctx;
-    return jst_baseline_write(f, bo->run, bo->paths, bo->n_paths);
+    const struct baseline_src *src = ctx;
+    return jst_baseline_write(f, run, src->paths, src->n);
 }
 
 static int baseline_option(int c, const char *arg, void *ctx)
@@ -57,17 +56,8 @@ static int cmd_baseline(int argc, char **argv)
     int rc = jst_cli_parse(&baseline_cli, argc, argv, &out);
     if (rc != JST_CLI_GO)
         return rc;
-    struct jst_run run = {0};
-    rc = jst_run_load("baseline", argv + optind, argc - optind, &run, 0);
-    if (rc != JST_EXIT_OK) {
-        jst_model_free(&run);
-        return rc;
-    }
-
-    struct baseline_out bo = {&run, argv + optind, argc - optind};
-    rc = jst_outfile_write("baseline", out, run.n_procs, write_baseline, &bo, NULL);
-    jst_model_free(&run);
-    return rc;
+    struct baseline_src src = {argv + optind, argc - optind};
+    return jst_run_write("baseline", src.paths, src.n, 0, out, write_baseline, &src, NULL);
 }
 
 JST_COMMAND(baseline, cmd_baseline, "record a known-good run for 'check --baseline'")

@@ -14,7 +14,6 @@
 #include "check_util.h"
 #include "cli.h"
 #include "export_fleet.h"
-#include "outfile.h"
 #include "fixes.h"
 #include "hashidx.h"
 #include "image.h"
@@ -369,17 +368,6 @@ static int write_chrome(FILE *f, const struct jst_run *run)
     return jst_json_finish(&j);
 }
 
-struct export_out {
-    int (*writer)(FILE *, const struct jst_run *);
-    const struct jst_run *run;
-};
-
-static int write_export(FILE *f, void *ctx)
-{
-    const struct export_out *eo = ctx;
-    return eo->writer(f, eo->run);
-}
-
 struct export_opts {
     const char *out;
     int (*writer)(FILE *, const struct jst_run *);
@@ -403,6 +391,12 @@ static int export_option(int c, const char *arg, void *ctx)
     return 0;
 }
 
+static int write_export(FILE *f, const struct jst_run *run, void *ctx)
+{
+    const struct export_opts *o = ctx;
+    return o->writer(f, run);
+}
+
 static const struct option export_longopts[] = {
     {"format", required_argument, NULL, 'f'},
     {"output", required_argument, NULL, 'o'},
@@ -418,19 +412,10 @@ static int cmd_export(int argc, char **argv)
     int rc = jst_cli_parse(&export_cli, argc, argv, &o);
     if (rc != JST_CLI_GO)
         return rc;
-    struct jst_run run = {0};
-    run.keep_calls = 1; /* the timeline draws every call */
-    rc = jst_run_load("export", argv + optind, argc - optind, &run, 0);
-    if (rc != JST_EXIT_OK) {
-        jst_model_free(&run);
-        return rc;
-    }
-    struct export_out eo = {o.writer, &run};
-    rc = jst_outfile_write(
-        "export", o.out, run.n_procs, write_export, &eo,
+    /* keep_calls: the timeline draws every call */
+    return jst_run_write(
+        "export", argv + optind, argc - optind, 1, o.out, write_export, &o,
         o.writer == write_chrome ? "; open it in ui.perfetto.dev or chrome://tracing" : NULL);
-    jst_model_free(&run);
-    return rc;
 }
 
 JST_COMMAND(export, cmd_export, "write a Perfetto timeline, Prometheus metrics or OTLP spans")
