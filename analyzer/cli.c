@@ -5,7 +5,6 @@
  */
 #include <getopt.h>
 #include <stdio.h>
-#include <string.h>
 #include "cli.h"
 
 /* A shortopts with a leading ':' (after '+') lets getopt_long tell a
