@@ -47,7 +47,9 @@ struct jst_cli {
 };
 
 /* The end of every command's longopts: --help, then the terminator. */
+// clang-format off
 #define JST_CLI_HELP_END {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}
+// clang-format on
 
 /* jst_cli_parse's "go on": the options are read, optind is the first
  * operand. */

@@ -60,8 +60,8 @@ struct jst_match_keys {
     int (*hash_b)(const void *ctx, size_t k, uint64_t *h);
     int (*same)(const void *ctx, size_t i, size_t k);
 };
-void jst_match_first(const struct jst_match_keys *m, size_t na, size_t nb, long *a_to_b, char *used);
+void jst_match_first(const struct jst_match_keys *m, size_t na, size_t nb, long *a_to_b,
+                     char *used);
 /* The same pairs by comparing each a[i] with every b[k]: quadratic, but it
  * allocates nothing. */
-void jst_match_scan(const struct jst_match_keys *m, size_t na, size_t nb, long *a_to_b,
-                    char *used);
+void jst_match_scan(const struct jst_match_keys *m, size_t na, size_t nb, long *a_to_b, char *used);
