@@ -65,10 +65,7 @@ int jst_baseline_write(FILE *f, const struct jst_run *run, char **paths, int n_p
         jst_json_ku64(&j, "order", i);
         jst_json_ku64(&j, "pid", s.pid);
         /* No "argv": a baseline is committed, and arguments may hold secrets. */
-        if (s.has_ttfk)
-            jst_json_ku64(&j, "ttfk_ns", s.ttfk_ns);
-        else
-            jst_json_knull(&j, "ttfk_ns");
+        jst_json_kopt_u64(&j, "ttfk_ns", s.has_ttfk, s.ttfk_ns);
         jst_json_ku64(&j, "jit_ns", s.jit_ns);
         jst_json_kbool(&j, "partial", s.partial);
         jst_json_key(&j, "modules");

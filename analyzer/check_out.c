@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "check_ctx.h"
+#include "utf8.h"
 #include "cli.h"
 #include "fixes.h"
 #include "symbolize.h"
@@ -182,61 +183,34 @@ const char *chk_mod_detail(struct cproc *cp, const struct jst_pmod *m, char *buf
 
 /* ---- JUnit XML ---- */
 
+/* The ASCII characters XML text and attributes cannot hold as they are. */
+static const char *const xml_entity[0x80] = {
+    ['&'] = "&amp;",   ['<'] = "&lt;",   ['>'] = "&gt;",   ['"'] = "&quot;",
+    ['\''] = "&apos;", ['\n'] = "&#10;", ['\r'] = "&#13;", ['\t'] = "&#9;",
+};
+
 /* Writes s escaped for XML text or attributes: markup characters as entities,
  * characters XML 1.0 forbids and invalid UTF-8 as U+FFFD. */
 static void xml_escape(FILE *f, const char *s)
 {
-    const unsigned char *p = (const unsigned char *)s;
-    while (*p) {
+    const unsigned char *p = (const unsigned char *)s, *end = p + strlen(s);
+    while (p < end) {
         unsigned char c = *p;
         if (c < 0x80) {
-            switch (c) {
-            case '&':
-                fputs("&amp;", f);
-                break;
-            case '<':
-                fputs("&lt;", f);
-                break;
-            case '>':
-                fputs("&gt;", f);
-                break;
-            case '"':
-                fputs("&quot;", f);
-                break;
-            case '\'':
-                fputs("&apos;", f);
-                break;
-            case '\n':
-                fputs("&#10;", f);
-                break;
-            case '\r':
-                fputs("&#13;", f);
-                break;
-            case '\t':
-                fputs("&#9;", f);
-                break;
-            default:
-                if (c < 0x20 || c == 0x7f)
-                    fputs("\xEF\xBF\xBD", f);
-                else
-                    fputc(c, f);
-            }
+            if (xml_entity[c])
+                fputs(xml_entity[c], f);
+            else if (c < 0x20 || c == 0x7f)
+                fputs("\xEF\xBF\xBD", f);
+            else
+                fputc(c, f);
             p++;
             continue;
         }
-        /* A well-formed UTF-8 sequence (no overlongs, surrogates or > U+10FFFF). */
-        size_t len = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 ? 2 : 0;
-        int ok = len > 0 && c <= 0xF4;
-        uint32_t cp = len == 2 ? c & 0x1F : len == 3 ? c & 0x0F : c & 0x07;
-        for (size_t i = 1; ok && i < len; i++) {
-            if ((p[i] & 0xC0) != 0x80)
-                ok = 0;
-            else
-                cp = (cp << 6) | (p[i] & 0x3F);
-        }
-        if (ok && ((len == 3 && (cp < 0x800 || (cp >= 0xD800 && cp < 0xE000) || cp >= 0xFFFE)) ||
-                   (len == 4 && (cp < 0x10000 || cp > 0x10FFFF))))
-            ok = 0;
+        /* Well-formed UTF-8 (utf8.h), but not U+FFFE or U+FFFF, which XML 1.0
+         * forbids as well. */
+        uint32_t cp = 0;
+        size_t len = jst_utf8_len(p, (size_t)(end - p), &cp);
+        int ok = len && cp != 0xFFFE && cp != 0xFFFF;
         if (!ok) {
             fputs("\xEF\xBF\xBD", f);
             p++;

@@ -11,6 +11,7 @@
 #include "fixes.h"
 #include "hashidx.h"
 #include "image.h"
+#include "outfile.h"
 #include "symbolize.h"
 #include "trace.h"
 
@@ -162,34 +163,26 @@ static int procs_same(const void *px, const void *py, int pass)
     return !strcmp(x->exe, y->exe) && (pass != 0 || x->argv_hash == y->argv_hash);
 }
 
-void jst_match_procs(const struct jst_psum *a, size_t na, const struct jst_psum *b, size_t nb,
-                     long *a_to_b)
+/* The two passes of a matching: the closer key first, then the looser one
+ * for what is left. */
+static void match_two_passes(struct match_ctx *mc, size_t na, size_t nb, long *a_to_b)
 {
     char *used = calloc(nb ? nb : 1, 1);
     for (size_t i = 0; i < na; i++)
         a_to_b[i] = -1;
     if (!used)
         return;
-    for (int pass = 0; pass < 2; pass++) {
-        struct match_ctx mc = {a, b, pass, sizeof(*a), procs_key, procs_same};
-        struct jst_match_keys keys = {&mc, match_hash_a, match_hash_b, match_same};
-        if (jst_match_first(&keys, na, nb, a_to_b, used) == 0)
-            continue;
-        for (size_t i = 0; i < na; i++) { /* out of memory: the plain scan */
-            if (a_to_b[i] >= 0)
-                continue;
-            for (size_t k = 0; k < nb; k++) {
-                if (used[k] || strcmp(a[i].exe, b[k].exe))
-                    continue;
-                if (pass == 0 && a[i].argv_hash != b[k].argv_hash)
-                    continue;
-                a_to_b[i] = (long)k;
-                used[k] = 1;
-                break;
-            }
-        }
-    }
+    struct jst_match_keys keys = {mc, match_hash_a, match_hash_b, match_same};
+    for (mc->pass = 0; mc->pass < 2; mc->pass++)
+        jst_match_first(&keys, na, nb, a_to_b, used);
     free(used);
+}
+
+void jst_match_procs(const struct jst_psum *a, size_t na, const struct jst_psum *b, size_t nb,
+                     long *a_to_b)
+{
+    struct match_ctx mc = {a, b, 0, sizeof(*a), procs_key, procs_same};
+    match_two_passes(&mc, na, nb, a_to_b);
 }
 
 static const char *first_kernel(const struct jst_pmod *m)
@@ -219,45 +212,8 @@ static int mods_same(const void *px, const void *py, int pass)
 void jst_match_mods(const struct jst_pmod *a, size_t na, const struct jst_pmod *b, size_t nb,
                     long *a_to_b)
 {
-    char *used = calloc(nb ? nb : 1, 1);
-    for (size_t i = 0; i < na; i++)
-        a_to_b[i] = -1;
-    if (!used)
-        return;
-    struct match_ctx m0 = {a, b, 0, sizeof(*a), mods_key, mods_same};
-    struct match_ctx m1 = {a, b, 1, sizeof(*a), mods_key, mods_same};
-    struct jst_match_keys k0 = {&m0, match_hash_a, match_hash_b, match_same};
-    struct jst_match_keys k1 = {&m1, match_hash_a, match_hash_b, match_same};
-    if (jst_match_first(&k0, na, nb, a_to_b, used) == 0 &&
-        jst_match_first(&k1, na, nb, a_to_b, used) == 0) {
-        free(used);
-        return;
-    }
-    for (size_t i = 0; i < na; i++) /* out of memory: the plain scans */
-        a_to_b[i] = -1;
-    memset(used, 0, nb ? nb : 1);
-    for (size_t i = 0; i < na; i++) {
-        if (!a[i].hash)
-            continue;
-        for (size_t k = 0; k < nb; k++)
-            if (!used[k] && b[k].hash == a[i].hash) {
-                a_to_b[i] = (long)k;
-                used[k] = 1;
-                break;
-            }
-    }
-    for (size_t i = 0; i < na; i++) {
-        if (a_to_b[i] >= 0 || (!a[i].origin && !first_kernel(&a[i])))
-            continue;
-        for (size_t k = 0; k < nb; k++)
-            if (!used[k] && streq0(a[i].origin, b[k].origin) &&
-                streq0(first_kernel(&a[i]), first_kernel(&b[k]))) {
-                a_to_b[i] = (long)k;
-                used[k] = 1;
-                break;
-            }
-    }
-    free(used);
+    struct match_ctx mc = {a, b, 0, sizeof(*a), mods_key, mods_same};
+    match_two_passes(&mc, na, nb, a_to_b);
 }
 
 const char *jst_partial_why(const struct jst_process *p)
@@ -355,6 +311,34 @@ int jst_run_load_lenient(const char *cmd, char **paths, int n, struct jst_run *r
     }
     warn_partial(cmd, run);
     return JST_EXIT_OK;
+}
+
+/* jst_outfile_write's writer for jst_run_write: the run and the caller's fn. */
+struct run_write {
+    const struct jst_run *run;
+    int (*fn)(FILE *f, const struct jst_run *run, void *ctx);
+    void *ctx;
+};
+
+static int run_write_fn(FILE *f, void *ctx)
+{
+    const struct run_write *w = ctx;
+    return w->fn(f, w->run, w->ctx);
+}
+
+int jst_run_write(const char *cmd, char **paths, int n, int keep_calls, const char *out,
+                  int (*fn)(FILE *f, const struct jst_run *run, void *ctx), void *ctx,
+                  const char *note)
+{
+    struct jst_run run = {0};
+    run.keep_calls = keep_calls;
+    int rc = jst_run_load(cmd, paths, n, &run, 0);
+    if (rc == JST_EXIT_OK) {
+        struct run_write w = {&run, fn, ctx};
+        rc = jst_outfile_write(cmd, out, run.n_procs, run_write_fn, &w, note);
+    }
+    jst_model_free(&run);
+    return rc;
 }
 
 void jst_load_errs_free(struct jst_load_errs *errs)

@@ -89,6 +89,14 @@ struct jst_load_errs {
 };
 int jst_run_load_lenient(const char *cmd, char **paths, int n, struct jst_run *run,
                          struct jst_load_errs *errs);
+/* What `baseline` and `export` do once their options are read: load paths
+ * as one run (keep_calls: every call, as jst_run.keep_calls) and write it
+ * with fn(f, run, ctx) to out, a file or NULL/"-" for standard output, as
+ * jst_outfile_write does (note ends its "wrote" line). Returns the exit
+ * status. */
+int jst_run_write(const char *cmd, char **paths, int n, int keep_calls, const char *out,
+                  int (*fn)(FILE *f, const struct jst_run *run, void *ctx), void *ctx,
+                  const char *note);
 void jst_load_errs_free(struct jst_load_errs *errs);
 /* "truncated", or the damage message, or NULL when the trace is whole. */
 const char *jst_partial_why(const struct jst_process *p);

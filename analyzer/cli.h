@@ -5,6 +5,9 @@
 #ifndef JST_ANALYZER_CLI_H
 #define JST_ANALYZER_CLI_H
 
+#include <getopt.h>
+#include <stddef.h>
+
 /* Exit codes shared by every subcommand (docs/jitstall.1.md). */
 enum {
     JST_EXIT_OK = 0,        /* success; for check: within budget */
@@ -27,10 +30,40 @@ void jst_command_register(struct jst_command *c);
         jst_command_register(&jst_cmd_##NAME);                                  \
     }
 
-/* What getopt_long refused (the argument it stopped at, argv[optind - 1]),
- * in one line: "jitstall <cmd>: unknown option or missing value 'ARG' (see
- * 'jitstall <cmd> --help')". Returns JST_EXIT_USAGE. */
-int jst_bad_option(const char *cmd, char **argv);
+/* A subcommand's options, as jst_cli_parse (cli.c) reads them. */
+struct jst_cli {
+    const char *cmd;
+    const char *shortopts;         /* getopt_long's; 'h' is --help */
+    const struct option *longopts; /* ends with JST_CLI_HELP_END */
+    const char *help;              /* -h and --help print it on stdout */
+    /* What the "no ... given" error names when no operand follows the
+     * options; NULL: the command checks its operands itself. */
+    const char *operands;
+    /* One of the command's options (c as getopt_long returns it, arg its
+     * value): 0, or -1 after one error line. A leading ':' in shortopts
+     * (after '+') also brings c == ':' for an option left without its
+     * value, arg then naming that option. */
+    int (*option)(int c, const char *arg, void *ctx);
+};
+
+/* The end of every command's longopts: --help, then the terminator. */
+// clang-format off
+#define JST_CLI_HELP_END {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}
+// clang-format on
+
+/* jst_cli_parse's "go on": the options are read, optind is the first
+ * operand. */
+#define JST_CLI_GO (-1)
+
+/* Reads the options of argv (argv[0] is the command) through cli->option.
+ * Returns JST_CLI_GO, or the exit status the command returns at once:
+ * JST_EXIT_OK after --help, JST_EXIT_USAGE after one error line ("unknown
+ * option 'ARG'", or "unknown option or missing value 'ARG'" when getopt
+ * cannot tell, "no OPERANDS given", or the option's own). */
+int jst_cli_parse(const struct jst_cli *cli, int argc, char **argv, void *ctx);
+/* The option function of a command whose one option is a flag: sets the
+ * int that ctx points to. */
+int jst_cli_set_flag(int c, const char *arg, void *ctx);
 
 /* One line on stderr: "jitstall <cmd>: <message>". For errors only. */
 void jst_errorf(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

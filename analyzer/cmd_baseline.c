@@ -4,14 +4,12 @@
  * that `jitstall check --baseline FILE` can flag what got worse.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "check_util.h"
 #include "cli.h"
-#include "outfile.h"
 
 static const char usage_text[] =
     "usage: jitstall baseline [-o FILE] TRACE|DIR...\n"
@@ -25,56 +23,41 @@ static const char usage_text[] =
     "\n"
     "exit codes: 0 written, 2 usage error or unreadable input\n";
 
-struct baseline_out {
-    const struct jst_run *run;
+/* The traces the baseline was made from go into it. */
+struct baseline_src {
     char **paths;
-    int n_paths;
+    int n;
 };
 
-static int write_baseline(FILE *f, void *ctx)
+static int write_baseline(FILE *f, const struct jst_run *run, void *ctx)
 {
-    const struct baseline_out *bo = ctx;
-    return jst_baseline_write(f, bo->run, bo->paths, bo->n_paths);
+    const struct baseline_src *src = ctx;
+    return jst_baseline_write(f, run, src->paths, src->n);
 }
+
+static int baseline_option(int c, const char *arg, void *ctx)
+{
+    (void)c; /* -o FILE */
+    *(const char **)ctx = arg;
+    return 0;
+}
+
+static const struct option baseline_longopts[] = {
+    {"output", required_argument, NULL, 'o'},
+    JST_CLI_HELP_END,
+};
+static const struct jst_cli baseline_cli = {
+    "baseline", "o:h", baseline_longopts, usage_text, "trace or directory", baseline_option,
+};
 
 static int cmd_baseline(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"output", required_argument, NULL, 'o'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     const char *out = NULL;
-    int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'o':
-            out = optarg;
-            break;
-        case 'h':
-            fputs(usage_text, stdout);
-            return JST_EXIT_OK;
-        default:
-            return jst_bad_option("baseline", argv);
-        }
-    }
-    if (optind >= argc) {
-        jst_errorf("baseline", "no trace or directory given (see --help)");
-        return JST_EXIT_USAGE;
-    }
-    struct jst_run run = {0};
-    int rc = jst_run_load("baseline", argv + optind, argc - optind, &run, 0);
-    if (rc != JST_EXIT_OK) {
-        jst_model_free(&run);
+    int rc = jst_cli_parse(&baseline_cli, argc, argv, &out);
+    if (rc != JST_CLI_GO)
         return rc;
-    }
-
-    struct baseline_out bo = {&run, argv + optind, argc - optind};
-    rc = jst_outfile_write("baseline", out, run.n_procs, write_baseline, &bo, NULL);
-    jst_model_free(&run);
-    return rc;
+    struct baseline_src src = {argv + optind, argc - optind};
+    return jst_run_write("baseline", src.paths, src.n, 0, out, write_baseline, &src, NULL);
 }
 
 JST_COMMAND(baseline, cmd_baseline, "record a known-good run for 'check --baseline'")

@@ -7,7 +7,6 @@
  * and --github carry the same lines to CI servers.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -126,7 +125,7 @@ static int parse_cache(const char *arg, int *rank)
 }
 
 /* --max-query-ms NAME=MS: NAME may hold '=', so MS follows the last one. */
-static int parse_query(char *arg, struct opts *o)
+static int parse_query(const char *arg, struct opts *o)
 {
     const char *eq = strrchr(arg, '=');
     if (!eq || eq == arg) {
@@ -172,79 +171,47 @@ static const struct option check_longopts[] = {
     {"junit", required_argument, NULL, O_JUNIT},
     {"github", no_argument, NULL, O_GH},
     {"quiet", no_argument, NULL, 'q'},
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0},
+    JST_CLI_HELP_END,
 };
 
-static int parse_opts(int argc, char **argv, struct opts *o)
+static int check_option(int c, const char *arg, void *ctx)
 {
-    int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "qh", check_longopts, NULL)) != -1) {
-        switch (c) {
-        case O_JIT:
-            if (parse_num("--max-jit-ms", optarg, &o->max_jit_ms) < 0)
-                return -1;
-            break;
-        case O_TTFK:
-            if (parse_num("--max-ttfk-ms", optarg, &o->max_ttfk_ms) < 0)
-                return -1;
-            break;
-        case O_MODS:
-            if (parse_modules(optarg, &o->max_jit_modules) < 0)
-                return -1;
-            break;
-        case O_FORBID:
-            if (parse_forbid(optarg, o) < 0)
-                return -1;
-            break;
-        case O_CACHE:
-            if (parse_cache(optarg, &o->require_cache) < 0)
-                return -1;
-            break;
-        case O_QUERY:
-            if (parse_query(optarg, o) < 0)
-                return -1;
-            break;
-        case O_BASE:
-            o->baseline = optarg;
-            break;
-        case O_TOL:
-            if (parse_num("--tolerance", optarg, &o->tolerance) < 0)
-                return -1;
-            break;
-        case O_DELTA:
-            if (parse_num("--min-delta-ms", optarg, &o->min_delta_ms) < 0)
-                return -1;
-            break;
-        case O_JUNIT:
-            o->junit = optarg;
-            break;
-        case O_GH:
-            o->github = 1;
-            break;
-        case 'q':
-            o->quiet = 1;
-            break;
-        case 'h':
-            fputs(usage_text, stdout);
-            return 1;
-        default:
-            jst_bad_option("check", argv);
-            return -1;
-        }
+    struct opts *o = ctx;
+    switch (c) {
+    case O_JIT:
+        return parse_num("--max-jit-ms", arg, &o->max_jit_ms);
+    case O_TTFK:
+        return parse_num("--max-ttfk-ms", arg, &o->max_ttfk_ms);
+    case O_MODS:
+        return parse_modules(arg, &o->max_jit_modules);
+    case O_FORBID:
+        return parse_forbid(arg, o);
+    case O_CACHE:
+        return parse_cache(arg, &o->require_cache);
+    case O_QUERY:
+        return parse_query(arg, o);
+    case O_BASE:
+        o->baseline = arg;
+        return 0;
+    case O_TOL:
+        return parse_num("--tolerance", arg, &o->tolerance);
+    case O_DELTA:
+        return parse_num("--min-delta-ms", arg, &o->min_delta_ms);
+    case O_JUNIT:
+        o->junit = arg;
+        return 0;
+    case O_GH:
+        o->github = 1;
+        return 0;
+    default: /* -q */
+        o->quiet = 1;
+        return 0;
     }
-    if (optind >= argc) {
-        jst_errorf("check", "no trace or directory given (see --help)");
-        return -1;
-    }
-    /* With nothing to check, only calls in flight can fail: decided once the
-     * traces are read. */
-    o->no_budget = o->max_jit_ms < 0 && o->max_ttfk_ms < 0 && o->max_jit_modules < 0 &&
-                   !o->n_forbid && o->require_cache < 0 && !o->baseline && !o->n_query;
-    return 0;
 }
+
+static const struct jst_cli check_cli = {
+    "check", "qh", check_longopts, usage_text, "trace or directory", check_option,
+};
 
 /* Pairs each process with its baseline process; warns about baseline
  * processes this run does not have. */
@@ -313,19 +280,29 @@ static void free_procs(struct ctx *x)
     free(x->procs);
 }
 
+/* The options over their defaults: JST_CLI_GO, or the exit status. */
+static int check_opts(int argc, char **argv, struct opts *o)
+{
+    o->max_jit_ms = o->max_ttfk_ms = -1;
+    o->max_jit_modules = -1;
+    o->require_cache = -1;
+    o->tolerance = 20;
+    o->min_delta_ms = 1;
+    int r = jst_cli_parse(&check_cli, argc, argv, o);
+    /* With nothing to check, only calls in flight can fail: decided once the
+     * traces are read. */
+    o->no_budget = o->max_jit_ms < 0 && o->max_ttfk_ms < 0 && o->max_jit_modules < 0 &&
+                   !o->n_forbid && o->require_cache < 0 && !o->baseline && !o->n_query;
+    return r;
+}
+
 static int cmd_check(int argc, char **argv)
 {
     struct ctx x;
     memset(&x, 0, sizeof x);
-    x.o.max_jit_ms = x.o.max_ttfk_ms = -1;
-    x.o.max_jit_modules = -1;
-    x.o.require_cache = -1;
-    x.o.tolerance = 20;
-    x.o.min_delta_ms = 1;
-    int r = parse_opts(argc, argv, &x.o);
-    if (r)
-        return r > 0 ? JST_EXIT_OK : JST_EXIT_USAGE;
-
+    int r = check_opts(argc, argv, &x.o);
+    if (r != JST_CLI_GO)
+        return r;
     struct jst_baseline base;
     memset(&base, 0, sizeof base);
     if (x.o.baseline) {

@@ -5,7 +5,6 @@
  * verdict. Processes are paired by executable and arguments, modules by image
  * hash, else by library and first kernel.
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -196,14 +195,6 @@ static void json_hash(struct jst_json *j, const char *key, const struct jst_pmod
     jst_json_kstr(j, key, buf);
 }
 
-static void json_opt_u64(struct jst_json *j, const char *key, int have, uint64_t v)
-{
-    if (have)
-        jst_json_ku64(j, key, v);
-    else
-        jst_json_knull(j, key);
-}
-
 static void json_module(const struct jst_pmod *a, const struct jst_pmod *b, void *ctx)
 {
     struct jst_json *j = ctx;
@@ -220,8 +211,8 @@ static void json_module(const struct jst_pmod *a, const struct jst_pmod *b, void
     json_hash(j, "image_hash_b", b);
     jst_json_kstr(j, "verdict_a", a ? vname(a->verdict) : NULL);
     jst_json_kstr(j, "verdict_b", b ? vname(b->verdict) : NULL);
-    json_opt_u64(j, "jit_a_ns", a != NULL, a ? a->jit_ns : 0);
-    json_opt_u64(j, "jit_b_ns", b != NULL, b ? b->jit_ns : 0);
+    jst_json_kopt_u64(j, "jit_a_ns", a != NULL, a ? a->jit_ns : 0);
+    jst_json_kopt_u64(j, "jit_b_ns", b != NULL, b ? b->jit_ns : 0);
     jst_json_kstr(j, "cache_a", a ? cname(a->cache) : NULL);
     jst_json_kstr(j, "cache_b", b ? cname(b->cache) : NULL);
     jst_json_end(j);
@@ -254,20 +245,15 @@ static void json_process(struct jst_json *j, const struct jst_psum *a, const str
     jst_json_obj(j);
     jst_json_kstr(j, "exe", s->exe);
     jst_json_kstr(j, "status", a && b ? "matched" : a ? "only_a" : "only_b");
-    json_opt_u64(j, "pid_a", a != NULL, a ? a->pid : 0);
-    json_opt_u64(j, "pid_b", b != NULL, b ? b->pid : 0);
-    json_opt_u64(j, "ttfk_a_ns", a && a->has_ttfk, a ? a->ttfk_ns : 0);
-    json_opt_u64(j, "ttfk_b_ns", b && b->has_ttfk, b ? b->ttfk_ns : 0);
-    if (a && b && a->has_ttfk && b->has_ttfk)
-        jst_json_ki64(j, "ttfk_delta_ns", (int64_t)(b->ttfk_ns - a->ttfk_ns));
-    else
-        jst_json_knull(j, "ttfk_delta_ns");
-    json_opt_u64(j, "jit_a_ns", a != NULL, a ? a->jit_ns : 0);
-    json_opt_u64(j, "jit_b_ns", b != NULL, b ? b->jit_ns : 0);
-    if (a && b)
-        jst_json_ki64(j, "jit_delta_ns", (int64_t)(b->jit_ns - a->jit_ns));
-    else
-        jst_json_knull(j, "jit_delta_ns");
+    jst_json_kopt_u64(j, "pid_a", a != NULL, a ? a->pid : 0);
+    jst_json_kopt_u64(j, "pid_b", b != NULL, b ? b->pid : 0);
+    jst_json_kopt_u64(j, "ttfk_a_ns", a && a->has_ttfk, a ? a->ttfk_ns : 0);
+    jst_json_kopt_u64(j, "ttfk_b_ns", b && b->has_ttfk, b ? b->ttfk_ns : 0);
+    jst_json_kopt_i64(j, "ttfk_delta_ns", a && b && a->has_ttfk && b->has_ttfk,
+                      a && b ? (int64_t)(b->ttfk_ns - a->ttfk_ns) : 0);
+    jst_json_kopt_u64(j, "jit_a_ns", a != NULL, a ? a->jit_ns : 0);
+    jst_json_kopt_u64(j, "jit_b_ns", b != NULL, b ? b->jit_ns : 0);
+    jst_json_kopt_i64(j, "jit_delta_ns", a && b, a && b ? (int64_t)(b->jit_ns - a->jit_ns) : 0);
     jst_json_key(j, "modules");
     jst_json_arr(j);
     if (a && b)
@@ -322,34 +308,26 @@ static int write_text(const struct side *A, const struct side *B, const long *ma
     return fflush(stdout) != 0 || ferror(stdout);
 }
 
+static const struct option diff_longopts[] = {
+    {"json", no_argument, NULL, 'j'},
+    JST_CLI_HELP_END,
+};
+static const struct jst_cli diff_cli = {
+    "diff", "h", diff_longopts, usage_text, NULL, jst_cli_set_flag,
+};
+
 static int cmd_diff(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"json", no_argument, NULL, 'j'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    int json = 0, c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'j':
-            json = 1;
-            break;
-        case 'h':
-            fputs(usage_text, stdout);
-            return JST_EXIT_OK;
-        default:
-            return jst_bad_option("diff", argv);
-        }
-    }
+    int json = 0;
+    int rc = jst_cli_parse(&diff_cli, argc, argv, &json);
+    if (rc != JST_CLI_GO)
+        return rc;
     if (argc - optind != 2) {
         jst_errorf("diff", "needs exactly two runs, A and B (see --help)");
         return JST_EXIT_USAGE;
     }
     struct side A, B;
-    int rc = load_side(&A, argv[optind]);
+    rc = load_side(&A, argv[optind]);
     if (rc == JST_EXIT_OK)
         rc = load_side(&B, argv[optind + 1]);
     else

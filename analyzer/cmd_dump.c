@@ -3,12 +3,12 @@
  * line per record, as text or as one JSON object per line. It uses only the
  * public reader API of common/trace.h, so it doubles as a check of the format.
  */
-#include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
+#include "jsonw.h"
 #include "trace.h"
 
 static const char dump_usage[] =
@@ -32,89 +32,6 @@ static const char dump_usage[] =
     "be opened or is not a trace: one line on stderr, exit status 2.\n";
 
 /* ---- value formatting ---- */
-
-/* Length of the valid UTF-8 sequence at s (n bytes left), 0 if invalid:
- * no overlong forms, no surrogates, nothing above U+10FFFF. */
-static size_t utf8_seq_len(const uint8_t *s, size_t n)
-{
-    uint8_t c = s[0];
-    size_t len;
-    uint8_t lo = 0x80, hi = 0xBF; /* allowed range of the second byte */
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xC2 && c <= 0xDF)
-        len = 2;
-    else if (c >= 0xE0 && c <= 0xEF) {
-        len = 3;
-        if (c == 0xE0)
-            lo = 0xA0;
-        else if (c == 0xED)
-            hi = 0x9F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        len = 4;
-        if (c == 0xF0)
-            lo = 0x90;
-        else if (c == 0xF4)
-            hi = 0x8F;
-    } else
-        return 0;
-    if (n < len || s[1] < lo || s[1] > hi)
-        return 0;
-    for (size_t i = 2; i < len; i++)
-        if (s[i] < 0x80 || s[i] > 0xBF)
-            return 0;
-    return len;
-}
-
-/* A JSON string literal; invalid UTF-8 becomes U+FFFD. */
-static void put_str(FILE *out, const uint8_t *s, size_t n)
-{
-    fputc('"', out);
-    for (size_t i = 0; i < n;) {
-        uint8_t c = s[i];
-        size_t k = utf8_seq_len(s + i, n - i);
-        if (k == 0) {
-            fputs("\\ufffd", out);
-            i++;
-            continue;
-        }
-        if (k > 1) {
-            fwrite(s + i, 1, k, out);
-            i += k;
-            continue;
-        }
-        i++;
-        switch (c) {
-        case '"':
-            fputs("\\\"", out);
-            break;
-        case '\\':
-            fputs("\\\\", out);
-            break;
-        case '\n':
-            fputs("\\n", out);
-            break;
-        case '\t':
-            fputs("\\t", out);
-            break;
-        case '\r':
-            fputs("\\r", out);
-            break;
-        case '\b':
-            fputs("\\b", out);
-            break;
-        case '\f':
-            fputs("\\f", out);
-            break;
-        default:
-            if (c < 0x20 || c == 0x7f)
-                fprintf(out, "\\u%04x", c);
-            else
-                fputc(c, out);
-        }
-    }
-    fputc('"', out);
-}
 
 static void put_hex_bytes(FILE *out, const uint8_t *p, size_t n)
 {
@@ -163,7 +80,7 @@ static void put_value(FILE *out, const struct jst_field *f, int json)
         const char *name = enum_value_name(f->key, f->u64);
         if (name) {
             if (json)
-                put_str(out, (const uint8_t *)name, strlen(name));
+                jst_json_write_string(out, name, strlen(name));
             else
                 fputs(name, out);
         } else if (is_hex_key(f->key))
@@ -176,7 +93,7 @@ static void put_value(FILE *out, const struct jst_field *f, int json)
         fprintf(out, "%lld", (long long)(int64_t)f->u64);
         break;
     case JST_K_STR:
-        put_str(out, f->data, f->len);
+        jst_json_write_string(out, (const char *)f->data, f->len);
         break;
     case JST_K_BYTES:
         if (jst_key_info(f->key) && jst_key_info(f->key)->print == JST_PRINT_U64S &&
@@ -337,19 +254,22 @@ static void put_record_json(FILE *out, const struct jst_record *rec, struct key_
     fputs("}\n", out);
 }
 
-static void put_record_text(FILE *out, const struct jst_record *rec, struct key_index *ix, long n,
-                            int bad)
+/* One line; the fields in their order, each key=value. Returns whether the
+ * fields ran past the payload (they are printed up to there). */
+static int put_record_text(FILE *out, const struct jst_record *rec)
 {
+    struct jst_field_iter it;
+    struct jst_field f;
     put_type(out, rec->type, 0);
-    for (long i = 0; i < n; i++) {
-        struct jst_field f;
-        field_at(rec, ix->off[i], &f);
+    jst_fields_begin(&it, rec);
+    while (jst_fields_next(&it, &f)) {
         put_key(out, f.key, 0);
         put_value(out, &f, 0);
     }
-    if (bad)
+    if (it.bad)
         fputs(" <damaged fields>", out);
     fputc('\n', out);
+    return it.bad;
 }
 
 /* ---- files ---- */
@@ -370,7 +290,7 @@ static int dump_file(const char *path, int json, int heading, struct key_index *
     int rc, status = JST_EXIT_OK;
     while ((rc = jst_reader_next(rd, &rec)) == 1) {
         int bad = 0;
-        long n = index_record(ix, &rec, &bad);
+        long n = json ? index_record(ix, &rec, &bad) : 0;
         if (n < 0) {
             jst_errorf("dump", "%s: out of memory", path);
             jst_reader_close(rd);
@@ -379,7 +299,7 @@ static int dump_file(const char *path, int json, int heading, struct key_index *
         if (json)
             put_record_json(stdout, &rec, ix, n, bad);
         else
-            put_record_text(stdout, &rec, ix, n, bad);
+            bad = put_record_text(stdout, &rec);
         count++;
         damaged += bad != 0;
     }
@@ -387,49 +307,34 @@ static int dump_file(const char *path, int json, int heading, struct key_index *
     /* Damage and truncation make a partial trace: said on stderr, exit 0
      * (the rule of every command, jitstall(1)). */
     if (rc < 0)
-        jst_errorf("dump", "warning: %s: partial trace: %s (after %llu records)", path,
-                   jst_reader_error(rd), count);
+        jst_warnf("dump", "%s: partial trace: %s (after %llu records)", path, jst_reader_error(rd),
+                  count);
     if (jst_reader_damaged(rd))
-        jst_errorf("dump", "warning: %s: partial trace: damaged: %s", path, jst_reader_damage(rd));
+        jst_warnf("dump", "%s: partial trace: damaged: %s", path, jst_reader_damage(rd));
     if (damaged)
-        jst_errorf("dump", "warning: %s: partial trace: %llu damaged records", path, damaged);
+        jst_warnf("dump", "%s: partial trace: %llu damaged records", path, damaged);
     if (rc >= 0 && jst_reader_truncated(rd))
         jst_errorf("dump", "%s: truncated after %llu records", path, count);
     jst_reader_close(rd);
     return status;
 }
 
+static const struct option dump_longopts[] = {
+    {"json", no_argument, NULL, 'j'},
+    JST_CLI_HELP_END,
+};
+/* Options may follow the traces; `--` ends them. */
+static const struct jst_cli dump_cli = {
+    "dump", ":h", dump_longopts, dump_usage, "trace", jst_cli_set_flag,
+};
+
 static int cmd_dump(int argc, char **argv)
 {
     int json = 0;
-    static const struct option longopts[] = {
-        {"json", no_argument, NULL, 'j'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    /* Options may follow the traces; `--` ends them. */
-    opterr = 0;
-    optind = 1;
-    int c;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'j':
-            json = 1;
-            break;
-        case 'h':
-            fputs(dump_usage, stdout);
-            return JST_EXIT_OK;
-        default:
-            jst_errorf("dump", "unknown option '%s' (see 'jitstall dump --help')",
-                       argv[optind - 1]);
-            return JST_EXIT_USAGE;
-        }
-    }
+    int rc = jst_cli_parse(&dump_cli, argc, argv, &json);
+    if (rc != JST_CLI_GO)
+        return rc;
     int first = optind;
-    if (first >= argc) {
-        fputs(dump_usage, stderr);
-        return JST_EXIT_USAGE;
-    }
     struct key_index *ix = malloc(sizeof(*ix));
     if (!ix) {
         jst_errorf("dump", "out of memory");

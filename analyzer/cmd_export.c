@@ -7,7 +7,6 @@
  * prometheus and otlp, for fleets: analyzer/export_prom.c, export_otlp.c.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +14,6 @@
 #include "check_util.h"
 #include "cli.h"
 #include "export_fleet.h"
-#include "outfile.h"
 #include "fixes.h"
 #include "hashidx.h"
 #include "image.h"
@@ -146,11 +144,47 @@ static void instant(struct jst_json *j, const char *name, const char *scope, uin
     jst_json_end(j);
 }
 
-static void hex_arg(struct jst_json *j, const char *key, uint64_t v)
+/* A complete ("X") event up to its args; the caller adds them and ends it. */
+static void complete_begin(struct jst_json *j, const char *name, const char *cat, uint64_t pid,
+                           uint64_t tid, int64_t ts, int64_t dur)
+{
+    jst_json_obj(j);
+    jst_json_kstr(j, "name", name);
+    jst_json_kstr(j, "cat", cat);
+    jst_json_kstr(j, "ph", "X");
+    jst_json_ku64(j, "pid", pid);
+    jst_json_ku64(j, "tid", tid);
+    jst_json_kusec(j, "ts", ts);
+    jst_json_kusec(j, "dur", dur);
+}
+
+/* Args that the trace may not have: written only when it has them (NULL or
+ * 0 is "not recorded"), so the viewer shows no empty rows. */
+static void opt_str(struct jst_json *j, const char *key, const char *s)
+{
+    if (s)
+        jst_json_kstr(j, key, s);
+}
+
+static void opt_u64(struct jst_json *j, const char *key, uint64_t v)
+{
+    if (v)
+        jst_json_ku64(j, key, v);
+}
+
+static void opt_hex(struct jst_json *j, const char *key, uint64_t v)
 {
     char buf[32];
+    if (!v)
+        return;
     snprintf(buf, sizeof buf, "0x%llx", (unsigned long long)v);
     jst_json_kstr(j, key, buf);
+}
+
+static void opt_ms(struct jst_json *j, const char *key, uint64_t ns)
+{
+    if (ns)
+        jst_json_kdouble(j, key, (double)ns / 1e6);
 }
 
 static void call_args(struct jst_json *j, const struct jst_process *p, const struct jst_call_ev *c)
@@ -159,35 +193,22 @@ static void call_args(struct jst_json *j, const struct jst_process *p, const str
     jst_json_obj(j);
     jst_json_ku64(j, "seq", c->seq);
     jst_json_ki64(j, "result", c->result);
-    if (jst_route_name(c->route) && c->route)
-        jst_json_kstr(j, "route", jst_route_name(c->route));
-    if (c->name)
-        jst_json_kstr(j, "name", c->name);
-    if (c->path)
-        jst_json_kstr(j, "path", c->path);
-    if (c->handle)
-        hex_arg(j, "handle", c->handle);
-    if (c->func)
-        hex_arg(j, "func", c->func);
+    opt_str(j, "route", c->route ? jst_route_name(c->route) : NULL);
+    opt_str(j, "name", c->name);
+    opt_str(j, "path", c->path);
+    opt_hex(j, "handle", c->handle);
+    opt_hex(j, "func", c->func);
     if (c->verdict != JST_V_NONE || jst_is_jit_event(p, c)) {
         jst_json_kstr(j, "verdict", jst_verdict_name(c->verdict));
         jst_json_kbool(j, "jit", jst_is_jit_event(p, c));
-        if (c->reason)
-            jst_json_kstr(j, "reason", c->reason);
-        if (c->jit_from)
-            jst_json_kstr(j, "jit_from", c->jit_from);
-        if (c->sass_arch)
-            jst_json_kstr(j, "sass_arch", c->sass_arch);
-        if (c->source)
-            jst_json_kstr(j, "source", c->source);
-        if (jst_image_kind_name(c->image_kind))
-            jst_json_kstr(j, "image_kind", jst_image_kind_name(c->image_kind));
-        if (c->image_hash)
-            hex_arg(j, "image_hash", c->image_hash);
-        if (c->image_size)
-            jst_json_ku64(j, "image_size", c->image_size);
-        if (c->ptx_size)
-            jst_json_ku64(j, "ptx_size", c->ptx_size);
+        opt_str(j, "reason", c->reason);
+        opt_str(j, "jit_from", c->jit_from);
+        opt_str(j, "sass_arch", c->sass_arch);
+        opt_str(j, "source", c->source);
+        opt_str(j, "image_kind", jst_image_kind_name(c->image_kind));
+        opt_hex(j, "image_hash", c->image_hash);
+        opt_u64(j, "image_size", c->image_size);
+        opt_u64(j, "ptx_size", c->ptx_size);
         jst_json_key(j, "kernels");
         jst_json_arr(j);
         for (size_t k = 0; k < c->n_kernels; k++) {
@@ -196,16 +217,12 @@ static void call_args(struct jst_json *j, const struct jst_process *p, const str
         }
         jst_json_end(j);
         jst_json_kstr(j, "cache", jst_cache_name(c->cache) ? jst_cache_name(c->cache) : "?");
-        if (c->cache == JST_C_MISS_NOT_STORED && jst_cache_reason_name(c->cache_reason))
-            jst_json_kstr(j, "cache_reason", jst_cache_reason_name(c->cache_reason));
-        if (c->cache_new_bytes)
-            jst_json_ku64(j, "cache_new_bytes", c->cache_new_bytes);
-        if (c->cupti_compile_ns)
-            jst_json_kdouble(j, "cupti_compile_ms", (double)c->cupti_compile_ns / 1e6);
-        if (c->cupti_cache_load_ns)
-            jst_json_kdouble(j, "cupti_cache_load_ms", (double)c->cupti_cache_load_ns / 1e6);
-        if (c->cupti_cache_store_ns)
-            jst_json_kdouble(j, "cupti_cache_store_ms", (double)c->cupti_cache_store_ns / 1e6);
+        opt_str(j, "cache_reason",
+                c->cache == JST_C_MISS_NOT_STORED ? jst_cache_reason_name(c->cache_reason) : NULL);
+        opt_u64(j, "cache_new_bytes", c->cache_new_bytes);
+        opt_ms(j, "cupti_compile_ms", c->cupti_compile_ns);
+        opt_ms(j, "cupti_cache_load_ms", c->cupti_cache_load_ns);
+        opt_ms(j, "cupti_cache_store_ms", c->cupti_cache_store_ns);
     }
     jst_json_end(j);
 }
@@ -250,18 +267,12 @@ static void export_calls(struct jst_json *j, const struct jst_process *p, uint64
         const struct jst_call_ev *c = &p->calls[i];
         const char *name = c->call_name ? c->call_name : jst_call_name(c->call);
         int jit = jst_is_jit_event(p, c);
-        jst_json_obj(j);
-        jst_json_kstr(j, "name", name ? name : "call");
-        jst_json_kstr(j, "cat",
-                      jit                        ? "jit"
-                      : c->verdict != JST_V_NONE ? "load"
-                      : is_launch(c->call)       ? "launch"
-                                                 : "driver");
-        jst_json_kstr(j, "ph", "X");
-        jst_json_ku64(j, "pid", pid);
-        jst_json_ku64(j, "tid", c->tid);
-        jst_json_kusec(j, "ts", rel_ns(c->start_ns, base));
-        jst_json_kusec(j, "dur", (int64_t)c->dur_ns);
+        const char *cat = jit                        ? "jit"
+                          : c->verdict != JST_V_NONE ? "load"
+                          : is_launch(c->call)       ? "launch"
+                                                     : "driver";
+        complete_begin(j, name ? name : "call", cat, pid, c->tid, rel_ns(c->start_ns, base),
+                       (int64_t)c->dur_ns);
         call_args(j, p, c);
         jst_json_end(j);
 
@@ -292,23 +303,14 @@ static void export_cupti(struct jst_json *j, const struct jst_process *p, uint64
         const struct jst_cupti_ev *e = &p->cupti[i];
         const char *op = jst_cupti_op_name(e->op);
         snprintf(buf, sizeof buf, "CUPTI JIT %s", op ? op : "activity");
-        jst_json_obj(j);
-        jst_json_kstr(j, "name", buf);
-        jst_json_kstr(j, "cat", "cupti");
-        jst_json_kstr(j, "ph", "X");
-        jst_json_ku64(j, "pid", pid);
-        jst_json_ku64(j, "tid", CUPTI_TID);
-        jst_json_kusec(j, "ts", rel_ns(e->start_ns, base));
-        jst_json_kusec(j, "dur", e->end_ns > e->start_ns ? (int64_t)(e->end_ns - e->start_ns) : 0);
+        complete_begin(j, buf, "cupti", pid, CUPTI_TID, rel_ns(e->start_ns, base),
+                       e->end_ns > e->start_ns ? (int64_t)(e->end_ns - e->start_ns) : 0);
         jst_json_key(j, "args");
         jst_json_obj(j);
         jst_json_kstr(j, "op", op ? op : "?");
-        if (e->load_seq)
-            jst_json_ku64(j, "load_seq", e->load_seq);
-        if (e->cache_path)
-            jst_json_kstr(j, "cache_path", e->cache_path);
-        if (e->cache_size)
-            jst_json_ku64(j, "cache_size", e->cache_size);
+        opt_u64(j, "load_seq", e->load_seq);
+        opt_str(j, "cache_path", e->cache_path);
+        opt_u64(j, "cache_size", e->cache_size);
         jst_json_end(j);
         jst_json_end(j);
     }
@@ -366,72 +368,54 @@ static int write_chrome(FILE *f, const struct jst_run *run)
     return jst_json_finish(&j);
 }
 
-struct export_out {
+struct export_opts {
+    const char *out;
     int (*writer)(FILE *, const struct jst_run *);
-    const struct jst_run *run;
 };
 
-static int write_export(FILE *f, void *ctx)
+static int export_option(int c, const char *arg, void *ctx)
 {
-    const struct export_out *eo = ctx;
-    return eo->writer(f, eo->run);
+    struct export_opts *o = ctx;
+    if (c == 'o')
+        o->out = arg;
+    else if (!strcmp(arg, "chrome"))
+        o->writer = write_chrome;
+    else if (!strcmp(arg, "prometheus"))
+        o->writer = jst_export_prometheus;
+    else if (!strcmp(arg, "otlp"))
+        o->writer = jst_export_otlp;
+    else {
+        jst_errorf("export", "unknown format '%s' (supported: chrome, prometheus, otlp)", arg);
+        return -1;
+    }
+    return 0;
 }
+
+static int write_export(FILE *f, const struct jst_run *run, void *ctx)
+{
+    const struct export_opts *o = ctx;
+    return o->writer(f, run);
+}
+
+static const struct option export_longopts[] = {
+    {"format", required_argument, NULL, 'f'},
+    {"output", required_argument, NULL, 'o'},
+    JST_CLI_HELP_END,
+};
+static const struct jst_cli export_cli = {
+    "export", "f:o:h", export_longopts, usage_text, "trace or directory", export_option,
+};
 
 static int cmd_export(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"format", required_argument, NULL, 'f'},
-        {"output", required_argument, NULL, 'o'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    const char *out = NULL, *format = "chrome";
-    int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "f:o:h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'f':
-            format = optarg;
-            break;
-        case 'o':
-            out = optarg;
-            break;
-        case 'h':
-            fputs(usage_text, stdout);
-            return JST_EXIT_OK;
-        default:
-            return jst_bad_option("export", argv);
-        }
-    }
-    int (*writer)(FILE *, const struct jst_run *) = NULL;
-    if (!strcmp(format, "chrome"))
-        writer = write_chrome;
-    else if (!strcmp(format, "prometheus"))
-        writer = jst_export_prometheus;
-    else if (!strcmp(format, "otlp"))
-        writer = jst_export_otlp;
-    else {
-        jst_errorf("export", "unknown format '%s' (supported: chrome, prometheus, otlp)", format);
-        return JST_EXIT_USAGE;
-    }
-    if (optind >= argc) {
-        jst_errorf("export", "no trace or directory given (see --help)");
-        return JST_EXIT_USAGE;
-    }
-    struct jst_run run = {0};
-    run.keep_calls = 1; /* the timeline draws every call */
-    int rc = jst_run_load("export", argv + optind, argc - optind, &run, 0);
-    if (rc != JST_EXIT_OK) {
-        jst_model_free(&run);
+    struct export_opts o = {NULL, write_chrome};
+    int rc = jst_cli_parse(&export_cli, argc, argv, &o);
+    if (rc != JST_CLI_GO)
         return rc;
-    }
-    struct export_out eo = {writer, &run};
-    rc = jst_outfile_write(
-        "export", out, run.n_procs, write_export, &eo,
-        writer == write_chrome ? "; open it in ui.perfetto.dev or chrome://tracing" : NULL);
-    jst_model_free(&run);
-    return rc;
+    /* keep_calls: the timeline draws every call */
+    return jst_run_write(
+        "export", argv + optind, argc - optind, 1, o.out, write_export, &o,
+        o.writer == write_chrome ? "; open it in ui.perfetto.dev or chrome://tracing" : NULL);
 }
 
 JST_COMMAND(export, cmd_export, "write a Perfetto timeline, Prometheus metrics or OTLP spans")

@@ -4,7 +4,6 @@
  * The --help text below is the man page's SYNOPSIS and OPTIONS, word for
  * word (docs/jitstall-report.1.md; tests/golden checks they agree).
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,65 +62,52 @@ static long parse_depth(const char *s)
     return *end || v > 100000 ? -1 : (long)v;
 }
 
-/* Options: 0, 1 after --help, or -1 after one error line. */
-static int report_opts(int argc, char **argv, int *fmt, long *depth)
+enum { O_DEPTH = 256 };
+
+struct report_opts {
+    int fmt;
+    long depth;
+};
+
+static int report_option(int c, const char *arg, void *ctx)
 {
-    enum { O_DEPTH = 256 };
-    static const struct option longopts[] = {
-        {"json", no_argument, NULL, 'j'},
-        {"markdown", no_argument, NULL, 'm'},
-        {"stack-depth", required_argument, NULL, O_DEPTH},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    /* Options may follow the traces (`report DIR --json`), as in the other
-     * commands; `--` ends them. */
-    opterr = 0;
-    optind = 1;
-    int c;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'j':
-        case 'm': {
-            int want = c == 'j' ? OUT_JSON : OUT_MARKDOWN;
-            if (*fmt != OUT_TEXT && *fmt != want) {
-                jst_errorf("report", "--json and --markdown exclude each other");
-                return -1;
-            }
-            *fmt = want;
-            break;
-        }
-        case 'h':
-            fputs(report_help, stdout);
-            return 1;
-        case O_DEPTH:
-            *depth = parse_depth(optarg);
-            if (*depth < 0) {
-                jst_errorf("report", "--stack-depth needs a number of frames or 'all', not '%s'",
-                           optarg);
-                return -1;
-            }
-            break;
-        default:
-            jst_bad_option("report", argv);
+    struct report_opts *o = ctx;
+    if (c == O_DEPTH) {
+        o->depth = parse_depth(arg);
+        if (o->depth < 0) {
+            jst_errorf("report", "--stack-depth needs a number of frames or 'all', not '%s'", arg);
             return -1;
         }
+        return 0;
     }
+    int want = c == 'j' ? OUT_JSON : OUT_MARKDOWN;
+    if (o->fmt != OUT_TEXT && o->fmt != want) {
+        jst_errorf("report", "--json and --markdown exclude each other");
+        return -1;
+    }
+    o->fmt = want;
     return 0;
 }
 
+static const struct option report_longopts[] = {
+    {"json", no_argument, NULL, 'j'},
+    {"markdown", no_argument, NULL, 'm'},
+    {"stack-depth", required_argument, NULL, O_DEPTH},
+    JST_CLI_HELP_END,
+};
+/* Options may follow the traces (`report DIR --json`), as in the other
+ * commands; `--` ends them. */
+static const struct jst_cli report_cli = {
+    "report", "h", report_longopts, report_help, "trace", report_option,
+};
+
 static int cmd_report(int argc, char **argv)
 {
-    int fmt = OUT_TEXT;
-    long depth = RV_STACK_DEPTH_DEFAULT;
-    int o = report_opts(argc, argv, &fmt, &depth);
-    if (o)
-        return o > 0 ? JST_EXIT_OK : JST_EXIT_USAGE;
+    struct report_opts o = {OUT_TEXT, RV_STACK_DEPTH_DEFAULT};
+    int rc = jst_cli_parse(&report_cli, argc, argv, &o);
+    if (rc != JST_CLI_GO)
+        return rc;
     int i = optind;
-    if (i >= argc) {
-        jst_errorf("report", "no trace given (see 'jitstall report --help')");
-        return JST_EXIT_USAGE;
-    }
     for (int k = i; k < argc; k++) {
         struct stat st;
         if (stat(argv[k], &st) != 0) {
@@ -132,16 +118,16 @@ static int cmd_report(int argc, char **argv)
 
     struct jst_run run = {0};
     struct jst_load_errs errs;
-    int rc = jst_run_load_lenient("report", argv + i, argc - i, &run, &errs);
+    rc = jst_run_load_lenient("report", argv + i, argc - i, &run, &errs);
     if (rc != JST_EXIT_OK)
         goto out;
     struct rv_report r;
-    if (rv_build_depth(&r, &run, errs.msg, errs.n, (size_t)depth) < 0)
+    if (rv_build_depth(&r, &run, errs.msg, errs.n, (size_t)o.depth) < 0)
         jst_xalloc_die();
     int w;
-    if (fmt == OUT_JSON)
+    if (o.fmt == OUT_JSON)
         w = rv_write_json(&r, stdout);
-    else if (fmt == OUT_MARKDOWN)
+    else if (o.fmt == OUT_MARKDOWN)
         w = rv_write_markdown(&r, stdout);
     else
         w = rv_write_text(&r, stdout, use_colour());

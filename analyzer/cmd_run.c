@@ -7,7 +7,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -272,50 +271,36 @@ static size_t summary(const char *dir)
     return n;
 }
 
-/* Options up to COMMAND: 0 (cmd at argv[optind]), 1 after --help, or -1
- * after one error line. */
-static int run_opts(int argc, char **argv, const char **outdir, int *force)
+enum { O_FORCE = 256 };
+
+struct run_opts {
+    const char *outdir;
+    int force;
+};
+
+static int run_option(int c, const char *arg, void *ctx)
 {
-    enum { O_FORCE = 256 };
-    static const struct option longopts[] = {
-        {"output", required_argument, NULL, 'o'},
-        {"force", no_argument, NULL, O_FORCE},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    /* '+': stop at COMMAND, whose own options are not ours. */
-    opterr = 0;
-    optind = 1;
-    int c;
-    while ((c = getopt_long(argc, argv, "+:o:h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'o':
-            *outdir = optarg;
-            break;
-        case O_FORCE:
-            *force = 1;
-            break;
-        case 'h':
-            fputs(run_help, stdout);
-            return 1;
-        case ':':
-            jst_errorf("run", "%s needs a directory", argv[optind - 1]);
-            return -1;
-        default:
-            jst_errorf("run", "unknown option '%s' (see 'jitstall run --help')", argv[optind - 1]);
-            return -1;
-        }
-    }
-    if (*force && !*outdir) {
-        jst_errorf("run", "--force goes with -o DIR");
-        return -1;
-    }
-    if (optind >= argc) {
-        jst_errorf("run", "no command given (see 'jitstall run --help')");
+    struct run_opts *o = ctx;
+    if (c == 'o')
+        o->outdir = arg;
+    else if (c == O_FORCE)
+        o->force = 1;
+    else { /* ':' */
+        jst_errorf("run", "%s needs a directory", arg);
         return -1;
     }
     return 0;
 }
+
+static const struct option run_longopts[] = {
+    {"output", required_argument, NULL, 'o'},
+    {"force", no_argument, NULL, O_FORCE},
+    JST_CLI_HELP_END,
+};
+/* '+': stop at COMMAND, whose own options are not ours. */
+static const struct jst_cli run_cli = {
+    "run", "+:o:h", run_longopts, run_help, "command", run_option,
+};
 
 /* The trace directory, made or checked: its absolute path in absdir, and
  * whether this run created it. 0, or -1 after one error line. */
@@ -422,11 +407,14 @@ static int run_child(char **cmd, int *status, int *exec_err)
 
 static int cmd_run(int argc, char **argv)
 {
-    const char *outdir = NULL;
-    int force = 0;
-    int r = run_opts(argc, argv, &outdir, &force);
-    if (r)
-        return r > 0 ? JST_EXIT_OK : JST_EXIT_USAGE;
+    struct run_opts o = {NULL, 0};
+    int r = jst_cli_parse(&run_cli, argc, argv, &o);
+    if (r != JST_CLI_GO)
+        return r;
+    if (o.force && !o.outdir) {
+        jst_errorf("run", "--force goes with -o DIR");
+        return JST_EXIT_USAGE;
+    }
     char **cmd = argv + optind;
 
     char lib[PATH_MAX];
@@ -437,8 +425,8 @@ static int cmd_run(int argc, char **argv)
     }
     char dir[PATH_MAX], absdir[PATH_MAX];
     int created, status = 0, exec_err;
-    if (run_dir(outdir, force, cmd[0], dir, absdir, &created) != 0 || run_env(lib, absdir) != 0 ||
-        run_child(cmd, &status, &exec_err) != 0)
+    if (run_dir(o.outdir, o.force, cmd[0], dir, absdir, &created) != 0 ||
+        run_env(lib, absdir) != 0 || run_child(cmd, &status, &exec_err) != 0)
         return JST_EXIT_USAGE;
     if (exec_err) {
         if (exec_err == ENOENT)

@@ -6,7 +6,6 @@
  * names the output needs are decompressed.
  */
 #include <dlfcn.h>
-#include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,20 +110,18 @@ static int device_archs(unsigned *ccs, int max)
 
 /* ---- command ---- */
 
-static void usage(FILE *f)
-{
-    fprintf(f, "usage: jitstall scan [--arch sm_XY | --device] [--json] PATH...\n\n"
-               "For every CUDA image in PATH (ELF executable, shared library or object, fatbin,\n"
-               "cubin, PTX file, or a directory walked recursively), say whether it runs as SASS\n"
-               "on the GPU architecture, which kernels would be JIT-compiled from which PTX,\n"
-               "which cannot run at all, and the -gencode to add.\n\n"
-               "  --arch sm_XY  judge against this architecture (also 9.0, compute_90)\n"
-               "  --device      ask the driver which GPUs are present\n"
-               "  --json        one JSON object (one per architecture with --device)\n"
-               "  -h, --help    show this help\n\n"
-               "One of --arch and --device is required. Exit status: 0 when at least one PATH\n"
-               "could be read; 2 on a usage error or when no PATH could be read.\n");
-}
+static const char usage_text[] =
+    "usage: jitstall scan [--arch sm_XY | --device] [--json] PATH...\n\n"
+    "For every CUDA image in PATH (ELF executable, shared library or object, fatbin,\n"
+    "cubin, PTX file, or a directory walked recursively), say whether it runs as SASS\n"
+    "on the GPU architecture, which kernels would be JIT-compiled from which PTX,\n"
+    "which cannot run at all, and the -gencode to add.\n\n"
+    "  --arch sm_XY  judge against this architecture (also 9.0, compute_90)\n"
+    "  --device      ask the driver which GPUs are present\n"
+    "  --json        one JSON object (one per architecture with --device)\n"
+    "  -h, --help    show this help\n\n"
+    "One of --arch and --device is required. Exit status: 0 when at least one PATH\n"
+    "could be read; 2 on a usage error or when no PATH could be read.\n";
 
 static void summary(struct scan *sc)
 {
@@ -192,74 +189,79 @@ static int run_scan(unsigned cc, int json, int npaths, char **paths)
     return sc.readable ? JST_EXIT_OK : JST_EXIT_USAGE;
 }
 
+struct scan_opts {
+    unsigned ccs[SCAN_MAX_ARCHS];
+    int nccs, device, json;
+};
+
+/* --arch once: a known architecture, in any of its spellings. */
+static int scan_arch(struct scan_opts *o, const char *arg)
+{
+    unsigned var = 0, cc = jst_arch_parse(arg, &var);
+    if (!cc) {
+        jst_errorf(cmd, "bad --arch '%s' (want sm_90, 9.0 or compute_90)", arg);
+        return -1;
+    }
+    if (!jst_arch_known(cc, var)) {
+        jst_errorf(cmd,
+                   "--arch '%s' is not a GPU architecture (known: sm_30 to sm_121, "
+                   "a from sm_90, f from sm_100)",
+                   arg);
+        return -1;
+    }
+    if (o->nccs) {
+        jst_errorf(cmd, "--arch given twice");
+        return -1;
+    }
+    o->ccs[o->nccs++] = cc;
+    return 0;
+}
+
+static int scan_option(int c, const char *arg, void *ctx)
+{
+    struct scan_opts *o = ctx;
+    if (c == 'a')
+        return scan_arch(o, arg);
+    if (c == 'd')
+        o->device = 1;
+    else
+        o->json = 1;
+    return 0;
+}
+
+static const struct option scan_longopts[] = {
+    {"arch", required_argument, 0, 'a'},
+    {"device", no_argument, 0, 'd'},
+    {"json", no_argument, 0, 'j'},
+    JST_CLI_HELP_END,
+};
+static const struct jst_cli scan_cli = {
+    "scan", "a:djh", scan_longopts, usage_text, "PATH", scan_option,
+};
+
 static int cmd_scan(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"arch", required_argument, 0, 'a'},
-        {"device", no_argument, 0, 'd'},
-        {"json", no_argument, 0, 'j'},
-        {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0},
-    };
-    unsigned ccs[SCAN_MAX_ARCHS];
-    int nccs = 0, device = 0, json = 0, c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "a:djh", opts, NULL)) != -1) {
-        switch (c) {
-        case 'a': {
-            unsigned var = 0, cc = jst_arch_parse(optarg, &var);
-            if (!cc) {
-                jst_errorf(cmd, "bad --arch '%s' (want sm_90, 9.0 or compute_90)", optarg);
-                return JST_EXIT_USAGE;
-            }
-            if (!jst_arch_known(cc, var)) {
-                jst_errorf(cmd,
-                           "--arch '%s' is not a GPU architecture (known: sm_30 to sm_121, "
-                           "a from sm_90, f from sm_100)",
-                           optarg);
-                return JST_EXIT_USAGE;
-            }
-            if (nccs) {
-                jst_errorf(cmd, "--arch given twice");
-                return JST_EXIT_USAGE;
-            }
-            ccs[nccs++] = cc;
-            break;
-        }
-        case 'd':
-            device = 1;
-            break;
-        case 'j':
-            json = 1;
-            break;
-        case 'h':
-            usage(stdout);
-            return JST_EXIT_OK;
-        default:
-            return jst_bad_option(cmd, argv);
-        }
-    }
-    if (optind >= argc) {
-        jst_errorf(cmd, "no PATH given (see 'jitstall %s --help')", cmd);
-        return JST_EXIT_USAGE;
-    }
-    if (device && nccs) {
+    struct scan_opts o;
+    memset(&o, 0, sizeof o);
+    int rc = jst_cli_parse(&scan_cli, argc, argv, &o);
+    if (rc != JST_CLI_GO)
+        return rc;
+    if (o.device && o.nccs) {
         jst_errorf(cmd, "--arch and --device exclude each other");
         return JST_EXIT_USAGE;
     }
-    if (!device && !nccs) {
+    if (!o.device && !o.nccs) {
         jst_errorf(cmd, "--arch sm_XY is required without --device (no GPU is asked by default)");
         return JST_EXIT_USAGE;
     }
-    if (device) {
-        nccs = device_archs(ccs, SCAN_MAX_ARCHS);
-        if (nccs < 0)
+    if (o.device) {
+        o.nccs = device_archs(o.ccs, SCAN_MAX_ARCHS);
+        if (o.nccs < 0)
             return JST_EXIT_USAGE;
     }
-    int rc = JST_EXIT_OK;
-    for (int i = 0; i < nccs; i++) {
-        int r = run_scan(ccs[i], json, argc - optind, argv + optind);
+    rc = JST_EXIT_OK;
+    for (int i = 0; i < o.nccs; i++) {
+        int r = run_scan(o.ccs[i], o.json, argc - optind, argv + optind);
         if (r != JST_EXIT_OK)
             rc = r;
     }

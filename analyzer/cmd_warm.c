@@ -10,7 +10,6 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -303,23 +302,21 @@ static void skip_all(struct warm *w, const char *why)
 
 /* ---- command ---- */
 
-static void usage(FILE *f)
-{
-    fprintf(f, "usage: jitstall warm [--cache DIR] [--device N] [--json] PATH...\n\n"
-               "Fill a JIT cache through this machine's driver and GPU, so that a program's\n"
-               "first start is a cache hit: every image in PATH (ELF executable or library,\n"
-               "directory walked recursively, .fatbin, .cubin or .ptx file, PTX text in an\n"
-               "object's data) that the driver would JIT-compile on the GPU is loaded once\n"
-               "with cuModuleLoadData, then unloaded. The program itself is never run.\n\n"
-               "  --cache DIR   the cache to fill (default: the program's own, CUDA_CACHE_PATH\n"
-               "                or ~/.nv/ComputeCache; CUDA_CACHE_MAXSIZE is respected)\n"
-               "  --device N    the GPU to warm for (default 0)\n"
-               "  --json        one JSON object on stdout\n"
-               "  -h, --help    show this help\n\n"
-               "Exit status: 0 when every image that needs the JIT is in the cache; 1 when one\n"
-               "could not be warmed (load failed, cache disabled, full or read-only); 2 on a\n"
-               "usage error, when no PATH could be read, or without a driver or GPU.\n");
-}
+static const char usage_text[] =
+    "usage: jitstall warm [--cache DIR] [--device N] [--json] PATH...\n\n"
+    "Fill a JIT cache through this machine's driver and GPU, so that a program's\n"
+    "first start is a cache hit: every image in PATH (ELF executable or library,\n"
+    "directory walked recursively, .fatbin, .cubin or .ptx file, PTX text in an\n"
+    "object's data) that the driver would JIT-compile on the GPU is loaded once\n"
+    "with cuModuleLoadData, then unloaded. The program itself is never run.\n\n"
+    "  --cache DIR   the cache to fill (default: the program's own, CUDA_CACHE_PATH\n"
+    "                or ~/.nv/ComputeCache; CUDA_CACHE_MAXSIZE is respected)\n"
+    "  --device N    the GPU to warm for (default 0)\n"
+    "  --json        one JSON object on stdout\n"
+    "  -h, --help    show this help\n\n"
+    "Exit status: 0 when every image that needs the JIT is in the cache; 1 when one\n"
+    "could not be warmed (load failed, cache disabled, full or read-only); 2 on a\n"
+    "usage error, when no PATH could be read, or without a driver or GPU.\n";
 
 /* mkdir -p: the driver creates the cache directory too; doing it first lets
  * the label file be written even when nothing needed the JIT. */
@@ -407,53 +404,51 @@ static int parse_ordinal(const char *s, int *out)
     return 0;
 }
 
+struct warm_opts {
+    struct warm *w;
+    const char *cache;
+};
+
+static int warm_option(int c, const char *arg, void *ctx)
+{
+    struct warm_opts *o = ctx;
+    if (c == 'c')
+        o->cache = arg;
+    else if (c == 'j')
+        o->w->json = 1;
+    else if (parse_ordinal(arg, &o->w->ordinal) != 0) { /* -d */
+        jst_errorf(cmd, "bad --device '%s' (want a GPU ordinal: 0, 1, ...)", arg);
+        return -1;
+    }
+    return 0;
+}
+
+static const struct option warm_longopts[] = {
+    {"cache", required_argument, 0, 'c'},
+    {"device", required_argument, 0, 'd'},
+    {"json", no_argument, 0, 'j'},
+    JST_CLI_HELP_END,
+};
+static const struct jst_cli warm_cli = {
+    "warm", "c:d:jh", warm_longopts, usage_text, "PATH", warm_option,
+};
+
 static int cmd_warm(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"cache", required_argument, 0, 'c'},
-        {"device", required_argument, 0, 'd'},
-        {"json", no_argument, 0, 'j'},
-        {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0},
-    };
     struct warm w;
     memset(&w, 0, sizeof(w));
-    const char *cache = NULL;
-    int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "c:d:jh", opts, NULL)) != -1) {
-        switch (c) {
-        case 'c':
-            cache = optarg;
-            break;
-        case 'd':
-            if (parse_ordinal(optarg, &w.ordinal) != 0) {
-                jst_errorf(cmd, "bad --device '%s' (want a GPU ordinal: 0, 1, ...)", optarg);
-                return JST_EXIT_USAGE;
-            }
-            break;
-        case 'j':
-            w.json = 1;
-            break;
-        case 'h':
-            usage(stdout);
-            return JST_EXIT_OK;
-        default:
-            return jst_bad_option(cmd, argv);
-        }
-    }
-    if (optind >= argc) {
-        jst_errorf(cmd, "no PATH given (see 'jitstall %s --help')", cmd);
-        return JST_EXIT_USAGE;
-    }
+    struct warm_opts o = {&w, NULL};
+    int rc = jst_cli_parse(&warm_cli, argc, argv, &o);
+    if (rc != JST_CLI_GO)
+        return rc;
+    const char *cache = o.cache;
     if (cache && (!*cache || setenv("CUDA_CACHE_PATH", cache, 1) != 0)) {
         jst_errorf(cmd, "bad --cache '%s'", cache);
         return JST_EXIT_USAGE;
     }
     w.env_flags = jst_env_jit_flags();
     w.progress = isatty(STDERR_FILENO);
-    int rc = run_warm(&w, argc - optind, argv + optind);
+    rc = run_warm(&w, argc - optind, argv + optind);
     for (size_t i = 0; i < w.n; i++) {
         free(w.v[i].path);
         free(w.v[i].data);

@@ -48,15 +48,14 @@ static const struct {
 };
 
 /* One program and label set: the figures summed (times of JIT) or maxed
- * (time to first kernel) over its processes. */
+ * (time to first kernel) over its processes. A family with one sample per
+ * set keeps its value at its own index. */
 struct fset {
     char labels[1024]; /* program="...",host="...",... without braces */
-    int has_ttfk;
-    double ttfk, jit, compile, cache_load, rtc, self, start;
-    int has_self;
+    double v[M_N_];
+    int has[M_N_]; /* M_TTFK, M_SELF: some process had the figure */
     uint64_t loads[JST_V_DAMAGED + 1];
     uint64_t cache[JST_C_UNKNOWN + 1];
-    uint64_t procs;
 };
 
 /* Escapes a label value: backslash, double quote and newline. */
@@ -113,26 +112,26 @@ static void proc_labels(const struct jst_process *p, char *buf, size_t n)
 
 static void fold_process(struct fset *s, const struct jst_process *p)
 {
-    s->procs++;
+    s->v[M_PROCS]++;
     if (p->first_launch_ns) {
         double t = (double)p->ttfk_ns / 1e9;
-        if (!s->has_ttfk || t > s->ttfk)
-            s->ttfk = t;
-        s->has_ttfk = 1;
+        if (!s->has[M_TTFK] || t > s->v[M_TTFK])
+            s->v[M_TTFK] = t;
+        s->has[M_TTFK] = 1;
     }
-    s->jit += (double)p->jit_ns / 1e9;
-    s->compile += (double)p->jit_compile_ns / 1e9;
-    s->cache_load += (double)p->jit_cache_load_ns / 1e9;
-    s->rtc += (double)p->rtc_ns / 1e9;
+    s->v[M_JIT] += (double)p->jit_ns / 1e9;
+    s->v[M_COMPILE] += (double)p->jit_compile_ns / 1e9;
+    s->v[M_CACHE_LOAD] += (double)p->jit_cache_load_ns / 1e9;
+    s->v[M_RTC] += (double)p->rtc_ns / 1e9;
     if (p->self_ns) {
-        s->self += (double)p->self_ns / 1e9;
-        s->has_self = 1;
+        s->v[M_SELF] += (double)p->self_ns / 1e9;
+        s->has[M_SELF] = 1;
     }
     double start = p->realtime_ns && p->mono_ns && p->proc_start_ns
                        ? (double)(p->realtime_ns - (p->mono_ns - p->proc_start_ns)) / 1e9
                        : (double)p->realtime_ns / 1e9;
-    if (start > s->start)
-        s->start = start;
+    if (start > s->v[M_START])
+        s->v[M_START] = start;
     for (size_t k = 0; k < p->n_calls; k++) {
         const struct jst_call_ev *c = &p->calls[k];
         if (c->verdict && c->verdict <= JST_V_DAMAGED)
@@ -150,52 +149,32 @@ static void put_sample(FILE *f, const char *name, const char *labels, const char
             v);
 }
 
+/* One sample per value of an enum (verdict, cache outcome), labelled with
+ * its name. */
+static void put_counts(FILE *f, const char *name, const struct fset *s, const char *label,
+                       const char *(*value_name)(unsigned), const uint64_t *counts, unsigned lo,
+                       unsigned hi)
+{
+    char extra[64];
+    for (unsigned v = lo; v <= hi; v++) {
+        snprintf(extra, sizeof extra, ",%s=\"%s\"", label, value_name(v));
+        put_sample(f, name, s->labels, extra, (double)counts[v]);
+    }
+}
+
 static void write_family(FILE *f, int m, const struct fset *sets, size_t n)
 {
-    fprintf(f, "# HELP %s %s\n# TYPE %s gauge\n", fams[m].name, fams[m].help, fams[m].name);
+    const char *name = fams[m].name;
+    fprintf(f, "# HELP %s %s\n# TYPE %s gauge\n", name, fams[m].help, name);
     for (size_t i = 0; i < n; i++) {
         const struct fset *s = &sets[i];
-        char extra[64];
-        switch (m) {
-        case M_TTFK:
-            if (s->has_ttfk)
-                put_sample(f, fams[m].name, s->labels, NULL, s->ttfk);
-            break;
-        case M_JIT:
-            put_sample(f, fams[m].name, s->labels, NULL, s->jit);
-            break;
-        case M_COMPILE:
-            put_sample(f, fams[m].name, s->labels, NULL, s->compile);
-            break;
-        case M_CACHE_LOAD:
-            put_sample(f, fams[m].name, s->labels, NULL, s->cache_load);
-            break;
-        case M_RTC:
-            put_sample(f, fams[m].name, s->labels, NULL, s->rtc);
-            break;
-        case M_SELF:
-            if (s->has_self)
-                put_sample(f, fams[m].name, s->labels, NULL, s->self);
-            break;
-        case M_LOADS:
-            for (unsigned v = JST_V_SASS; v <= JST_V_DAMAGED; v++) {
-                snprintf(extra, sizeof extra, ",verdict=\"%s\"", jst_verdict_name(v));
-                put_sample(f, fams[m].name, s->labels, extra, (double)s->loads[v]);
-            }
-            break;
-        case M_CACHE:
-            for (unsigned c = JST_C_HIT; c <= JST_C_UNKNOWN; c++) {
-                snprintf(extra, sizeof extra, ",outcome=\"%s\"", jst_cache_name(c));
-                put_sample(f, fams[m].name, s->labels, extra, (double)s->cache[c]);
-            }
-            break;
-        case M_PROCS:
-            put_sample(f, fams[m].name, s->labels, NULL, (double)s->procs);
-            break;
-        case M_START:
-            put_sample(f, fams[m].name, s->labels, NULL, s->start);
-            break;
-        }
+        if (m == M_LOADS)
+            put_counts(f, name, s, "verdict", jst_verdict_name, s->loads, JST_V_SASS,
+                       JST_V_DAMAGED);
+        else if (m == M_CACHE)
+            put_counts(f, name, s, "outcome", jst_cache_name, s->cache, JST_C_HIT, JST_C_UNKNOWN);
+        else if ((m != M_TTFK && m != M_SELF) || s->has[m])
+            put_sample(f, name, s->labels, NULL, s->v[m]);
     }
 }
 

@@ -14,6 +14,7 @@
 #include "origin.h"
 #include "trace.h"
 #include "warmfile.h"
+#include "sfmt.h"
 
 #define MIB (1ull << 20)
 
@@ -25,16 +26,6 @@ struct cand {
     char target[256];
     uint64_t maxsize; /* JST_FIX_CACHE_MAXSIZE */
 };
-
-/* snprintf that truncates silently: fix texts are bounded on purpose. */
-static void fmt(char *buf, size_t n, const char *f, ...) __attribute__((format(printf, 3, 4)));
-static void fmt(char *buf, size_t n, const char *f, ...)
-{
-    va_list ap;
-    va_start(ap, f);
-    vsnprintf(buf, n, f, ap);
-    va_end(ap);
-}
 
 static uint64_t sat_add(uint64_t a, uint64_t b)
 {
@@ -121,11 +112,11 @@ static uint64_t suggest_maxsize(const struct jst_process *p)
 static void human_bytes(char *buf, size_t n, uint64_t v)
 {
     if (v >= (1ull << 30) && v % (1ull << 30) == 0)
-        fmt(buf, n, "%" PRIu64 " GiB", v >> 30);
+        jst_sfmt(buf, n, "%" PRIu64 " GiB", v >> 30);
     else if (v >= MIB && v % MIB == 0)
-        fmt(buf, n, "%" PRIu64 " MiB", v >> 20);
+        jst_sfmt(buf, n, "%" PRIu64 " MiB", v >> 20);
     else
-        fmt(buf, n, "%" PRIu64 " bytes", v);
+        jst_sfmt(buf, n, "%" PRIu64 " bytes", v);
 }
 
 /* "(GPU is sm_90; it ships only PTX compute_75)" or, when it has SASS for
@@ -152,13 +143,13 @@ static void why_text(const struct jst_call_ev *c, unsigned cc, char *buf, size_t
     }
     const char *from = c->jit_from && *c->jit_from ? c->jit_from : NULL;
     if (used && from)
-        fmt(buf, n, "(GPU is sm_%u; it has SASS for %s only and JITs PTX %s)", cc, sass, from);
+        jst_sfmt(buf, n, "(GPU is sm_%u; it has SASS for %s only and JITs PTX %s)", cc, sass, from);
     else if (used)
-        fmt(buf, n, "(GPU is sm_%u; it has SASS for %s only)", cc, sass);
+        jst_sfmt(buf, n, "(GPU is sm_%u; it has SASS for %s only)", cc, sass);
     else if (from)
-        fmt(buf, n, "(GPU is sm_%u; it ships only PTX %s)", cc, from);
+        jst_sfmt(buf, n, "(GPU is sm_%u; it ships only PTX %s)", cc, from);
     else
-        fmt(buf, n, "(GPU is sm_%u; it has no SASS for it)", cc);
+        jst_sfmt(buf, n, "(GPU is sm_%u; it has no SASS for it)", cc);
 }
 
 static const char *force_var(const struct jst_process *p)
@@ -177,6 +168,18 @@ static const char *disable_var(const struct jst_process *p)
     return "CUDA_DISABLE_PTX_JIT";
 }
 
+/* Sets a candidate's kind and its one line of text (cut to fit). */
+static void say_fix(struct cand *f, unsigned kind, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void say_fix(struct cand *f, unsigned kind, const char *fmt, ...)
+{
+    va_list ap;
+    f->kind = kind;
+    va_start(ap, fmt);
+    vsnprintf(f->text, sizeof(f->text), fmt, ap);
+    va_end(ap);
+}
+
 static void cache_fix(const struct jst_process *p, const struct jst_call_ev *c, struct cand *f);
 
 /* The fix of a JIT load by where its PTX came from (origin.h): f holds the
@@ -192,40 +195,38 @@ static void source_fix(const struct jst_process *p, const struct jst_call_ev *c,
         c->call == JST_CALL_cuLinkAddData || c->call == JST_CALL_cuLinkAddFile ? "link" : "load";
     jst_origin_of(p, c, &o);
     if (o.object)
-        fmt(obj, sizeof(obj), "%s", o.object);
+        jst_sfmt(obj, sizeof(obj), "%s", o.object);
     else
-        fmt(obj, sizeof(obj), "the %s the program passes to %s",
-            o.kind == JST_ORIGIN_FATBIN_FILE ? "fatbin" : "PTX", api ? api : "the driver");
-    fmt(aot, sizeof(aot),
+        jst_sfmt(obj, sizeof(obj), "the %s the program passes to %s",
+                 o.kind == JST_ORIGIN_FATBIN_FILE ? "fatbin" : "PTX", api ? api : "the driver");
+    jst_sfmt(
+        aot, sizeof(aot),
         "ptxas -arch=sm_%u, or nvcc -fatbin -gencode arch=compute_%u,code=[sm_%u,compute_%u] to "
         "keep PTX for newer GPUs",
         cc, cc, cc, cc);
     switch (o.kind) {
     case JST_ORIGIN_FATBIN_FILE:
-        f->kind = JST_FIX_FATBIN_FILE;
-        fmt(f->text, sizeof(f->text), "rebuild %s%s with -gencode arch=compute_%u,code=sm_%u %s",
-            o.object ? "the fatbin file " : "", obj, cc, cc, why);
+        say_fix(f, JST_FIX_FATBIN_FILE, "rebuild %s%s with -gencode arch=compute_%u,code=sm_%u %s",
+                o.object ? "the fatbin file " : "", obj, cc, cc, why);
         break;
     case JST_ORIGIN_PTX_FILE:
-        f->kind = JST_FIX_PTX_FILE;
-        fmt(f->text, sizeof(f->text),
-            "compile %s ahead of time for the GPU and %s the result %s: %s", obj, use, why, aot);
+        say_fix(f, JST_FIX_PTX_FILE,
+                "compile %s ahead of time for the GPU and %s the result %s: %s", obj, use, why,
+                aot);
         break;
     case JST_ORIGIN_PTX_DATA:
-        f->kind = JST_FIX_PTX_DATA;
-        fmt(f->text, sizeof(f->text),
-            "compile the PTX text held in %s ahead of time for the GPU and %s the result "
-            "instead %s: %s",
-            obj, use, why, aot);
+        say_fix(f, JST_FIX_PTX_DATA,
+                "compile the PTX text held in %s ahead of time for the GPU and %s the result "
+                "instead %s: %s",
+                obj, use, why, aot);
         break;
     case JST_ORIGIN_NVRTC:
-        f->kind = JST_FIX_NVRTC_PTX;
-        fmt(f->target, sizeof(f->target), "%s", api ? api : "NVRTC");
-        fmt(f->text, sizeof(f->text),
-            "the PTX passed to %s was made by NVRTC at run time %s: compile it to a cubin for "
-            "the GPU (nvrtcCompileProgram with -arch=sm_%u, then nvrtcGetCUBIN), or keep the "
-            "program's own kernel cache across runs",
-            api ? api : "the driver", why, cc);
+        jst_sfmt(f->target, sizeof(f->target), "%s", api ? api : "NVRTC");
+        say_fix(f, JST_FIX_NVRTC_PTX,
+                "the PTX passed to %s was made by NVRTC at run time %s: compile it to a cubin for "
+                "the GPU (nvrtcCompileProgram with -arch=sm_%u, then nvrtcGetCUBIN), or keep the "
+                "program's own kernel cache across runs",
+                api ? api : "the driver", why, cc);
         break;
     case JST_ORIGIN_THIRD_PARTY: {
         /* What to do now is the cache fix: the load's own when the cache
@@ -234,15 +235,15 @@ static void source_fix(const struct jst_process *p, const struct jst_call_ev *c,
         char until[520];
         cache_fix(p, c, &now);
         if (now.kind && now.kind != JST_FIX_CACHE_VOLUME)
-            fmt(until, sizeof(until), "until then, %s", now.text);
+            jst_sfmt(until, sizeof(until), "until then, %s", now.text);
         else
-            fmt(until, sizeof(until),
+            jst_sfmt(
+                until, sizeof(until),
                 "until then keep the JIT cache %s across runs, so that only the first run JITs",
                 cache_path(p));
-        f->kind = JST_FIX_THIRD_PARTY;
-        fmt(f->text, sizeof(f->text),
-            "%s is third-party (%s%s%s): upgrade to a build with SASS for sm_%u %s; %s", obj,
-            o.package, o.package[0] ? ", " : "", o.where, cc, why, until);
+        say_fix(f, JST_FIX_THIRD_PARTY,
+                "%s is third-party (%s%s%s): upgrade to a build with SASS for sm_%u %s; %s", obj,
+                o.package, o.package[0] ? ", " : "", o.where, cc, why, until);
         break;
     }
     default:
@@ -257,106 +258,109 @@ static void rtc_fix(const struct jst_call_ev *c, const char *api, struct cand *f
      * only the program can keep it. A failed call has nothing to keep. */
     if (c->result != 0)
         return;
-    f->kind = JST_FIX_RTC_CACHE;
     f->saves_ns = c->dur_ns;
     if (c->call == JST_CALL_nvrtcCompileProgram)
-        fmt(f->text, sizeof(f->text),
-            "compile these kernels once: build the cubin/PTX at build time, or keep the "
-            "program's own kernel cache (e.g. CuPy's CUPY_CACHE_DIR) on a persistent volume; "
-            "%s runs again whenever that cache is empty",
-            api ? api : "nvrtcCompileProgram");
+        say_fix(f, JST_FIX_RTC_CACHE,
+                "compile these kernels once: build the cubin/PTX at build time, or keep the "
+                "program's own kernel cache (e.g. CuPy's CUPY_CACHE_DIR) on a persistent volume; "
+                "%s runs again whenever that cache is empty",
+                api ? api : "nvrtcCompileProgram");
     else
-        fmt(f->text, sizeof(f->text),
-            "link once: keep the cubin %s produces (or link at build time) and load it "
-            "on later runs; the driver's JIT cache does not hold it",
-            api ? api : "nvJitLinkComplete");
+        say_fix(f, JST_FIX_RTC_CACHE,
+                "link once: keep the cubin %s produces (or link at build time) and load it "
+                "on later runs; the driver's JIT cache does not hold it",
+                api ? api : "nvJitLinkComplete");
 }
 
-/* The build or environment fix of one load (kind 0 if none). */
-static void build_fix(const struct jst_process *p, const struct jst_call_ev *c, struct cand *f)
+/* Whether a call may have a build or environment fix at all. Most calls
+ * (lookups, launches, SASS loads) have none: saying so before formatting any
+ * text saved a third of `report`'s time on a trace of a million events
+ * (docs/PERFORMANCE.md). */
+static int may_have_build_fix(const struct jst_process *p, const struct jst_call_ev *c)
 {
-    /* Most calls (lookups, launches, SASS loads) have no fix: say so before
-     * formatting any text, which was a third of `report`'s time on a trace
-     * of a million events (docs/PERFORMANCE.md). */
     unsigned v = c->verdict;
-    if (!jst_is_rtc_call(c->call) && v != JST_V_PTX_JIT && v != JST_V_FORCED_JIT &&
-        v != JST_V_NO_COMPATIBLE && v != JST_V_JIT_DISABLED &&
-        !(v == JST_V_NONE && jst_is_jit_event(p, c))) {
-        memset(f, 0, sizeof(*f));
-        return;
-    }
-    unsigned cc = load_cc(p, c);
-    const char *origin = jst_load_origin(c);
-    const char *api = c->call_name ? c->call_name : jst_call_name(c->call);
-    char what[300], why[200];
-    if (origin)
-        fmt(what, sizeof(what), "rebuild %s", origin);
-    else
-        fmt(what, sizeof(what), "build the image passed to %s ahead of time",
-            api ? api : "the load");
-    why_text(c, cc, why, sizeof(why));
-    memset(f, 0, sizeof(*f));
-    fmt(f->target, sizeof(f->target), "%s", origin ? origin : (api ? api : "image"));
-    if (jst_is_rtc_call(c->call)) {
-        rtc_fix(c, api, f);
-        return;
-    }
+    return jst_is_rtc_call(c->call) || v == JST_V_PTX_JIT || v == JST_V_FORCED_JIT ||
+           v == JST_V_NO_COMPATIBLE || v == JST_V_JIT_DISABLED ||
+           (v == JST_V_NONE && jst_is_jit_event(p, c));
+}
 
+/* The fix of a load by its verdict (kind 0 if none); what and why are the
+ * words of its -gencode fix ("rebuild libfoo.so", "(GPU is sm_90; ...)"). */
+static void verdict_fix(const struct jst_process *p, const struct jst_call_ev *c, unsigned cc,
+                        const char *what, const char *why, const char *api, struct cand *f)
+{
     switch (c->verdict) {
     case JST_V_PTX_JIT:
         if (!cc)
             break;
-        f->kind = JST_FIX_GENCODE;
         f->saves_ns = c->dur_ns - est_sass(p, c);
-        fmt(f->text, sizeof(f->text), "%s with -gencode arch=compute_%u,code=sm_%u %s", what, cc,
-            cc, why);
+        say_fix(f, JST_FIX_GENCODE, "%s with -gencode arch=compute_%u,code=sm_%u %s", what, cc, cc,
+                why);
         source_fix(p, c, cc, why, f);
         return;
     case JST_V_FORCED_JIT:
-        f->kind = JST_FIX_UNFORCE_JIT;
         f->saves_ns = c->dur_ns - est_sass(p, c);
-        fmt(f->target, sizeof(f->target), "%s", force_var(p));
-        fmt(f->text, sizeof(f->text),
-            "unset %s: it makes the driver JIT PTX even for images that have SASS for the GPU",
-            force_var(p));
+        jst_sfmt(f->target, sizeof(f->target), "%s", force_var(p));
+        say_fix(f, JST_FIX_UNFORCE_JIT,
+                "unset %s: it makes the driver JIT PTX even for images that have SASS for the GPU",
+                force_var(p));
         return;
     case JST_V_NO_COMPATIBLE:
         if (!cc)
             break;
-        f->kind = JST_FIX_ALLOW_JIT;
-        fmt(f->text, sizeof(f->text),
-            "%s with -gencode arch=compute_%u,code=sm_%u: it has no code that runs on sm_%u, "
-            "so the load failed",
-            what, cc, cc, cc);
+        say_fix(f, JST_FIX_ALLOW_JIT,
+                "%s with -gencode arch=compute_%u,code=sm_%u: it has no code that runs on sm_%u, "
+                "so the load failed",
+                what, cc, cc, cc);
         return;
     case JST_V_JIT_DISABLED:
-        f->kind = JST_FIX_ALLOW_JIT;
         if (cc)
-            fmt(f->text, sizeof(f->text),
-                "%s with -gencode arch=compute_%u,code=sm_%u, or unset %s: it needs the JIT, "
-                "which %s forbids, so the load failed",
-                what, cc, cc, disable_var(p), disable_var(p));
+            say_fix(f, JST_FIX_ALLOW_JIT,
+                    "%s with -gencode arch=compute_%u,code=sm_%u, or unset %s: it needs the JIT, "
+                    "which %s forbids, so the load failed",
+                    what, cc, cc, disable_var(p), disable_var(p));
         else
-            fmt(f->text, sizeof(f->text), "unset %s: the image needs the JIT, so the load failed",
-                disable_var(p));
+            say_fix(f, JST_FIX_ALLOW_JIT, "unset %s: the image needs the JIT, so the load failed",
+                    disable_var(p));
         return;
     case JST_V_NONE:
         if (!jst_is_jit_event(p, c) || !cc)
             break;
         /* a link step fed PTX: hand the linker a cubin instead */
-        f->kind = JST_FIX_GENCODE;
         f->saves_ns = c->dur_ns - est_sass(p, c);
-        fmt(f->target, sizeof(f->target), "%s", c->name && *c->name ? c->name : "link input");
-        fmt(f->text, sizeof(f->text),
-            "compile the PTX linked with %s (%s) to a cubin ahead of time with -gencode "
-            "arch=compute_%u,code=sm_%u",
-            api ? api : "cuLinkAddData", f->target, cc, cc);
+        jst_sfmt(f->target, sizeof(f->target), "%s", c->name && *c->name ? c->name : "link input");
+        say_fix(f, JST_FIX_GENCODE,
+                "compile the PTX linked with %s (%s) to a cubin ahead of time with -gencode "
+                "arch=compute_%u,code=sm_%u",
+                api ? api : "cuLinkAddData", f->target, cc, cc);
         source_fix(p, c, cc, why, f);
         return;
     default:
         break;
     }
-    f->kind = 0;
+}
+
+/* The build or environment fix of one load (kind 0 if none). */
+static void build_fix(const struct jst_process *p, const struct jst_call_ev *c, struct cand *f)
+{
+    memset(f, 0, sizeof(*f));
+    if (!may_have_build_fix(p, c))
+        return;
+    unsigned cc = load_cc(p, c);
+    const char *origin = jst_load_origin(c);
+    const char *api = c->call_name ? c->call_name : jst_call_name(c->call);
+    char what[300], why[200];
+    if (origin)
+        jst_sfmt(what, sizeof(what), "rebuild %s", origin);
+    else
+        jst_sfmt(what, sizeof(what), "build the image passed to %s ahead of time",
+                 api ? api : "the load");
+    why_text(c, cc, why, sizeof(why));
+    jst_sfmt(f->target, sizeof(f->target), "%s", origin ? origin : (api ? api : "image"));
+    if (jst_is_rtc_call(c->call))
+        rtc_fix(c, api, f);
+    else
+        verdict_fix(p, c, cc, what, why, api, f);
 }
 
 /* A miss whose output was stored: re-warm a cache warmed for another
@@ -376,14 +380,13 @@ static void cache_stored_fix(const struct jst_process *p, const struct jst_call_
      * run, which an absent or empty cache at start points to. */
     if (s->present && s->exists && s->entries > 0)
         return;
-    f->kind = JST_FIX_CACHE_VOLUME;
-    fmt(f->text, sizeof(f->text),
-        "keep the JIT cache %s across runs: in a container, mount it as a volume "
-        "(docker run -v jitcache:%s) or point CUDA_CACHE_PATH at persistent storage; %s",
-        path, path,
-        !s->present  ? "without it every fresh container JITs again"
-        : !s->exists ? "it did not exist at start, so every fresh container JITs again"
-                     : "it was empty at start, so every fresh container JITs again");
+    say_fix(f, JST_FIX_CACHE_VOLUME,
+            "keep the JIT cache %s across runs: in a container, mount it as a volume "
+            "(docker run -v jitcache:%s) or point CUDA_CACHE_PATH at persistent storage; %s",
+            path, path,
+            !s->present  ? "without it every fresh container JITs again"
+            : !s->exists ? "it did not exist at start, so every fresh container JITs again"
+                         : "it was empty at start, so every fresh container JITs again");
 }
 
 /* The JIT output did not fit the cache: the CUDA_CACHE_MAXSIZE to set. */
@@ -396,21 +399,21 @@ static void cache_maxsize_fix(const struct jst_process *p, struct cand *f)
     human_bytes(hc, sizeof(hc), cur);
     f->kind = JST_FIX_CACHE_MAXSIZE;
     f->maxsize = v;
-    fmt(f->target, sizeof(f->target), "CUDA_CACHE_MAXSIZE");
+    jst_sfmt(f->target, sizeof(f->target), "CUDA_CACHE_MAXSIZE");
     if (cur >= JST_CACHE_LIMIT_MAX)
-        fmt(f->text, sizeof(f->text),
-            "the JIT output does not fit even the largest CUDA_CACHE_MAXSIZE (4 GiB): "
-            "ship SASS for the GPU instead");
+        jst_sfmt(f->text, sizeof(f->text),
+                 "the JIT output does not fit even the largest CUDA_CACHE_MAXSIZE (4 GiB): "
+                 "ship SASS for the GPU instead");
     else if (cur)
-        fmt(f->text, sizeof(f->text),
-            "raise CUDA_CACHE_MAXSIZE to %" PRIu64 " (%s; it is %s): the JIT output did "
-            "not fit, so every run JITs again",
-            v, hv, hc);
+        jst_sfmt(f->text, sizeof(f->text),
+                 "raise CUDA_CACHE_MAXSIZE to %" PRIu64 " (%s; it is %s): the JIT output did "
+                 "not fit, so every run JITs again",
+                 v, hv, hc);
     else
-        fmt(f->text, sizeof(f->text),
-            "raise CUDA_CACHE_MAXSIZE to %" PRIu64 " (%s): the JIT output did not fit, "
-            "so every run JITs again",
-            v, hv);
+        jst_sfmt(f->text, sizeof(f->text),
+                 "raise CUDA_CACHE_MAXSIZE to %" PRIu64 " (%s): the JIT output did not fit, "
+                 "so every run JITs again",
+                 v, hv);
 }
 
 /* The cache fix of one JIT load (kind 0 if none). */
@@ -420,7 +423,7 @@ static void cache_fix(const struct jst_process *p, const struct jst_call_ev *c, 
     memset(f, 0, sizeof(*f));
     if (c->result != 0 || !jst_is_jit_event(p, c))
         return;
-    fmt(f->target, sizeof(f->target), "%s", path);
+    jst_sfmt(f->target, sizeof(f->target), "%s", path);
     f->saves_ns = c->dur_ns - est_hit(p, c);
     if (c->cache == JST_C_MISS_STORED) {
         cache_stored_fix(p, c, path, f);
@@ -430,43 +433,43 @@ static void cache_fix(const struct jst_process *p, const struct jst_call_ev *c, 
         return;
     switch (c->cache_reason) {
     case JST_CR_DISABLED:
-        f->kind = JST_FIX_CACHE_ENABLE;
-        fmt(f->target, sizeof(f->target), "CUDA_CACHE_DISABLE");
-        fmt(f->text, sizeof(f->text),
-            "unset CUDA_CACHE_DISABLE: with it set, the JIT output is never cached and "
-            "every run JITs again");
+        jst_sfmt(f->target, sizeof(f->target), "CUDA_CACHE_DISABLE");
+        say_fix(f, JST_FIX_CACHE_ENABLE,
+                "unset CUDA_CACHE_DISABLE: with it set, the JIT output is never cached and "
+                "every run JITs again");
         return;
     case JST_CR_READ_ONLY:
-        f->kind = JST_FIX_CACHE_WRITABLE;
-        fmt(f->text, sizeof(f->text),
-            "make the JIT cache directory %s writable (or set CUDA_CACHE_PATH to a writable "
-            "directory): the JIT output could not be stored, so every run JITs again",
-            path);
+        say_fix(f, JST_FIX_CACHE_WRITABLE,
+                "make the JIT cache directory %s writable (or set CUDA_CACHE_PATH to a writable "
+                "directory): the JIT output could not be stored, so every run JITs again",
+                path);
         return;
     case JST_CR_TOO_SMALL:
         cache_maxsize_fix(p, f);
         return;
     case JST_CR_NO_DIR:
-        f->kind = JST_FIX_CACHE_DIR;
-        fmt(f->text, sizeof(f->text),
-            "create the JIT cache directory %s, or set CUDA_CACHE_PATH to a directory that "
-            "can be created: without it the JIT output is never stored",
-            path);
+        say_fix(f, JST_FIX_CACHE_DIR,
+                "create the JIT cache directory %s, or set CUDA_CACHE_PATH to a directory that "
+                "can be created: without it the JIT output is never stored",
+                path);
         return;
     default:
-        f->kind = JST_FIX_CACHE_WRITABLE;
-        fmt(f->text, sizeof(f->text),
-            "check that %s is writable and CUDA_CACHE_MAXSIZE large enough: the JIT output "
-            "was not stored, so every run JITs again",
-            path);
+        say_fix(f, JST_FIX_CACHE_WRITABLE,
+                "check that %s is writable and CUDA_CACHE_MAXSIZE large enough: the JIT output "
+                "was not stored, so every run JITs again",
+                path);
         return;
     }
 }
 
-/* The load's own fix: the build or environment fix, which removes the JIT
- * everywhere, else the cache fix. */
-static const struct cand *best(const struct cand *a, const struct cand *b)
+/* Both fixes of one load (a: build or environment, b: cache; kind 0 when
+ * none), and the load's own fix: the build or environment fix, which removes
+ * the JIT everywhere, else the cache fix (NULL when neither). */
+static const struct cand *load_fixes(const struct jst_process *p, const struct jst_call_ev *c,
+                                     struct cand *a, struct cand *b)
 {
+    build_fix(p, c, a);
+    cache_fix(p, c, b);
     if (a->kind)
         return a;
     return b->kind ? b : NULL;
@@ -476,22 +479,18 @@ const char *jst_fix_for_load(const struct jst_process *p, const struct jst_call_
                              unsigned *kind, char *buf, size_t n)
 {
     struct cand a, b;
-    build_fix(p, c, &a);
-    cache_fix(p, c, &b);
-    const struct cand *x = best(&a, &b);
+    const struct cand *x = load_fixes(p, c, &a, &b);
     if (kind)
         *kind = x ? x->kind : 0;
     if (n)
-        fmt(buf, n, "%s", x ? x->text : "");
+        jst_sfmt(buf, n, "%s", x ? x->text : "");
     return buf;
 }
 
 uint64_t jst_fix_load_saves(const struct jst_process *p, const struct jst_call_ev *c)
 {
     struct cand a, b;
-    build_fix(p, c, &a);
-    cache_fix(p, c, &b);
-    const struct cand *x = best(&a, &b);
+    const struct cand *x = load_fixes(p, c, &a, &b);
     return x ? x->saves_ns : 0;
 }
 
@@ -536,8 +535,8 @@ static int add_cand(struct jst_fixes *out, size_t *cap, struct jst_hidx *ix, con
     struct jst_fix *f = &out->v[out->n++];
     memset(f, 0, sizeof(*f));
     f->kind = c->kind;
-    fmt(f->text, sizeof(f->text), "%s", c->text);
-    fmt(f->target, sizeof(f->target), "%s", c->target);
+    jst_sfmt(f->text, sizeof(f->text), "%s", c->text);
+    jst_sfmt(f->target, sizeof(f->target), "%s", c->target);
     f->saves_ns = c->saves_ns;
     f->new_maxsize = c->maxsize;
     f->n_loads = 1;
@@ -570,8 +569,7 @@ int jst_fixes_compute(const struct jst_run *run, struct jst_fixes *out)
         for (size_t k = 0; k < p->n_calls; k++) {
             const struct jst_call_ev *c = &p->calls[k];
             struct cand a, b;
-            build_fix(p, c, &a);
-            cache_fix(p, c, &b);
+            load_fixes(p, c, &a, &b);
             if ((a.kind && add_cand(out, &cap, &ix, &a) < 0) ||
                 (b.kind && add_cand(out, &cap, &ix, &b) < 0)) {
                 jst_hidx_free(&ix);
@@ -581,8 +579,7 @@ int jst_fixes_compute(const struct jst_run *run, struct jst_fixes *out)
         }
     }
     jst_hidx_free(&ix);
-    if (out->n)
-        qsort(out->v, out->n, sizeof(*out->v), cmp_fix);
+    jst_fixes_sort(out);
     return 0;
 }
 

@@ -195,7 +195,8 @@ static int match_cmp(const void *x, const void *y)
 
 /* b's entries sorted by (hash, position): one run per hash, in b's order;
  * a run's cursor moves past used entries for good. */
-int jst_match_first(const struct jst_match_keys *m, size_t na, size_t nb, long *a_to_b, char *used)
+static int match_hashed(const struct jst_match_keys *m, size_t na, size_t nb, long *a_to_b,
+                        char *used)
 {
     struct match_ent *e = malloc((nb ? nb : 1) * sizeof *e);
     size_t *cur = malloc((nb ? nb : 1) * sizeof *cur);
@@ -236,4 +237,25 @@ out:
     free(cur);
     jst_hidx_free(&ix);
     return rc;
+}
+
+void jst_match_scan(const struct jst_match_keys *m, size_t na, size_t nb, long *a_to_b, char *used)
+{
+    for (size_t i = 0; i < na; i++) {
+        uint64_t h, hk;
+        if (a_to_b[i] >= 0 || !m->hash_a(m->ctx, i, &h))
+            continue;
+        for (size_t k = 0; k < nb; k++)
+            if (!used[k] && m->hash_b(m->ctx, k, &hk) && hk == h && m->same(m->ctx, i, k)) {
+                a_to_b[i] = (long)k;
+                used[k] = 1;
+                break;
+            }
+    }
+}
+
+void jst_match_first(const struct jst_match_keys *m, size_t na, size_t nb, long *a_to_b, char *used)
+{
+    if (match_hashed(m, na, nb, a_to_b, used) != 0)
+        jst_match_scan(m, na, nb, a_to_b, used); /* out of memory: the same pairs, slower */
 }

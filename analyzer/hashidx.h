@@ -52,12 +52,16 @@ void jst_strtab_free(struct jst_strtab *t);
  * processes with another's): each a[i] not yet matched (a_to_b[i] < 0) gets
  * the first b[k], in b's order, that is not used and has an equal key;
  * used[k] is then set. The key functions return 0 for an element that takes
- * no part. Linear in na + nb unless many keys share a hash. Returns 0, or -1
- * when out of memory (nothing is matched then). */
+ * no part. Linear in na + nb unless many keys share a hash; out of memory, it
+ * falls back to jst_match_scan, which needs none. */
 struct jst_match_keys {
     const void *ctx;
     int (*hash_a)(const void *ctx, size_t i, uint64_t *h);
     int (*hash_b)(const void *ctx, size_t k, uint64_t *h);
     int (*same)(const void *ctx, size_t i, size_t k);
 };
-int jst_match_first(const struct jst_match_keys *m, size_t na, size_t nb, long *a_to_b, char *used);
+void jst_match_first(const struct jst_match_keys *m, size_t na, size_t nb, long *a_to_b,
+                     char *used);
+/* The same pairs by comparing each a[i] with every b[k]: quadratic, but it
+ * allocates nothing. */
+void jst_match_scan(const struct jst_match_keys *m, size_t na, size_t nb, long *a_to_b, char *used);

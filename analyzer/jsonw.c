@@ -3,6 +3,7 @@
 #include <math.h>
 #include <string.h>
 #include "jsonw.h"
+#include "utf8.h"
 
 void jst_json_init(struct jst_json *j, FILE *f, int pretty)
 {
@@ -79,39 +80,6 @@ void jst_json_key(struct jst_json *j, const char *key)
     j->after_key = 1;
 }
 
-/* Length of the valid UTF-8 sequence at s (at most n bytes), or 0 if invalid. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-    unsigned c = s[0];
-    size_t len;
-    unsigned min;
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xC2 && c <= 0xDF) {
-        len = 2;
-        min = 0x80;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-        len = 3;
-        min = 0x800;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        len = 4;
-        min = 0x10000;
-    } else {
-        return 0;
-    }
-    if (len > n)
-        return 0;
-    unsigned cp = c & (0x3F >> (len - 1));
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xC0) != 0x80)
-            return 0;
-        cp = (cp << 6) | (s[i] & 0x3F);
-    }
-    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-        return 0;
-    return len;
-}
-
 void jst_json_write_string(FILE *f, const char *str, size_t n)
 {
     const unsigned char *s = (const unsigned char *)str;
@@ -155,7 +123,7 @@ void jst_json_write_string(FILE *f, const char *str, size_t n)
             i++;
             continue;
         }
-        size_t l = utf8_len(s + i, n - i);
+        size_t l = jst_utf8_len(s + i, n - i, NULL);
         if (l == 0) {
             fputs("\\ufffd", f); /* one replacement per invalid byte */
             i++;
@@ -253,6 +221,22 @@ void jst_json_knull(struct jst_json *j, const char *key)
 {
     jst_json_key(j, key);
     jst_json_null(j);
+}
+
+void jst_json_kopt_u64(struct jst_json *j, const char *key, int have, uint64_t v)
+{
+    if (have)
+        jst_json_ku64(j, key, v);
+    else
+        jst_json_knull(j, key);
+}
+
+void jst_json_kopt_i64(struct jst_json *j, const char *key, int have, int64_t v)
+{
+    if (have)
+        jst_json_ki64(j, key, v);
+    else
+        jst_json_knull(j, key);
 }
 
 int jst_json_finish(struct jst_json *j)

@@ -62,6 +62,9 @@ void jst_json_kdouble(struct jst_json *j, const char *key, double v);
 void jst_json_kusec(struct jst_json *j, const char *key, int64_t ns);
 void jst_json_kbool(struct jst_json *j, const char *key, int v);
 void jst_json_knull(struct jst_json *j, const char *key);
+/* A number that may be absent: v when have, else null. */
+void jst_json_kopt_u64(struct jst_json *j, const char *key, int have, uint64_t v);
+void jst_json_kopt_i64(struct jst_json *j, const char *key, int have, int64_t v);
 
 /* Ends the document with a newline and flushes. Returns 0, or -1 when the
  * stream had a write error or the writer was misused (unbalanced nesting). */

@@ -34,14 +34,6 @@ void jst_errorf(const char *cmd, const char *fmt, ...)
     va_end(ap);
 }
 
-int jst_bad_option(const char *cmd, char **argv)
-{
-    extern int optind;
-    jst_errorf(cmd, "unknown option or missing value '%s' (see 'jitstall %s --help')",
-               optind > 0 ? argv[optind - 1] : "?", cmd);
-    return JST_EXIT_USAGE;
-}
-
 void jst_warnf(const char *cmd, const char *fmt, ...)
 {
     va_list ap;

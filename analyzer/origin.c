@@ -6,24 +6,13 @@
  * package that installed them, from a wheel's RECORD or dpkg's file lists.
  */
 #include <dirent.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "origin.h"
+#include "sfmt.h"
 
 #define ORIGIN_LINE_MAX 8192
-
-/* snprintf that truncates silently: paths and names are bounded on purpose
- * (a path that does not fit is not found, which is the safe answer). */
-static void ofmt(char *buf, size_t n, const char *f, ...) __attribute__((format(printf, 3, 4)));
-static void ofmt(char *buf, size_t n, const char *f, ...)
-{
-    va_list ap;
-    va_start(ap, f);
-    vsnprintf(buf, n, f, ap);
-    va_end(ap);
-}
 
 static int has_prefix(const char *s, const char *p)
 {
@@ -115,27 +104,27 @@ static int file_lists(const char *list, const char *rel, int record)
 static void wheel_name(const char *dir, const char *dname, char *out, size_t n)
 {
     char path[4096], line[512], name[160] = "", ver[64] = "";
-    ofmt(path, sizeof path, "%s/%s/METADATA", dir, dname);
+    jst_sfmt(path, sizeof path, "%s/%s/METADATA", dir, dname);
     FILE *f = fopen(path, "r");
     while (f && read_line(f, line, sizeof line) && line[0] && (!name[0] || !ver[0])) {
         if (has_prefix(line, "Name: "))
-            ofmt(name, sizeof name, "%s", line + 6);
+            jst_sfmt(name, sizeof name, "%s", line + 6);
         else if (has_prefix(line, "Version: "))
-            ofmt(ver, sizeof ver, "%s", line + 9);
+            jst_sfmt(ver, sizeof ver, "%s", line + 9);
     }
     if (f)
         fclose(f);
     if (name[0]) {
-        ofmt(out, n, "%s%s%s", name, ver[0] ? " " : "", ver);
+        jst_sfmt(out, n, "%s%s%s", name, ver[0] ? " " : "", ver);
         return;
     }
     size_t len = strlen(dname) - strlen(".dist-info");
     const char *dash = memchr(dname, '-', len);
     if (dash)
-        ofmt(out, n, "%.*s %.*s", (int)(dash - dname), dname,
-             (int)(len - (size_t)(dash - dname) - 1), dash + 1);
+        jst_sfmt(out, n, "%.*s %.*s", (int)(dash - dname), dname,
+                 (int)(len - (size_t)(dash - dname) - 1), dash + 1);
     else
-        ofmt(out, n, "%.*s", (int)len, dname);
+        jst_sfmt(out, n, "%.*s", (int)len, dname);
 }
 
 /* What a package lookup looks for (want, or alt when set) and where the
@@ -174,7 +163,7 @@ static int wheel_match(const char *dir, const char *name, size_t stem, const str
 {
     char rec[4096];
     (void)stem;
-    ofmt(rec, sizeof rec, "%s/%s/RECORD", dir, name);
+    jst_sfmt(rec, sizeof rec, "%s/%s/RECORD", dir, name);
     if (!file_lists(rec, pc->want, 1))
         return 0;
     wheel_name(dir, name, pc->out, pc->n);
@@ -234,16 +223,17 @@ static void conda_name(const char *rec, char *out, size_t n)
             build = s;
         }
     if (ver)
-        ofmt(out, n, "%.*s %.*s (conda)", (int)(ver - rec), rec, (int)(build - ver - 1), ver + 1);
+        jst_sfmt(out, n, "%.*s %.*s (conda)", (int)(ver - rec), rec, (int)(build - ver - 1),
+                 ver + 1);
     else
-        ofmt(out, n, "%.*s (conda)", (int)len, rec);
+        jst_sfmt(out, n, "%.*s (conda)", (int)len, rec);
 }
 
 static int conda_match(const char *dir, const char *name, size_t stem, const struct pkg_ctx *pc)
 {
     char rec[4500];
     (void)stem;
-    ofmt(rec, sizeof rec, "%s/%s", dir, name);
+    jst_sfmt(rec, sizeof rec, "%s/%s", dir, name);
     if (!file_holds(rec, pc->want))
         return 0;
     conda_name(name, pc->out, pc->n);
@@ -256,15 +246,15 @@ static int conda_match(const char *dir, const char *name, size_t stem, const str
 static int conda_of(const char *path, char *out, size_t n)
 {
     char dir[4096], meta[4200];
-    ofmt(dir, sizeof dir, "%s", path);
+    jst_sfmt(dir, sizeof dir, "%s", path);
     for (int depth = 0; depth < 16; depth++) {
         char *slash = strrchr(dir, '/');
         if (!slash || slash == dir)
             return 0;
         *slash = '\0';
-        ofmt(meta, sizeof meta, "%s/conda-meta", dir);
+        jst_sfmt(meta, sizeof meta, "%s/conda-meta", dir);
         char needle[4200];
-        ofmt(needle, sizeof needle, "\"%s\"", path + strlen(dir) + 1);
+        jst_sfmt(needle, sizeof needle, "\"%s\"", path + strlen(dir) + 1);
         struct pkg_ctx pc = {needle, NULL, out, n};
         int found = scan_dir(meta, ".json", conda_match, &pc);
         if (found < 0)
@@ -277,10 +267,10 @@ static int conda_of(const char *path, char *out, size_t n)
 static int dpkg_match(const char *dir, const char *name, size_t stem, const struct pkg_ctx *pc)
 {
     char list[4096];
-    ofmt(list, sizeof list, "%s/%s", dir, name);
+    jst_sfmt(list, sizeof list, "%s/%s", dir, name);
     if (!file_lists(list, pc->want, 0) && !file_lists(list, pc->alt, 0))
         return 0;
-    ofmt(pc->out, pc->n, "%.*s (Debian package)", (int)stem, name);
+    jst_sfmt(pc->out, pc->n, "%.*s (Debian package)", (int)stem, name);
     return 1;
 }
 
@@ -293,9 +283,9 @@ static int dpkg_of(const char *path, char *out, size_t n)
     if (!dir || !*dir)
         dir = "/var/lib/dpkg/info";
     if (has_prefix(path, "/usr/"))
-        ofmt(alt, sizeof alt, "%s", path + 4);
+        jst_sfmt(alt, sizeof alt, "%s", path + 4);
     else
-        ofmt(alt, sizeof alt, "/usr%s", path);
+        jst_sfmt(alt, sizeof alt, "/usr%s", path);
     struct pkg_ctx pc = {path, alt, out, n};
     return scan_dir(dir, ".list", dpkg_match, &pc) > 0;
 }
@@ -316,15 +306,15 @@ void jst_origin_package(const char *path, char *out, size_t n)
         return;
     for (size_t i = 0; i < n_memo; i++)
         if (!strcmp(memo[i].path, path)) {
-            ofmt(out, n, "%s", memo[i].pkg);
+            jst_sfmt(out, n, "%s", memo[i].pkg);
             return;
         }
     char pkg[160] = "";
     if (!wheel_of(path, pkg, sizeof pkg) && !conda_of(path, pkg, sizeof pkg))
         dpkg_of(path, pkg, sizeof pkg);
-    ofmt(out, n, "%s", pkg);
+    jst_sfmt(out, n, "%s", pkg);
     if (n_memo < sizeof memo / sizeof memo[0] && (memo[n_memo].path = strdup(path))) {
-        ofmt(memo[n_memo].pkg, sizeof memo[n_memo].pkg, "%s", pkg);
+        jst_sfmt(memo[n_memo].pkg, sizeof memo[n_memo].pkg, "%s", pkg);
         n_memo++;
     }
 }

@@ -5,11 +5,11 @@
  * cache compile the same image each"). Found by grouping the compiles of a
  * run by image hash and sweeping each group for spans that overlap in time.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "races.h"
+#include "sfmt.h"
 
 struct race_ev {
     uint64_t hash;
@@ -18,16 +18,6 @@ struct race_ev {
     const struct jst_call_ev *c;
     int racing; /* part of an overlapping span of several processes */
 };
-
-/* snprintf that truncates silently: the texts are bounded on purpose. */
-static void rfmt(char *buf, size_t n, const char *f, ...) __attribute__((format(printf, 3, 4)));
-static void rfmt(char *buf, size_t n, const char *f, ...)
-{
-    va_list ap;
-    va_start(ap, f);
-    vsnprintf(buf, n, f, ap);
-    va_end(ap);
-}
 
 static uint64_t wall(const struct jst_process *p, uint64_t t)
 {
@@ -125,21 +115,21 @@ static void race_text(struct jst_race *r)
     char dur[32];
     double s = (double)r->jit_ns / 1e9;
     if (s >= 1.0) /* as the reports write times (rv_dur) */
-        rfmt(dur, sizeof(dur), "%.2f s", s);
+        jst_sfmt(dur, sizeof(dur), "%.2f s", s);
     else
-        rfmt(dur, sizeof(dur), "%.1f ms", s * 1e3);
+        jst_sfmt(dur, sizeof(dur), "%.1f ms", s * 1e3);
     const char *what = r->origin ? r->origin : "an image built in memory";
     if (r->origin)
-        rfmt(r->text, sizeof(r->text),
-             "%s: compiled %zu times at once in %zu processes, %s in all: warm the cache "
-             "before starting them (jitstall warm --cache %s %s)",
-             what, r->compiles, r->processes, dur, r->cache_path ? r->cache_path : "DIR",
-             r->origin);
+        jst_sfmt(r->text, sizeof(r->text),
+                 "%s: compiled %zu times at once in %zu processes, %s in all: warm the cache "
+                 "before starting them (jitstall warm --cache %s %s)",
+                 what, r->compiles, r->processes, dur, r->cache_path ? r->cache_path : "DIR",
+                 r->origin);
     else
-        rfmt(r->text, sizeof(r->text),
-             "%s: compiled %zu times at once in %zu processes, %s in all: warm the cache "
-             "before starting them (run one process first)",
-             what, r->compiles, r->processes, dur);
+        jst_sfmt(r->text, sizeof(r->text),
+                 "%s: compiled %zu times at once in %zu processes, %s in all: warm the cache "
+                 "before starting them (run one process first)",
+                 what, r->compiles, r->processes, dur);
 }
 
 static int cmp_race(const void *a, const void *b)
@@ -214,9 +204,9 @@ int jst_races_add_fixes(const struct jst_races *r, struct jst_fixes *fixes)
         struct jst_fix *f = &fixes->v[fixes->n++];
         memset(f, 0, sizeof(*f));
         f->kind = JST_FIX_RACE;
-        rfmt(f->text, sizeof(f->text), "%s", r->v[i].text);
-        rfmt(f->target, sizeof(f->target), "%s",
-             r->v[i].cache_path ? r->v[i].cache_path : "JIT cache");
+        jst_sfmt(f->text, sizeof(f->text), "%s", r->v[i].text);
+        jst_sfmt(f->target, sizeof(f->target), "%s",
+                 r->v[i].cache_path ? r->v[i].cache_path : "JIT cache");
         f->saves_ns = r->v[i].saves_ns;
         f->n_loads = r->v[i].compiles;
     }

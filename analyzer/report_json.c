@@ -43,10 +43,7 @@ static void json_stack(struct jst_json *j, const struct rv_module *m)
         jst_json_obj(j);
         jst_json_kstr(j, "func", f->func);
         jst_json_kstr(j, "file", f->file);
-        if (f->line)
-            jst_json_ku64(j, "line", f->line);
-        else
-            jst_json_knull(j, "line");
+        jst_json_kopt_u64(j, "line", f->line != 0, f->line);
         jst_json_kstr(j, "object", f->object);
         jst_json_ku64(j, "offset", f->offset);
         jst_json_end(j);
@@ -107,10 +104,7 @@ static void json_module(struct jst_json *j, const struct rv_module *m)
     jst_json_kstr(j, "image_kind", c->image_kind ? jst_image_kind_name(c->image_kind) : NULL);
     jst_json_ku64(j, "image_size", c->image_size);
     jst_json_ku64(j, "ptx_size", c->ptx_size);
-    if (c->target_cc)
-        jst_json_ku64(j, "target_cc", c->target_cc);
-    else
-        jst_json_knull(j, "target_cc");
+    jst_json_kopt_u64(j, "target_cc", c->target_cc != 0, c->target_cc);
     jst_json_kstrv(j, "kernels_mangled", c->kernels, c->n_kernels);
     jst_json_kstrv(j, "entries", c->entries, c->n_entries);
     jst_json_key(j, "cupti");
@@ -142,6 +136,40 @@ static void json_devices(struct jst_json *j, const struct jst_process *p)
     jst_json_end(j);
 }
 
+/* Where the time to first kernel went (docs/report-json.md). */
+static void json_ttfk_breakdown(struct jst_json *j, const struct jst_process *p)
+{
+    jst_json_key(j, "ttfk_breakdown");
+    jst_json_obj(j);
+    jst_json_ku64(j, "jit_ns", p->ttfk_jit_ns);
+    jst_json_ku64(j, "jit_compile_ns", p->ttfk_jit_compile_ns);
+    jst_json_ku64(j, "jit_cache_load_ns", p->ttfk_jit_cache_load_ns);
+    jst_json_ku64(j, "init_ns", p->init_ns);
+    jst_json_ku64(j, "ctx_ns", p->ctx_ns);
+    jst_json_ku64(j, "sass_load_ns", p->sass_load_ns);
+    jst_json_ku64(j, "pre_driver_ns", p->pre_driver_ns);
+    jst_json_ku64(j, "other_ns", p->other_ns);
+    jst_json_ku64(j, "rtc_ns", p->rtc_ns);
+    jst_json_ku64(j, "jit_work_ns", p->ttfk_jit_work_ns);
+    jst_json_ku64(j, "jit_overlap_loads", p->ttfk_jit_overlap);
+    jst_json_end(j);
+}
+
+/* The JIT cache the process used, at its start and at its exit. */
+static void json_cache(struct jst_json *j, const struct jst_process *p)
+{
+    jst_json_key(j, "cache");
+    jst_json_obj(j);
+    const char *cp = p->cache_start.present ? p->cache_start.path : p->cache_end.path;
+    jst_json_kstr(j, "path", cp);
+    jst_json_kbool(j, "from_env",
+                   (p->cache_start.present && p->cache_start.from_env) ||
+                       (p->cache_end.present && p->cache_end.from_env));
+    json_cache_state(j, "start", &p->cache_start);
+    json_cache_state(j, "end", &p->cache_end);
+    jst_json_end(j);
+}
+
 static void json_process(struct jst_json *j, const struct rv_report *r, const struct rv_proc *rp)
 {
     const struct jst_process *p = rp->p;
@@ -150,20 +178,13 @@ static void json_process(struct jst_json *j, const struct rv_report *r, const st
     /* stable keys */
     jst_json_ku64(j, "pid", p->pid);
     jst_json_kstr(j, "exe", p->exe);
-    jst_json_key(j, "ttfk_ns");
-    if (p->first_launch_ns || p->ttfk_in_flight)
-        jst_json_u64(j, p->ttfk_ns);
-    else
-        jst_json_null(j);
+    jst_json_kopt_u64(j, "ttfk_ns", p->first_launch_ns || p->ttfk_in_flight, p->ttfk_ns);
     jst_json_kbool(j, "ttfk_in_flight", p->ttfk_in_flight);
     jst_json_ku64(j, "jit_ns", p->jit_ns);
     jst_json_ku64(j, "jit_compile_ns", p->jit_compile_ns);
     jst_json_ku64(j, "jit_cache_load_ns", p->jit_cache_load_ns);
-    jst_json_key(j, "self_ns"); /* jitstall's own time; null: not in the trace */
-    if (p->self_ns)
-        jst_json_u64(j, p->self_ns);
-    else
-        jst_json_null(j);
+    /* jitstall's own time; null: not in the trace */
+    jst_json_kopt_u64(j, "self_ns", p->self_ns != 0, p->self_ns);
     jst_json_key(j, "modules");
     jst_json_arr(j);
     for (size_t i = 0; i < rp->n_mods; i++)
@@ -181,46 +202,12 @@ static void json_process(struct jst_json *j, const struct rv_report *r, const st
     jst_json_kstrv(j, "missing", rp->missing, rp->n_missing);
     jst_json_kstr(j, "gpu_arch", rv_gpu_arch(p, arch, sizeof(arch)));
     json_devices(j, p);
-    jst_json_key(j, "first_launch_ns");
-    if (p->first_launch_ns)
-        jst_json_u64(j, p->first_launch_ns);
-    else
-        jst_json_null(j);
-    jst_json_key(j, "projected_ttfk_ns");
-    if (p->first_launch_ns)
-        jst_json_u64(j, rp->projected_ttfk_ns);
-    else
-        jst_json_null(j);
-    jst_json_key(j, "ttfk_breakdown");
-    jst_json_obj(j);
-    jst_json_ku64(j, "jit_ns", p->ttfk_jit_ns);
-    jst_json_ku64(j, "jit_compile_ns", p->ttfk_jit_compile_ns);
-    jst_json_ku64(j, "jit_cache_load_ns", p->ttfk_jit_cache_load_ns);
-    jst_json_ku64(j, "init_ns", p->init_ns);
-    jst_json_ku64(j, "ctx_ns", p->ctx_ns);
-    jst_json_ku64(j, "sass_load_ns", p->sass_load_ns);
-    jst_json_ku64(j, "pre_driver_ns", p->pre_driver_ns);
-    jst_json_ku64(j, "other_ns", p->other_ns);
-    jst_json_ku64(j, "rtc_ns", p->rtc_ns);
-    jst_json_ku64(j, "jit_work_ns", p->ttfk_jit_work_ns);
-    jst_json_ku64(j, "jit_overlap_loads", p->ttfk_jit_overlap);
-    jst_json_end(j);
+    jst_json_kopt_u64(j, "first_launch_ns", p->first_launch_ns != 0, p->first_launch_ns);
+    jst_json_kopt_u64(j, "projected_ttfk_ns", p->first_launch_ns != 0, rp->projected_ttfk_ns);
+    json_ttfk_breakdown(j, p);
     jst_json_ku64(j, "jit_loads", rp->n_jit_loads);
-    jst_json_key(j, "cache");
-    jst_json_obj(j);
-    const char *cp = p->cache_start.present ? p->cache_start.path : p->cache_end.path;
-    jst_json_kstr(j, "path", cp);
-    jst_json_kbool(j, "from_env",
-                   (p->cache_start.present && p->cache_start.from_env) ||
-                       (p->cache_end.present && p->cache_end.from_env));
-    json_cache_state(j, "start", &p->cache_start);
-    json_cache_state(j, "end", &p->cache_end);
-    jst_json_end(j);
-    jst_json_key(j, "exit_status");
-    if (p->has_end)
-        jst_json_i64(j, p->exit_status);
-    else
-        jst_json_null(j);
+    json_cache(j, p);
+    jst_json_kopt_i64(j, "exit_status", p->has_end, p->exit_status);
     rv_queries_json(j, r, p);
     jst_json_kstrv(j, "notes", p->notes, p->n_notes);
     jst_json_end(j);

@@ -168,17 +168,28 @@ static void write_headline(FILE *f, const struct rv_report *r)
     }
 }
 
+/* A section's heading, then the sentence that stands for it when it has no
+ * entries, else the header of its table (NULL: a list follows). Returns 1
+ * when its n entries are to follow, 0 when there are none. */
+static int md_section(FILE *f, const char *title, size_t n, const char *none, const char *table)
+{
+    fprintf(f, "\n### %s\n\n", title);
+    if (!n)
+        fprintf(f, "%s\n", none);
+    else if (table)
+        fputs(table, f);
+    return n != 0;
+}
+
 static void write_culprits(FILE *f, const struct rv_report *r)
 {
     char buf[2048], d[32];
-    fputs("\n### Culprits, ranked by time lost\n\n", f);
-    if (!r->n_groups) {
-        fputs("None: no load needed the JIT or failed.\n", f);
+    if (!md_section(
+            f, "Culprits, ranked by time lost", r->n_groups,
+            "None: no load needed the JIT or failed.",
+            "| # | time lost | loads | module | verdict | kernels | cache | call site | fix |\n"
+            "| ---: | ---: | --- | --- | --- | --- | --- | --- | --- |\n"))
         return;
-    }
-    fputs("| # | time lost | loads | module | verdict | kernels | cache | call site | fix |\n"
-          "| ---: | ---: | --- | --- | --- | --- | --- | --- | --- |\n",
-          f);
     for (size_t g = 0; g < r->n_groups; g++) {
         const struct rv_group *gr = &r->groups[g];
         const struct rv_module *m = gr->m;
@@ -240,11 +251,8 @@ static void write_races(FILE *f, const struct rv_report *r)
 static void write_fixes(FILE *f, const struct rv_report *r)
 {
     char d[32], e[32];
-    fputs("\n### Fixes, ranked by time saved\n\n", f);
-    if (!r->fixes.n) {
-        fputs("Nothing to fix.\n", f);
+    if (!md_section(f, "Fixes, ranked by time saved", r->fixes.n, "Nothing to fix.", NULL))
         return;
-    }
     for (size_t i = 0; i < r->fixes.n; i++) {
         const struct jst_fix *x = &r->fixes.v[i];
         if (x->saves_ns)
@@ -277,14 +285,10 @@ static void state_cell(FILE *f, const struct jst_cache_state *s)
 static void write_cache(FILE *f, const struct rv_report *r)
 {
     char a[32];
-    fputs("\n### JIT cache\n\n", f);
-    if (!r->n_caches) {
-        fputs("Not recorded.\n", f);
+    if (!md_section(f, "JIT cache", r->n_caches, "Not recorded.",
+                    "| path | set by | at start | at exit | change during the run |\n"
+                    "| --- | --- | --- | --- | --- |\n"))
         return;
-    }
-    fputs("| path | set by | at start | at exit | change during the run |\n"
-          "| --- | --- | --- | --- | --- |\n",
-          f);
     for (size_t i = 0; i < r->n_caches; i++) {
         const struct rv_cache *c = &r->caches[i];
         const struct jst_cache_state *s = &c->first->cache_start, *e = &c->last->cache_end;

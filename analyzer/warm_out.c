@@ -134,10 +134,7 @@ int warm_print_json(const struct warm *w)
     jst_json_ku64(&j, "entries_after", w->after.entries);
     jst_json_ku64(&j, "bytes_after", w->after.size_bytes);
     uint64_t need = maxsize_needed(w);
-    if (need)
-        jst_json_ku64(&j, "maxsize_needed", need);
-    else
-        jst_json_knull(&j, "maxsize_needed");
+    jst_json_kopt_u64(&j, "maxsize_needed", need != 0, need);
     jst_json_end(&j);
     jst_json_key(&j, "device");
     jst_json_obj(&j);

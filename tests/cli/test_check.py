@@ -328,9 +328,10 @@ def test_junit(env):
 
 @case
 def test_junit_escaping(env):
-    # Markup characters, quotes, a newline and invalid UTF-8 in the exe and the
-    # library path must still give a valid document carrying the text.
-    nasty_src = '/opt/a&b/<lib>\\"q\'\\x01\\xff\\xc3\\x28.so'
+    # Markup characters, quotes, a newline, invalid UTF-8 and U+FFFE (valid
+    # UTF-8 that XML 1.0 forbids) in the exe and the library path must still
+    # give a valid document carrying the text, and valid UTF-8 as it is.
+    nasty_src = '/opt/a&b/<lib>\\"q\'\\x01\\xff\\xc3\\x28\\xef\\xbf\\xbe\\xc3\\xa9.so'
     spec = run_spec(exe="/opt/x&y<z>/p\"r'og", source="SRC").replace(q("SRC"), '"' + nasty_src + '"')
     t = env.trace("nasty", spec)
     j = env.path("j.xml")
@@ -339,6 +340,9 @@ def test_junit_escaping(env):
     f = root.find(".//failure")
     expect(f is not None and "/opt/a&b/<lib>\"q'" in f.get("message"), f.get("message"))
     expect("\ufffd" in f.get("message"), "invalid bytes become U+FFFD")
+    # each byte of U+FFFE becomes U+FFFD; é stays
+    expect("q'\ufffd\ufffd\ufffd(\ufffd\ufffd\ufffd\u00e9.so" in f.get("message"),
+           f.get("message"))
     c = root.find(".//testcase")
     expect(c.get("classname") == "jitstall.p\"r'og", c.get("classname"))
 

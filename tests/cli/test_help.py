@@ -61,5 +61,24 @@ def test_unknown_option_one_line(env):
         expect(err == want, f"{cmd}: {err!r}")
 
 
+@case
+def test_usage_errors_one_line(env):
+    # Every command reads its options the same way (analyzer/cli.c): no
+    # operand is one line naming what is missing, never a usage text; where
+    # getopt can tell an unknown option from a missing value (dump, run) the
+    # line says which.
+    t = env.trace("t", run_spec())
+    for cmd, what in (("baseline", "trace or directory"), ("check", "trace or directory"),
+                      ("dump", "trace"), ("export", "trace or directory"), ("report", "trace"),
+                      ("run", "command"), ("scan", "PATH"), ("warm", "PATH")):
+        out, err = env.expect_rc(2, cmd)
+        want = f"jitstall {cmd}: no {what} given (see 'jitstall {cmd} --help')\n"
+        expect(out == "" and err == want, f"{cmd}: {out!r} {err!r}")
+    for cmd in ("dump", "run"):
+        _, err = env.expect_rc(2, cmd, "--bogus", t)
+        want = f"jitstall {cmd}: unknown option '--bogus' (see 'jitstall {cmd} --help')\n"
+        expect(err == want, f"{cmd}: {err!r}")
+
+
 if __name__ == "__main__":
     sys.exit(main(sys.argv))

@@ -109,6 +109,12 @@ def test_prometheus_export(tmp):
     expect(get(s, "jitstall_loads", verdict="ptx_jit", **lab) == 1, "one ptx_jit load")
     expect(get(s, "jitstall_loads", verdict="sass", **lab) == 1, "one sass load")
     expect(get(s, "jitstall_jit_cache_outcomes", outcome="miss_stored", **lab) == 1, "cold: stored")
+    # Every verdict and every cache outcome has its sample, 0 included, so no
+    # series comes and goes between runs (get() fails on a missing one).
+    for v in ("sass", "ptx_jit", "forced_jit", "no_compatible", "jit_disabled", "damaged"):
+        get(s, "jitstall_loads", verdict=v, **lab)
+    for o in ("hit", "miss_stored", "miss_not_stored", "unknown"):
+        get(s, "jitstall_jit_cache_outcomes", outcome=o, **lab)
     expect(not any("pid" in dict(l) for (_, l) in s), "no pid label (bounded series)")
     # Two processes of one program and label set give one series set: the
     # slowest time to first kernel, summed JIT.

@@ -102,13 +102,23 @@ static void test_match_takes_the_first_unused_equal(void **state)
         map[i] = -1;
     map[7] = 0; /* already matched: left alone */
     used[0] = 1;
-    assert_int_equal(jst_match_first(&k, 8, 8, map, used), 0);
+    jst_match_first(&k, 8, 8, map, used);
     /* a scan of b for each a in turn gives the same pairs; b[7] is used
      * by a[1] when a[5] asks */
     const long want[] = {1, 7, 3, 5, -1, -1, -1, 0};
     for (int i = 0; i < 8; i++)
         assert_int_equal(map[i], want[i]);
     assert_int_equal(used[2], 0); /* b's 7 was never asked for */
+    /* The scan jst_match_first falls back to out of memory: the same pairs. */
+    char used2[8] = {1, 0};
+    long map2[8];
+    for (int i = 0; i < 8; i++)
+        map2[i] = -1;
+    map2[7] = 0;
+    jst_match_scan(&k, 8, 8, map2, used2);
+    for (int i = 0; i < 8; i++)
+        assert_int_equal(map2[i], want[i]);
+    assert_memory_equal(used2, used, sizeof used);
 }
 
 int main(void)

@@ -1,0 +1,54 @@
+/*
+ * The option handling every subcommand shares: the getopt_long loop, -h and
+ * --help, and the one-line errors for an unknown option and for missing
+ * operands, so that each cmd_<name>.c says only what its own options do.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include "cli.h"
+
+/* A shortopts with a leading ':' (after '+') lets getopt_long tell a
+ * missing value (':') from an unknown option ('?'), so the message can say
+ * which; without it both arrive as '?'. */
+static int cli_tells_missing(const char *shortopts)
+{
+    return shortopts[shortopts[0] == '+'] == ':';
+}
+
+static int cli_bad_option(const struct jst_cli *cli, char **argv)
+{
+    jst_errorf(cli->cmd, "unknown option%s '%s' (see 'jitstall %s --help')",
+               cli_tells_missing(cli->shortopts) ? "" : " or missing value",
+               optind > 0 ? argv[optind - 1] : "?", cli->cmd);
+    return JST_EXIT_USAGE;
+}
+
+int jst_cli_parse(const struct jst_cli *cli, int argc, char **argv, void *ctx)
+{
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, cli->shortopts, cli->longopts, NULL)) != -1) {
+        if (c == 'h') {
+            fputs(cli->help, stdout);
+            return JST_EXIT_OK;
+        }
+        if (c == '?')
+            return cli_bad_option(cli, argv);
+        const char *arg = c == ':' ? argv[optind - 1] : optarg;
+        if (cli->option(c, arg, ctx) != 0)
+            return JST_EXIT_USAGE;
+    }
+    if (cli->operands && optind >= argc) {
+        jst_errorf(cli->cmd, "no %s given (see 'jitstall %s --help')", cli->operands, cli->cmd);
+        return JST_EXIT_USAGE;
+    }
+    return JST_CLI_GO;
+}
+
+int jst_cli_set_flag(int c, const char *arg, void *ctx)
+{
+    (void)c, (void)arg;
+    *(int *)ctx = 1;
+    return 0;
+}
