@@ -17,9 +17,7 @@ static const struct jst_stack *ix_stacks;
 static int ix_cmp_stack(const void *a, const void *b)
 {
     size_t x = *(const size_t *)a, y = *(const size_t *)b;
-    if (ix_stacks[x].id != ix_stacks[y].id)
-        return ix_stacks[x].id < ix_stacks[y].id ? -1 : 1;
-    return x < y ? -1 : x > y;
+    return jst_ix_order(ix_stacks[x].id, ix_stacks[y].id, x, y);
 }
 
 void jst_ix_build(const struct jst_process *p, struct jst_seq_pos **seq_ix, size_t **stack_ix)

@@ -16,6 +16,15 @@ struct jst_seq_pos {
     size_t pos;
 };
 
+/* The order of every index of positions: by key, then by position, so that
+ * equal keys keep the trace's order (qsort is not stable). */
+static inline int jst_ix_order(uint64_t kx, uint64_t ky, size_t x, size_t y)
+{
+    if (kx != ky)
+        return kx < ky ? -1 : 1;
+    return x < y ? -1 : x > y;
+}
+
 /* Both indexes of p; each is left NULL when p has nothing to index or
  * memory ran out (the lookups then scan). */
 void jst_ix_build(const struct jst_process *p, struct jst_seq_pos **seq_ix, size_t **stack_ix);

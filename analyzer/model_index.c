@@ -222,9 +222,7 @@ static const struct jst_call_ev *mi_calls;
 static int mi_cmp_start(const void *a, const void *b)
 {
     size_t x = *(const size_t *)a, y = *(const size_t *)b;
-    if (mi_calls[x].start_ns != mi_calls[y].start_ns)
-        return mi_calls[x].start_ns < mi_calls[y].start_ns ? -1 : 1;
-    return x < y ? -1 : x > y;
+    return jst_ix_order(mi_calls[x].start_ns, mi_calls[y].start_ns, x, y);
 }
 
 void jst_model_span_free(struct jst_process *p)
