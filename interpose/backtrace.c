@@ -1,5 +1,6 @@
 /*
- * Stack capture for the preload: raw return addresses with libunwind, each
+ * Stack capture for the preload: raw return addresses (glibc's backtrace()
+ * for a process's first captures, libunwind after: interpose/lazylib.c), each
  * distinct stack written once as JST_REC_STACK and referred to by id from the
  * events (heaptrack's scheme). Symbolization happens offline in the analyzer.
  *
@@ -259,17 +260,6 @@ static uint64_t bt_intern(const uint64_t *ips, size_t n, const struct jst_pyfram
     bt_count++;
     bt_write(id, ips, n, py_len ? py : NULL);
     return id;
-}
-
-void jst_bt_warm(void)
-{
-    int saved = errno;
-    pthread_once(&bt_once, bt_init);
-    void *raw[BT_MAX_DEPTH + BT_MAX_SKIP];
-    uint64_t t0 = jst_now_ns();
-    jst_unw_backtrace(raw, bt_depth + BT_MAX_SKIP);
-    jst_cost_add(JST_COST_UNWIND, jst_now_ns() - t0);
-    errno = saved;
 }
 
 uint64_t jst_bt_capture(void)

@@ -11,10 +11,6 @@
  * before returns the same id, and a new one is written as JST_REC_STACK first.
  * 0 when capture is off or failed. Never called on the hot launch path. */
 uint64_t jst_bt_capture(void);
-/* Fills libunwind's caches (a few hundred us, once per process) without
- * recording anything: called when the trace opens, so that the first captured
- * load does not pay for it. */
-void jst_bt_warm(void);
 /* Writes the initial module map (JST_REC_MODMAP, JST_MOD_INITIAL). */
 void jst_modmap_initial(void);
 /* After a dlopen/dlclose returns: write what appeared or went. */

@@ -13,10 +13,10 @@ static _Atomic uint64_t cost_ns[JST_COST_N];
 static _Atomic uint64_t cost_calls[JST_COST_N];
 
 static const char *const cost_names[JST_COST_N] = {
-    [JST_COST_LIBS] = "load libunwind",
+    [JST_COST_LIBS] = "load unwinder",
     [JST_COST_OPEN] = "open trace + PROCESS",
     [JST_COST_CACHE_START] = "cache walk at start",
-    [JST_COST_MODMAP] = "module map + first unwind",
+    [JST_COST_MODMAP] = "module map",
     [JST_COST_EXT] = "CUPTI + budget set-up",
     [JST_COST_LOOKUP] = "cuGetProcAddress mapping",
     [JST_COST_INSPECT] = "image inspection",

@@ -10,10 +10,10 @@
 /* Where the preload's own time goes; JITSTALL_DEBUG=1 prints one line per
  * phase at exit. The phases overlap the per-event total (JST_COST_EVENTS). */
 enum jst_cost_phase {
-    JST_COST_LIBS,        /* dlopen of libunwind */
+    JST_COST_LIBS,        /* the unwinder's library: glibc's at open, libunwind later */
     JST_COST_OPEN,        /* creating the trace file, PROCESS record */
     JST_COST_CACHE_START, /* JIT cache walk at start */
-    JST_COST_MODMAP,      /* initial module map: build-ids, first unwind */
+    JST_COST_MODMAP,      /* initial module map: build-ids */
     JST_COST_EXT,         /* CUPTI and budget set-up */
     JST_COST_LOOKUP,      /* mapping what cuGetProcAddress returns to our wrappers */
     JST_COST_INSPECT,     /* image inspection before loads */
@@ -35,8 +35,11 @@ void jst_cost_print(void);
 /* A forked child starts from zero. */
 void jst_cost_atfork_child(void);
 
-/* dlopen libunwind once (idempotent, lock-free); before the trace opens. */
+/* dlopen libunwind once (idempotent, lock-free). */
 void jst_lazylib_load(void);
+/* Before the trace opens: makes ready the unwinder the first captures use
+ * (glibc's, or libunwind when JITSTALL_UNWIND_AFTER=0); may dlopen. */
+void jst_lazylib_prepare(void);
 /* Why libunwind could not be loaded (one line), or NULL when it was. */
 const char *jst_lazylib_missing(void);
 /* unw_backtrace of the loaded libunwind; 0 frames when it is not loaded. */

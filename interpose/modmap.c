@@ -305,7 +305,6 @@ void jst_modmap_initial(void)
     __atomic_store_n(&mm_started, 1, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&mm_lock);
     mm_busy = 0;
-    jst_bt_warm();
     errno = saved;
 }
 

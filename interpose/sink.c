@@ -444,14 +444,12 @@ static void trace_open_locked(void)
         jst_note(1, g_cont_note);
         g_cont_note[0] = '\0';
     }
-    if (jst_lazylib_missing())
-        jst_note(1, jst_lazylib_missing());
     uint64_t t1 = jst_now_ns();
     jst_cost_add(JST_COST_OPEN, t1 - t0);
     emit_cache_state(0);
     uint64_t t2 = jst_now_ns();
     jst_cost_add(JST_COST_CACHE_START, t2 - t1);
-    jst_modmap_initial(); /* also warms libunwind's caches (jst_bt_warm) */
+    jst_modmap_initial();
     jst_cost_add(JST_COST_MODMAP, jst_now_ns() - t2);
     if (atomic_load(&jst_cuinit_ok))
         jst_emit_devices();
@@ -475,9 +473,9 @@ struct jst_writer *jst_trace(void)
         return NULL;
     int saved = errno;
     jst_guard++;
-    /* dlopen, so never under open_lock (see below). */
+    /* May dlopen, so never under open_lock (see below). */
     if (atomic_load(&jst_state) == JST_ST_NEW)
-        jst_lazylib_load();
+        jst_lazylib_prepare();
     pthread_mutex_lock(&open_lock);
     int opened = 0;
     if (atomic_load(&jst_state) == JST_ST_NEW) {

@@ -71,6 +71,11 @@ void jst_dbg(const char *fmt, ...)
 {
     (void)fmt;
 }
+void jst_note(int level, const char *msg)
+{
+    (void)level;
+    (void)msg;
+}
 
 static int cmp_double(const void *a, const void *b)
 {

@@ -28,7 +28,7 @@ b = [x for x in of_type("begin") if x.get("seq") == jit[0]["seq"]]
 expect(b and b[0].get("kernels") and b[0].get("kernels") == jit[0].get("kernels"),
        f"same kernels in BEGIN and call: {b} {jit[0].get('kernels')}")
 PY
-for phase in "load libunwind" "open trace" "cache walk at start" "module map" "image inspection" \
+for phase in "load unwinder" "open trace" "cache walk at start" "module map" "image inspection" \
     "stack capture" "cache walk at exit" "final flush" "own total"; do
     grep -q "jitstall\[[0-9]*\]: cost: $phase" "$WORK/cost.err" || fail "no '$phase' line: $(cat "$WORK/cost.err")"
 done
