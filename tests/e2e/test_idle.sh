@@ -2,7 +2,7 @@
 # An idle preloaded process (one that never calls the driver) maps nothing of
 # jitstall's heavy libraries: no libzstd, liblz4, libunwind or liblzma, and
 # writes no trace. A process that does reach the driver still records stacks
-# (libunwind is loaded then).
+# (glibc's backtrace() for its first captures, libunwind later).
 . "$(dirname "$0")/lib.sh"
 mkdir -p "$WORK/idle.traces"
 env LD_PRELOAD="$JST_PRELOAD" JITSTALL_DIR="$WORK/idle.traces" cat /proc/self/maps >"$WORK/maps" ||
