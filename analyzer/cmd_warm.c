@@ -265,7 +265,7 @@ static int load_all(struct warm *w)
 {
     size_t pending = 0, done = 0;
     for (size_t i = 0; i < w->n; i++)
-        pending += w->v[i].status == WS_TODO;
+        pending += w->v[i].status == WS_PENDING;
     if (!pending)
         return 0;
     void *ctx = NULL;
@@ -276,7 +276,7 @@ static int load_all(struct warm *w)
         return -1;
     }
     for (size_t i = 0; i < w->n; i++) {
-        if (w->v[i].status != WS_TODO)
+        if (w->v[i].status != WS_PENDING)
             continue;
         if (w->progress)
             progress(w, i, done, pending);
@@ -294,7 +294,7 @@ static int load_all(struct warm *w)
 static void skip_all(struct warm *w, const char *why)
 {
     for (size_t i = 0; i < w->n; i++)
-        if (w->v[i].status == WS_TODO) {
+        if (w->v[i].status == WS_PENDING) {
             w->v[i].status = WS_NOT_STORED;
             snprintf(w->v[i].why, sizeof(w->v[i].why), "%s", why);
         }

@@ -13,7 +13,7 @@
 #include "warmfile.h"
 
 /* What became of one image that needs the JIT. */
-enum warm_status { WS_TODO, WS_WARMED, WS_CACHED, WS_DUP, WS_FAILED, WS_NOT_STORED, WS_SKIPPED };
+enum warm_status { WS_PENDING, WS_WARMED, WS_CACHED, WS_DUP, WS_FAILED, WS_NOT_STORED, WS_SKIPPED };
 
 struct warm_img {
     char *path;

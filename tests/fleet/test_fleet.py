@@ -26,21 +26,18 @@ import tempfile
 import time
 import urllib.request
 
-CASES = {}
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
+from clitest import case, expect, main as run_cases  # noqa: E402  (the shared harness)
 
 
-def case(fn):
-    CASES[fn.__name__[len("test_"):]] = fn
-    return fn
+class TmpEnv:
+    """A case's scratch directory, removed afterwards."""
 
+    def __init__(self):
+        self.tmp = tempfile.mkdtemp(prefix="jst-fleet-")
 
-class Failure(Exception):
-    pass
-
-
-def expect(cond, msg):
-    if not cond:
-        raise Failure(msg)
+    def close(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
 
 
 def need_tool(name):
@@ -92,7 +89,8 @@ def get(s, name, **want):
 
 
 @case
-def test_prometheus_export(tmp):
+def test_prometheus_export(env):
+    tmp = env.tmp
     promtool = need_tool("promtool")
     cold = traced_run(tmp, "cold", ["ptx75.fatbin", "sm90.fatbin"])
     rc, out, err = cli("export", "--format", "prometheus", cold)
@@ -126,7 +124,8 @@ def test_prometheus_export(tmp):
 
 
 @case
-def test_node_exporter_textfile(tmp):
+def test_node_exporter_textfile(env):
+    tmp = env.tmp
     exporter = need_tool("prometheus-node-exporter")
     d = traced_run(tmp, "t", ["ptx75.fatbin"])
     textdir = os.path.join(tmp, "textfile")
@@ -162,7 +161,8 @@ def test_node_exporter_textfile(tmp):
 
 
 @case
-def test_preload_prom_dir(tmp):
+def test_preload_prom_dir(env):
+    tmp = env.tmp
     promtool = need_tool("promtool")
     promdir = os.path.join(tmp, "prom")
     extra = {"JITSTALL_PROM_DIR": promdir}
@@ -201,7 +201,8 @@ def test_preload_prom_dir(tmp):
 
 
 @case
-def test_otlp_export(tmp):
+def test_otlp_export(env):
+    tmp = env.tmp
     py = os.environ.get("JST_OTLP_PYTHON")
     expect(py and os.path.exists(py), "no Python with opentelemetry-proto (tests/deps.sh makes .pyvenv)")
     d = traced_run(tmp, "t", ["ptx75.fatbin", "sm90.fatbin"])
@@ -267,23 +268,5 @@ print(json.dumps(out))
         expect(any(s["name"] == "cuInit" for s in g["spans"]), "cuInit span")
 
 
-def main(argv):
-    if argv[1:] == ["--list"]:
-        print("\n".join(CASES))
-        return 0
-    rc = 0
-    for n in argv[1:] or list(CASES):
-        tmp = tempfile.mkdtemp(prefix="jst-fleet-")
-        try:
-            CASES[n](tmp)
-            print(f"ok: {n}")
-        except Failure as e:
-            print(f"FAIL: {n}: {e}", file=sys.stderr)
-            rc = 1
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-    return rc
-
-
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(run_cases(sys.argv, TmpEnv))

@@ -21,25 +21,8 @@ import subprocess
 import sys
 import tempfile
 
-CASES = {}
-
-
-def case(fn):
-    CASES[fn.__name__[len("test_"):]] = fn
-    return fn
-
-
-class Failure(Exception):
-    pass
-
-
-def expect(cond, msg):
-    if not cond:
-        raise Failure(msg)
-
-
-class Skip(Exception):
-    pass
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
+from clitest import case, expect, Skip, main as run_cases  # noqa: E402  (the shared harness)
 
 
 class Env:
@@ -50,6 +33,9 @@ class Env:
 
     def path(self, *p):
         return os.path.join(self.tmp, *p)
+
+    def close(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
 
     def env(self, cache=None, **extra):
         """A clean environment on the simulated driver (no CUDA_*/JITSTALL_* leaks)."""
@@ -333,27 +319,5 @@ def test_report_driver_release(env):
     expect("was warmed for" not in out, out)
 
 
-def main(argv):
-    if argv[1:] == ["--list"]:
-        print("\n".join(CASES))
-        return 0
-    names = argv[1:] or list(CASES)
-    bad = skipped = 0
-    for n in names:
-        env = Env()
-        try:
-            CASES[n](env)
-            print(f"PASS {n}")
-        except Skip as e:
-            print(f"SKIP {n} (after its checks without the preload): {e}")
-            skipped += 1
-        except Failure as e:
-            print(f"FAIL {n}: {e}")
-            bad += 1
-        finally:
-            shutil.rmtree(env.tmp, ignore_errors=True)
-    return 1 if bad else 77 if skipped and len(names) == 1 else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(run_cases(sys.argv, Env))
