@@ -42,7 +42,8 @@ void jst_lazylib_load(void);
 void jst_lazylib_prepare(void);
 /* Why libunwind could not be loaded (one line), or NULL when it was. */
 const char *jst_lazylib_missing(void);
-/* unw_backtrace of the loaded libunwind; 0 frames when it is not loaded. */
+/* The caller's stack: glibc's backtrace() for the first JITSTALL_UNWIND_AFTER
+ * captures, libunwind's unw_backtrace after (glibc's again if it is missing). */
 int jst_unw_backtrace(void **buf, int n);
 
 #endif

@@ -70,7 +70,11 @@ void jst_lazylib_load(void)
                      lib, e ? e : "no unw_backtrace");
             atomic_store_explicit(&unw_why_published, 1, memory_order_release);
             jst_dbg("%s", unw_why);
-            jst_note(1, unw_why);
+            /* Loaded at a capture: the trace is open, say it now. Loaded
+             * before the trace opens (JITSTALL_UNWIND_AFTER=0): the opening
+             * writes it as its first note (jst_lazylib_missing). */
+            if (atomic_load(&jst_state) == JST_ST_ON)
+                jst_note(1, unw_why);
         }
     }
     atomic_store_explicit(&unw_tried, 1, memory_order_release);

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "cost.h"
+#include "image.h"
 #include "state.h"
 #include "hooks_wrap.h"
 #include "procaddr.h"
@@ -33,10 +34,7 @@ static pthread_once_t pa_once = PTHREAD_ONCE_INIT;
 
 static uint32_t pa_hash(const char *s)
 {
-    uint32_t h = 2166136261u; /* FNV-1a */
-    for (; *s; s++)
-        h = (h ^ (uint8_t)*s) * 16777619u;
-    return h;
+    return (uint32_t)jst_hash64(s, strlen(s));
 }
 
 static void pa_put(const char *key, int i)

@@ -444,6 +444,8 @@ static void trace_open_locked(void)
         jst_note(1, g_cont_note);
         g_cont_note[0] = '\0';
     }
+    if (jst_lazylib_missing())
+        jst_note(1, jst_lazylib_missing());
     uint64_t t1 = jst_now_ns();
     jst_cost_add(JST_COST_OPEN, t1 - t0);
     emit_cache_state(0);

@@ -61,7 +61,8 @@ static uint64_t bench_now(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* init.c's clock and debug print, which the code above calls. */
+/* The sink's state, clock and debug print, which the code above calls. */
+_Atomic int jst_state;
 int jst_debug_on;
 uint64_t jst_now_ns(void)
 {
