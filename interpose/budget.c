@@ -90,14 +90,24 @@ static void budget_at_exit(int status, void *arg)
     }
 }
 
-void jst_budget_install(void)
+JST_START_RODATA static const char name_budget[] = "JITSTALL_BUDGET_MS";
+
+/* The common case (no budget asked for) decided in the start-up pages; the
+ * rest only when JITSTALL_BUDGET_MS is set. */
+static void budget_arm(const char *b);
+
+JST_IDLE_TEXT void jst_budget_install(void)
 {
     int expected = 0;
     if (!atomic_compare_exchange_strong(&budget_installed, &expected, 1))
         return;
-    const char *b = secure_getenv("JITSTALL_BUDGET_MS");
-    if (!b)
-        return;
+    const char *b = secure_getenv(name_budget);
+    if (b)
+        budget_arm(b);
+}
+
+static void budget_arm(const char *b)
+{
     int64_t ms = parse_count(b);
     if (ms < 0) {
         budget_say("jitstall: JITSTALL_BUDGET_MS is not a number of milliseconds; no budget\n");

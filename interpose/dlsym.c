@@ -106,9 +106,14 @@ static void *map_dlsym(struct jst_hook *h, void *handle, void *p)
 /* The names whose lookups may be wrapped: the driver's (cu...) and the
  * runtime compilers' (nvrtc..., nvJitLink..., __nvJitLink...). Plain byte
  * compares: no libc function, which a sanitizer might intercept. */
-JST_NO_SANITIZE static int maybe_hooked(const char *name)
+JST_START_RODATA static const char pre_cu[] = "cu", pre_nvrtc[] = "nvrtc",
+                                        pre_link[] = "nvJitLink", pre_link2[] = "__nvJitLink";
+
+/* Every dlsym of every process (Python's, for each extension module) comes
+ * here: in the start-up pages, with its strings (state.h). */
+JST_NO_SANITIZE JST_IDLE_TEXT static int maybe_hooked(const char *name)
 {
-    static const char *const pre[] = {"cu", "nvrtc", "nvJitLink", "__nvJitLink"};
+    const char *const pre[] = {pre_cu, pre_nvrtc, pre_link, pre_link2};
     for (size_t i = 0; i < sizeof pre / sizeof pre[0]; i++) {
         const char *p = pre[i], *n = name;
         while (*p && *n == *p)
@@ -122,7 +127,7 @@ JST_NO_SANITIZE static int maybe_hooked(const char *name)
 /* Called by the assembly entry of dlsym: the real dlsym to jump into, or NULL
  * to take jst_dlsym_c. */
 void *jst_dlsym_target(const char *name);
-JST_NO_SANITIZE void *jst_dlsym_target(const char *name)
+JST_NO_SANITIZE JST_IDLE_TEXT void *jst_dlsym_target(const char *name)
 {
     if (!name || maybe_hooked(name))
         return NULL;
@@ -132,7 +137,7 @@ JST_NO_SANITIZE void *jst_dlsym_target(const char *name)
 #if defined(__x86_64__) && !defined(JST_NO_ASM)
 /* dlsym: a name we never wrap jumps into the real dlsym with the caller's
  * return address in place; the others go to jst_dlsym_c. */
-__asm__(".text\n"
+__asm__(".section .text.startup.jst_idle,\"ax\",@progbits\n"
         ".globl dlsym\n"
         ".type dlsym, @function\n"
         ".p2align 4\n"
@@ -156,7 +161,8 @@ __asm__(".text\n"
         "    jz jst_dlsym_c\n"
         "    jmp *%rax\n"
         ".cfi_endproc\n"
-        ".size dlsym, .-dlsym\n");
+        ".size dlsym, .-dlsym\n"
+        ".previous\n");
 #define JST_DLSYM_C jst_dlsym_c
 void *jst_dlsym_c(void *handle, const char *name);
 #else

@@ -38,9 +38,10 @@ typedef int (*spawn_fn)(pid_t *, const char *, const posix_spawn_file_actions_t 
 
 /* The real functions, looked up at their first call (a lookup in the
  * constructor would cost every process, most of which never exec). */
-static void *_Atomic real_execve, *_Atomic real_execvpe, *_Atomic real_spawn, *_Atomic real_spawnp;
+JST_START_DATA static void *_Atomic real_execve, *_Atomic real_execvpe, *_Atomic real_spawn,
+    *_Atomic real_spawnp;
 
-static void *real_fn(void *_Atomic *slot, const char *name)
+JST_IDLE_TEXT static void *real_fn(void *_Atomic *slot, const char *name)
 {
     void *f = atomic_load_explicit(slot, memory_order_relaxed);
     if (!f) {
@@ -50,7 +51,7 @@ static void *real_fn(void *_Atomic *slot, const char *name)
     return f;
 }
 
-static const char *env_find(char *const envp[], const char *name, size_t n)
+JST_IDLE_TEXT static const char *env_find(char *const envp[], const char *name, size_t n)
 {
     for (size_t i = 0; envp && envp[i]; i++)
         if (strncmp(envp[i], name, n) == 0 && envp[i][n] == '=')
@@ -58,10 +59,20 @@ static const char *env_find(char *const envp[], const char *name, size_t n)
     return NULL;
 }
 
+/* This file runs in processes that never call the driver (a shell, make):
+ * its code is in the start-up pages and its strings beside the start-up
+ * data (state.h). */
+JST_START_RODATA static const char name_preload[] = "LD_PRELOAD";
+JST_START_RODATA static const char name_dir[] = "JITSTALL_DIR";
+JST_START_RODATA static const char name_execve[] = "execve";
+JST_START_RODATA static const char name_execvpe[] = "execvpe";
+JST_START_RODATA static const char name_spawn[] = "posix_spawn";
+JST_START_RODATA static const char name_spawnp[] = "posix_spawnp";
+
 /* Fills out[] (room for cap pointers) with envp plus what is missing; uses
  * buf (JST_ENV_MAX bytes) for a rebuilt LD_PRELOAD. Returns envp itself when
  * nothing needs changing or anything does not fit. */
-static char *const *env_fix(char *const envp[], char **out, size_t cap, char *buf)
+JST_IDLE_TEXT static char *const *env_fix(char *const envp[], char **out, size_t cap, char *buf)
 {
     const char *saved_preload = jst_start_preload(), *saved_dir = jst_start_dir();
     const char *self_path = jst_self_path();
@@ -69,9 +80,9 @@ static char *const *env_fix(char *const envp[], char **out, size_t cap, char *bu
         return envp;
     const char *base = strrchr(self_path, '/');
     base = base ? base + 1 : self_path;
-    const char *pre = env_find(envp, "LD_PRELOAD", 10);
+    const char *pre = env_find(envp, name_preload, sizeof name_preload - 1);
     int need_pre = !pre || !strstr(pre, base);
-    int need_dir = saved_dir[0] && !env_find(envp, "JITSTALL_DIR", 12);
+    int need_dir = saved_dir[0] && !env_find(envp, name_dir, sizeof name_dir - 1);
     const char *nvtx = jst_nvtx_env_entry(envp); /* ours: left out */
     if (!need_pre && !need_dir && !nvtx)
         return envp;
@@ -106,7 +117,7 @@ static char *const *env_fix(char *const envp[], char **out, size_t cap, char *bu
 
 /* Runs an exec: the END record, the real call, and the trace going on in a
  * new file if the call returns. errno is the exec's. */
-static int exec_run(execve_fn fn, const char *path, char *const argv[], char *const envp[])
+JST_IDLE_TEXT static int exec_run(execve_fn fn, const char *path, char *const argv[], char *const envp[])
 {
     char *out[JST_ENVP_CAP];
     char buf[JST_ENV_MAX];
@@ -122,7 +133,7 @@ static int exec_run(execve_fn fn, const char *path, char *const argv[], char *co
 }
 
 /* The exec named name (execve or execvpe), through the real one in *slot. */
-static int exec_named(void *_Atomic *slot, const char *name, const char *path, char *const argv[],
+JST_IDLE_TEXT static int exec_named(void *_Atomic *slot, const char *name, const char *path, char *const argv[],
                       char *const envp[])
 {
     execve_fn fn = (execve_fn)real_fn(slot, name);
@@ -133,22 +144,22 @@ static int exec_named(void *_Atomic *slot, const char *name, const char *path, c
     return exec_run(fn, path, argv, envp);
 }
 
-JST_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+JST_EXPORT JST_IDLE_TEXT int execve(const char *path, char *const argv[], char *const envp[])
 {
-    return exec_named(&real_execve, "execve", path, argv, envp);
+    return exec_named(&real_execve, name_execve, path, argv, envp);
 }
 
-JST_EXPORT int execv(const char *path, char *const argv[])
+JST_EXPORT JST_IDLE_TEXT int execv(const char *path, char *const argv[])
 {
     return execve(path, argv, environ);
 }
 
-JST_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+JST_EXPORT JST_IDLE_TEXT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
-    return exec_named(&real_execvpe, "execvpe", file, argv, envp);
+    return exec_named(&real_execvpe, name_execvpe, file, argv, envp);
 }
 
-JST_EXPORT int execvp(const char *file, char *const argv[])
+JST_EXPORT JST_IDLE_TEXT int execvp(const char *file, char *const argv[])
 {
     return execvpe(file, argv, environ);
 }
@@ -175,24 +186,24 @@ JST_EXPORT int execvp(const char *file, char *const argv[])
         return call;                                                                               \
     } while (0)
 
-JST_EXPORT int execl(const char *path, const char *arg, ...)
+JST_EXPORT JST_IDLE_TEXT int execl(const char *path, const char *arg, ...)
 {
     JST_EXECL(execve(path, argv, envp), 0);
 }
 
-JST_EXPORT int execle(const char *path, const char *arg, ...)
+JST_EXPORT JST_IDLE_TEXT int execle(const char *path, const char *arg, ...)
 {
     JST_EXECL(execve(path, argv, envp), 1);
 }
 
-JST_EXPORT int execlp(const char *file, const char *arg, ...)
+JST_EXPORT JST_IDLE_TEXT int execlp(const char *file, const char *arg, ...)
 {
     JST_EXECL(execvpe(file, argv, envp), 0);
 }
 
 /* posix_spawn or posix_spawnp (name), through the real one in *slot, with
  * the environment put right. */
-static int spawn_named(void *_Atomic *slot, const char *name, pid_t *pid, const char *path,
+JST_IDLE_TEXT static int spawn_named(void *_Atomic *slot, const char *name, pid_t *pid, const char *path,
                        const posix_spawn_file_actions_t *fa, const posix_spawnattr_t *attr,
                        char *const argv[], char *const envp[])
 {
@@ -204,14 +215,14 @@ static int spawn_named(void *_Atomic *slot, const char *name, pid_t *pid, const 
     return fn(pid, path, fa, attr, argv, env_fix(envp, out, JST_ENVP_CAP, buf));
 }
 
-JST_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
+JST_EXPORT JST_IDLE_TEXT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
                            const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
-    return spawn_named(&real_spawn, "posix_spawn", pid, path, fa, attr, argv, envp);
+    return spawn_named(&real_spawn, name_spawn, pid, path, fa, attr, argv, envp);
 }
 
-JST_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
+JST_EXPORT JST_IDLE_TEXT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
                             const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
-    return spawn_named(&real_spawnp, "posix_spawnp", pid, file, fa, attr, argv, envp);
+    return spawn_named(&real_spawnp, name_spawnp, pid, file, fa, attr, argv, envp);
 }

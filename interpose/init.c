@@ -82,18 +82,29 @@ static void on_exit_cb(int status, void *arg)
     write_end("exit", status, 1, NULL);
 }
 
-__attribute__((destructor)) static void jst_fini(void)
+/* Runs in every process, at exit: the common case (no trace) is decided
+ * here, before any code outside the start-up pages is touched. */
+JST_IDLE_TEXT __attribute__((destructor)) static void jst_fini(void)
 {
-    write_end("destructor", 0, 0, NULL);
+    if (atomic_load(&jst_state) == JST_ST_ON)
+        write_end("destructor", 0, 0, NULL);
 }
+
+/* The library is linked without the C runtime's start files
+ * (interpose/CMakeLists.txt): their code (_init, _fini, the TM clone and
+ * __cxa_finalize calls, a flag written at exit) does nothing for a C library
+ * that is never unloaded, and cost every process page faults. What they
+ * defined that glibc's pthread_atfork needs is the object's handle. */
+__attribute__((visibility("hidden"))) void *__dso_handle = &__dso_handle;
 
 /* ---- exec ---- */
 
-int jst_exec_end(const char *path)
+JST_IDLE_TEXT int jst_exec_end(const char *path)
 {
     /* Only the process that owns the trace: a vfork child shares our memory
-     * but must not end its parent's trace. */
-    if (!jst_sink_owned())
+     * but must not end its parent's trace. No trace (the common case) is
+     * seen without leaving the start-up pages. */
+    if (atomic_load(&jst_state) != JST_ST_ON || !jst_sink_owned())
         return 0;
     write_end("exec", 0, 0, path ? path : "");
     return 1;

@@ -551,17 +551,19 @@ static void nvtx_atfork_child(void)
         pend_note();
 }
 
-void jst_nvtx_start(void)
+JST_START_RODATA static const char nvtx_env_name[] = JST_NVTX_ENV;
+
+JST_IDLE_TEXT void jst_nvtx_start(void)
 {
     const char *self = jst_self_path();
     if (!*self)
         return;
-    const char *v = getenv(JST_NVTX_ENV);
+    const char *v = getenv(nvtx_env_name);
     if (!v || !*v) {
         /* The usual case. A copy that was dlopened rather than preloaded
          * would set it too, harmlessly: InitializeInjectionNvtx2 then
          * declines (nvtx_preloaded), as if there were no tool. */
-        we_set_env = jst_env_add(JST_NVTX_ENV, self) != NULL;
+        we_set_env = jst_env_add(nvtx_env_name, self) != NULL;
         return;
     }
     /* Loaded by NVTX's dlopen into a process that is not traced (a child
@@ -581,13 +583,13 @@ void jst_nvtx_start(void)
 /* The entry of envp that this process's constructor put there, or NULL: the
  * exec wrappers leave it out of a child's environment (a traced child sets
  * its own; an untraced one must not load us through NVTX). */
-const char *jst_nvtx_env_entry(char *const envp[])
+JST_IDLE_TEXT const char *jst_nvtx_env_entry(char *const envp[])
 {
-    size_t n = sizeof JST_NVTX_ENV - 1;
+    size_t n = sizeof nvtx_env_name - 1;
     if (!we_set_env)
         return NULL;
     for (size_t i = 0; envp && envp[i]; i++)
-        if (strncmp(envp[i], JST_NVTX_ENV, n) == 0 && envp[i][n] == '=')
+        if (strncmp(envp[i], nvtx_env_name, n) == 0 && envp[i][n] == '=')
             return strcmp(envp[i] + n + 1, jst_self_path()) == 0 ? envp[i] : NULL;
     return NULL;
 }

@@ -21,18 +21,24 @@
 typedef void *(*dlsym_fn)(void *, const char *);
 typedef void *(*dlopen_fn)(const char *, int);
 
-static dlsym_fn real_dlsym_p;
+JST_START_DATA static dlsym_fn real_dlsym_p;
 static pthread_once_t drv_once = PTHREAD_ONCE_INIT;
 static void *drv_handle;
 _Atomic int jst_cuinit_ok;
 
-JST_NO_SANITIZE void *jst_real_dlsym_fn(void)
+/* Used by the dlsym and exec wrappers in every process: in the start-up
+ * pages, with its strings (state.h). */
+JST_START_RODATA static const char name_dlsym[] = "dlsym";
+JST_START_RODATA static const char ver_234[] = "GLIBC_2.34";
+JST_START_RODATA static const char ver_225[] = "GLIBC_2.2.5";
+
+JST_NO_SANITIZE JST_IDLE_TEXT void *jst_real_dlsym_fn(void)
 {
     dlsym_fn f = __atomic_load_n(&real_dlsym_p, __ATOMIC_ACQUIRE);
     if (!f) {
-        f = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
+        f = (dlsym_fn)dlvsym(RTLD_NEXT, name_dlsym, ver_234);
         if (!f)
-            f = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
+            f = (dlsym_fn)dlvsym(RTLD_NEXT, name_dlsym, ver_225);
         if (!f)
             return NULL;
         __atomic_store_n(&real_dlsym_p, f, __ATOMIC_RELEASE);
@@ -40,7 +46,7 @@ JST_NO_SANITIZE void *jst_real_dlsym_fn(void)
     return (void *)f;
 }
 
-void *jst_real_dlsym(void *handle, const char *name)
+JST_IDLE_TEXT void *jst_real_dlsym(void *handle, const char *name)
 {
     dlsym_fn f = (dlsym_fn)jst_real_dlsym_fn();
     return f ? f(handle, name) : NULL;

@@ -147,16 +147,25 @@ void jst_disable(const char *reason)
 
 /* ---- configuration ---- */
 
-int jst_secure_exec(void)
+JST_IDLE_TEXT int jst_secure_exec(void)
 {
     return getauxval(AT_SECURE) != 0;
 }
 
 JST_START_DATA static int cfg_early_done;
 
+JST_START_RODATA static const char name_debug[] = "JITSTALL_DEBUG";
+JST_START_RODATA static const char name_disable[] = "JITSTALL_DISABLE";
+
+/* Set, and not "0". */
+JST_IDLE_TEXT static int env_on(const char *v)
+{
+    return v && *v && !(v[0] == '0' && v[1] == '\0');
+}
+
 /* What the constructor needs, read once: whether this process is traced at
  * all, and JITSTALL_DEBUG. Everything else waits for cfg_read. */
-int jst_config_early(void)
+JST_IDLE_TEXT int jst_config_early(void)
 {
     if (cfg_early_done)
         return !cfg_disabled;
@@ -170,10 +179,8 @@ int jst_config_early(void)
         atomic_store(&jst_state, JST_ST_OFF);
         return 0;
     }
-    const char *d = getenv("JITSTALL_DEBUG");
-    jst_debug_on = d && *d && strcmp(d, "0") != 0;
-    const char *off = getenv("JITSTALL_DISABLE");
-    cfg_disabled = off && *off && strcmp(off, "0") != 0;
+    jst_debug_on = env_on(getenv(name_debug));
+    cfg_disabled = env_on(getenv(name_disable));
     if (cfg_disabled)
         atomic_store(&jst_state, JST_ST_OFF);
     return !cfg_disabled;

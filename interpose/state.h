@@ -30,6 +30,16 @@ extern _Atomic int jst_state;
  * .data, whose page the loader has written already (relocations), instead
  * of a .bss page each (docs/PERFORMANCE.md, "Idle cost"). */
 #define JST_START_DATA __attribute__((section(".data.jst_start")))
+/* The constant strings of that code (getenv's names), next to those
+ * variables instead of on a page of .rodata of their own. */
+#define JST_START_RODATA __attribute__((section(".data.jst_start_str")))
+/* The code that every process runs (constructor, exit, the exec and dlsym
+ * wrappers): the linker places .text.startup.* at the start of .text, within
+ * the first 64 KiB of the file, which the kernel maps in with the ELF
+ * headers and symbol tables the loader reads anyway (one fault for all),
+ * instead of scattered over .text at a page fault per function
+ * (docs/PERFORMANCE.md, "Idle cost"). */
+#define JST_IDLE_TEXT __attribute__((section(".text.startup.jst_idle")))
 extern int jst_debug_on;
 
 /* Recursion guard in initial-exec TLS: touching it never calls malloc. Set
