@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every figure of issue 14 in one run (CMake target `bench`; docs/PERFORMANCE.md
 # has the table and the command behind each line):
-#   idle cost (/bin/true 400 runs, the empty-.so floor, sh -c, python),
+#   idle cost (/bin/true 400 runs, the two empty-.so floors, sh -c, python),
 #   start-up and exit cost (a driver program on the simulated driver),
 #   per-load inspection cost (small images, a 32-kernel PTX image),
 #   unwind cost, analyzer throughput (1 M events), scan throughput.
@@ -16,8 +16,10 @@ section() { printf '\n== %s\n' "$*"; }
 section "idle cost: a process that never calls the driver"
 echo "  /bin/true (the worst case: 0.5 ms of CPU, most of it the loader's):"
 "$X/bench_cost" idle "$B/libjitstall.so" 400 /bin/true || missed=1
-echo "  the floor: an empty shared object preloaded into /bin/true:"
+echo "  the floors: an empty shared object as the toolchain builds it, preloaded into /bin/true:"
 "$X/bench_cost" idle "$X/libjst_bench_empty.so" 400 /bin/true | tail -1
+echo "  and the barest object the loader takes (no code, two mappings, no RELRO):"
+"$X/bench_cost" idle "$X/libjst_bench_bare.so" 400 /bin/true | tail -1
 echo "  a shell running one command (sh -c 'true; true'):"
 "$X/bench_cost" idle "$B/libjitstall.so" 200 /bin/sh -c 'true; true' | tail -1
 # The interpreter itself, not a wrapper script in front of it (pyenv's shim
