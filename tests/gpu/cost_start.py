@@ -1,6 +1,12 @@
 """Warm start of a program, plain against preloaded (tests/gpu/part_cost.sh).
 
-usage: cost_start.py RUNS PRELOAD TRACEDIR PROGRAM ARGS...
+usage: cost_start.py [--seconds S] [--cli JITSTALL] RUNS PRELOAD TRACEDIR PROGRAM ARGS...
+
+--seconds S stops starting pairs after S seconds (a long run under a time
+limit still prints its figures, for the pairs it made); --cli names the
+jitstall command, which then reads the traced runs' traces and prints
+jitstall's own accounted time per run (END's self_ns), the steady part of
+the added time.
 
 Runs PROGRAM RUNS times plain and RUNS times traced, interleaved, and every
 third time also with the preload and JITSTALL_DISABLE=1 (for comparison
@@ -15,6 +21,7 @@ percentile bootstrap. Exit 0 when the median's interval lies within the
 target (met), 1 when it lies above it (missed), 3 when the runs cannot tell
 (the interval holds the target), 2 when a run failed.
 """
+import json
 import os
 import random
 import statistics as st
@@ -56,8 +63,31 @@ def interval(d):
     return m, m - half, m + half
 
 
+def own_times(cli, keep):
+    """self_ns of every traced run, from jitstall report --json over the kept traces."""
+    out = subprocess.run([cli, "report", "--json", keep], capture_output=True, text=True)
+    try:
+        procs = json.loads(out.stdout)["processes"]
+    except (ValueError, KeyError):
+        return []
+    return [p["self_ns"] / 1e6 for p in procs if p.get("self_ns")]
+
+
 def main():
-    runs, preload, tdir, argv = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4:]
+    args, seconds, cli = sys.argv[1:], None, None
+    while args and args[0].startswith("--"):
+        if args[0] == "--seconds":
+            seconds = float(args[1])
+        elif args[0] == "--cli":
+            cli = args[1]
+        else:
+            print(__doc__)
+            return 2
+        args = args[2:]
+    runs, preload, tdir, argv = int(args[0]), args[1], args[2], args[3:]
+    keep = os.path.join(tdir, "keep")
+    os.makedirs(keep, exist_ok=True)
+    t_end = time.monotonic() + seconds if seconds else None
     base = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD" and not k.startswith("JITSTALL_")}
     envs = {
         "plain": base,
@@ -67,7 +97,12 @@ def main():
     res = {m: [] for m in envs}
     for m in envs:
         run_once(argv, envs[m])
+    for f in os.listdir(tdir):
+        if f.endswith(".jst"):
+            os.unlink(os.path.join(tdir, f))
     for i in range(runs):
+        if t_end and time.monotonic() > t_end:
+            break
         for m in envs:
             if m == "off" and i % 3:
                 continue
@@ -77,10 +112,12 @@ def main():
                 return 2
             res[m].append(r)
         for f in os.listdir(tdir):
-            os.unlink(os.path.join(tdir, f))
+            if f.endswith(".jst"):
+                os.replace(os.path.join(tdir, f), os.path.join(keep, f"{i}-{f}"))
     wall = {m: [r[0] for r in res[m]] for m in res}
     cpu = {m: [r[1] for r in res[m]] for m in res}
     limit = max(1.0, st.median(wall["plain"]) / 100)
+    runs = len(res["plain"])
     print(f"warm start, {runs} interleaved pairs, medians: plain {st.median(wall['plain']):.1f} ms "
           f"(CPU {st.median(cpu['plain']):.1f} ms), preload+JITSTALL_DISABLE=1 "
           f"{st.median(wall['off']):.1f} ms ({len(wall['off'])} runs), traced {st.median(wall['traced']):.1f} ms "
@@ -96,6 +133,12 @@ def main():
               f"{lo:+.2f} .. {hi:+.2f}); target <= {limit:.2f} ms")
         if what == "wall":
             verdict = 0 if mhi <= limit else (1 if mlo > limit else 3)
+    own = own_times(cli, keep) if cli else []
+    if own:
+        own.sort()
+        print(f"jitstall's own accounted time (END self_ns) of the {len(own)} traced runs: median "
+              f"{st.median(own):.3f} ms, 10th-90th percentile {own[len(own) // 10]:.3f} .. "
+              f"{own[len(own) * 9 // 10]:.3f} ms")
     print({0: "target met: the whole interval is within it",
            1: "target missed: the whole interval is above it",
            3: "not shown either way: the interval holds the target"}[verdict])

@@ -5,7 +5,8 @@
 # (a) warm start, plain vs JITSTALL_DISABLE=1 vs traced: a cudart program
 #     with SASS (no JIT), 45 interleaved pairs, wall and CPU time;
 #     target: traced adds at most max(1 ms, 1% of plain), judged by the 95%
-#     interval of the paired differences (tests/gpu/cost_start.py);
+#     interval of the paired differences (tests/gpu/cost_start.py), and
+#     the traced runs' own accounted time (END's self_ns), their median;
 # (b) where a traced start's own time goes: JITSTALL_DEBUG=1 phase lines,
 #     and the report's self_ns;
 # (c) launch cost after the first launch, plain vs traced (100k empty launches
@@ -21,7 +22,7 @@ if ! nvcc -gencode "arch=compute_${cc},code=sm_${cc}" "$G/cost_prog.cu" -o "$P/c
 else
   # (a) warm start: 45 interleaved pairs, wall and CPU (tests/gpu/cost_start.py)
   mkdir -p "$K/tr"
-  python3 "$G/cost_start.py" 45 "$PRELOAD" "$K/tr" "$P/cost_prog" start >"$K/start.out" 2>&1
+  python3 "$G/cost_start.py" --cli "$J" 45 "$PRELOAD" "$K/tr" "$P/cost_prog" start >"$K/start.out" 2>&1
   rc=$?
   sed 's/^/== cost: /' "$K/start.out"
   case $rc in
@@ -114,7 +115,11 @@ if [ -x "$X/bench_cost" ]; then
   echo "== cost: idle /bin/true: $(tail -1 "$K/idle.out")"
   if [ -e "$X/libjst_bench_empty.so" ]; then
     "$X/bench_cost" idle "$X/libjst_bench_empty.so" 400 /bin/true >"$K/idle0.out" 2>&1
-    echo "== cost: idle /bin/true, an empty .so preloaded (the floor): $(tail -1 "$K/idle0.out")"
+    echo "== cost: idle /bin/true, an empty .so preloaded (the toolchain's floor): $(tail -1 "$K/idle0.out")"
+  fi
+  if [ -e "$X/libjst_bench_bare.so" ]; then
+    "$X/bench_cost" idle "$X/libjst_bench_bare.so" 400 /bin/true >"$K/idle00.out" 2>&1
+    echo "== cost: idle /bin/true, the barest .so preloaded (any preload's floor): $(tail -1 "$K/idle00.out")"
   fi
   if [ -x "$X/bench_procaddr" ]; then
     echo "== cost: cuGetProcAddress, plain: $("$X/bench_procaddr" 2>&1)"
