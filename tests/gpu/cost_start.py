@@ -1,12 +1,13 @@
 """Warm start of a program, plain against preloaded (tests/gpu/part_cost.sh).
 
-usage: cost_start.py [--seconds S] [--cli JITSTALL] RUNS PRELOAD TRACEDIR PROGRAM ARGS...
+usage: cost_start.py [--seconds S] [--cli JITSTALL] [--raw FILE] RUNS PRELOAD TRACEDIR PROGRAM ARGS...
 
 --seconds S stops starting pairs after S seconds (a long run under a time
 limit still prints its figures, for the pairs it made); --cli names the
 jitstall command, which then reads the traced runs' traces and prints
 jitstall's own accounted time per run (END's self_ns), the steady part of
-the added time.
+the added time; --raw writes every pair (plain and traced wall, then CPU,
+in ms) to FILE, one line each, for pooling runs.
 
 Runs PROGRAM RUNS times plain and RUNS times traced, interleaved, and every
 third time also with the preload and JITSTALL_DISABLE=1 (for comparison
@@ -74,12 +75,14 @@ def own_times(cli, keep):
 
 
 def main():
-    args, seconds, cli = sys.argv[1:], None, None
+    args, seconds, cli, raw = sys.argv[1:], None, None, None
     while args and args[0].startswith("--"):
         if args[0] == "--seconds":
             seconds = float(args[1])
         elif args[0] == "--cli":
             cli = args[1]
+        elif args[0] == "--raw":
+            raw = args[1]
         else:
             print(__doc__)
             return 2
@@ -118,6 +121,10 @@ def main():
     cpu = {m: [r[1] for r in res[m]] for m in res}
     limit = max(1.0, st.median(wall["plain"]) / 100)
     runs = len(res["plain"])
+    if raw:
+        with open(raw, "w") as f:
+            for p, t in zip(res["plain"], res["traced"]):
+                f.write(f"{p[0]:.3f} {t[0]:.3f} {p[1]:.3f} {t[1]:.3f}\n")
     print(f"warm start, {runs} interleaved pairs, medians: plain {st.median(wall['plain']):.1f} ms "
           f"(CPU {st.median(cpu['plain']):.1f} ms), preload+JITSTALL_DISABLE=1 "
           f"{st.median(wall['off']):.1f} ms ({len(wall['off'])} runs), traced {st.median(wall['traced']):.1f} ms "
