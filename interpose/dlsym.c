@@ -106,8 +106,10 @@ static void *map_dlsym(struct jst_hook *h, void *handle, void *p)
 /* The names whose lookups may be wrapped: the driver's (cu...) and the
  * runtime compilers' (nvrtc..., nvJitLink..., __nvJitLink...). Plain byte
  * compares: no libc function, which a sanitizer might intercept. */
-JST_START_RODATA static const char pre_cu[] = "cu", pre_nvrtc[] = "nvrtc",
-                                        pre_link[] = "nvJitLink", pre_link2[] = "__nvJitLink";
+JST_START_RODATA static const char pre_cu[] = "cu";
+JST_START_RODATA static const char pre_nvrtc[] = "nvrtc";
+JST_START_RODATA static const char pre_link[] = "nvJitLink";
+JST_START_RODATA static const char pre_link2[] = "__nvJitLink";
 
 /* Every dlsym of every process (Python's, for each extension module) comes
  * here: in the start-up pages, with its strings (state.h). */

@@ -117,7 +117,8 @@ JST_IDLE_TEXT static char *const *env_fix(char *const envp[], char **out, size_t
 
 /* Runs an exec: the END record, the real call, and the trace going on in a
  * new file if the call returns. errno is the exec's. */
-JST_IDLE_TEXT static int exec_run(execve_fn fn, const char *path, char *const argv[], char *const envp[])
+JST_IDLE_TEXT static int exec_run(execve_fn fn, const char *path, char *const argv[],
+                                  char *const envp[])
 {
     char *out[JST_ENVP_CAP];
     char buf[JST_ENV_MAX];
@@ -133,8 +134,8 @@ JST_IDLE_TEXT static int exec_run(execve_fn fn, const char *path, char *const ar
 }
 
 /* The exec named name (execve or execvpe), through the real one in *slot. */
-JST_IDLE_TEXT static int exec_named(void *_Atomic *slot, const char *name, const char *path, char *const argv[],
-                      char *const envp[])
+JST_IDLE_TEXT static int exec_named(void *_Atomic *slot, const char *name, const char *path,
+                                    char *const argv[], char *const envp[])
 {
     execve_fn fn = (execve_fn)real_fn(slot, name);
     if (!fn) {
@@ -203,9 +204,10 @@ JST_EXPORT JST_IDLE_TEXT int execlp(const char *file, const char *arg, ...)
 
 /* posix_spawn or posix_spawnp (name), through the real one in *slot, with
  * the environment put right. */
-JST_IDLE_TEXT static int spawn_named(void *_Atomic *slot, const char *name, pid_t *pid, const char *path,
-                       const posix_spawn_file_actions_t *fa, const posix_spawnattr_t *attr,
-                       char *const argv[], char *const envp[])
+JST_IDLE_TEXT static int spawn_named(void *_Atomic *slot, const char *name, pid_t *pid,
+                                     const char *path, const posix_spawn_file_actions_t *fa,
+                                     const posix_spawnattr_t *attr, char *const argv[],
+                                     char *const envp[])
 {
     spawn_fn fn = (spawn_fn)real_fn(slot, name);
     if (!fn)
@@ -215,14 +217,18 @@ JST_IDLE_TEXT static int spawn_named(void *_Atomic *slot, const char *name, pid_
     return fn(pid, path, fa, attr, argv, env_fix(envp, out, JST_ENVP_CAP, buf));
 }
 
-JST_EXPORT JST_IDLE_TEXT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
-                           const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+JST_EXPORT JST_IDLE_TEXT int posix_spawn(pid_t *pid, const char *path,
+                                         const posix_spawn_file_actions_t *fa,
+                                         const posix_spawnattr_t *attr, char *const argv[],
+                                         char *const envp[])
 {
     return spawn_named(&real_spawn, name_spawn, pid, path, fa, attr, argv, envp);
 }
 
-JST_EXPORT JST_IDLE_TEXT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
-                            const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+JST_EXPORT JST_IDLE_TEXT int posix_spawnp(pid_t *pid, const char *file,
+                                          const posix_spawn_file_actions_t *fa,
+                                          const posix_spawnattr_t *attr, char *const argv[],
+                                          char *const envp[])
 {
     return spawn_named(&real_spawnp, name_spawnp, pid, file, fa, attr, argv, envp);
 }
