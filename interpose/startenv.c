@@ -26,10 +26,11 @@ extern char **environ;
 
 /* What a start writes, a few hundred bytes: the pointers in .data
  * (state.h), the strings and the environment array in a small arena there
- * too, on the page that the loader has written already (relocations) and
- * on which .bss begins. What does not fit (long paths, an environment of
- * more than about a hundred variables) goes to a large arena in .bss: one
- * page fault more, for those processes only. */
+ * too, near the data the loader's relocations have written already (which
+ * page each lands on is the linker's choice; e2e.idle checks the count of
+ * page faults). What does not fit (long paths, an environment of more than
+ * about a hundred variables) goes to a large arena in .bss: a page fault
+ * more, for those processes only. */
 #define JST_START_SMALL 1024
 JST_START_DATA static struct {
     char *preload, *dir, *self;
