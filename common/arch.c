@@ -8,13 +8,51 @@
 #include <stdlib.h>
 #include "image_int.h"
 
+/* CUDA 13 renamed Thor from sm_101 to sm_110: arch-specific and family
+ * targets of sm_101 belong to the 11.x family (PTX ISA, "Thor rename"). A
+ * device never reports 10.1 under CUDA 13; older drivers did, so 10.1 is
+ * kept. */
+static int thor_old(unsigned sm, unsigned variant)
+{
+    return sm == 101 && variant != JST_A_PLAIN;
+}
+
+/* The compute capabilities a family target sm_XYf runs on: the lists of the
+ * CUDA Programming Guide (CUDA 13.x); an f target not listed there falls back
+ * to "same major, minor at least the built one". */
+static int family_has(unsigned sm, unsigned cc)
+{
+    static const struct {
+        unsigned short sm, ccs[3];
+    } fam[] = {
+        {100, {100, 103, 0}}, {101, {101, 110, 0}}, {103, {103, 0, 0}}, {107, {107, 0, 0}},
+        {110, {110, 0, 0}},   {120, {120, 121, 0}}, {121, {121, 0, 0}},
+    };
+    for (size_t i = 0; i < sizeof(fam) / sizeof(fam[0]); i++) {
+        if (fam[i].sm != sm)
+            continue;
+        for (size_t k = 0; k < 3 && fam[i].ccs[k]; k++)
+            if (fam[i].ccs[k] == cc)
+                return 1;
+        return 0;
+    }
+    return sm / 10 == cc / 10 && cc >= sm;
+}
+
+static int specific_has(unsigned sm, unsigned cc)
+{
+    return cc == sm || (thor_old(sm, JST_A_SPECIFIC) && cc == 110);
+}
+
 int jst_sass_runs_on(unsigned sm, unsigned variant, unsigned cc)
 {
     if (!sm || !cc)
         return 0;
     if (variant == JST_A_SPECIFIC)
-        return cc == sm;
-    /* Plain and family SASS: same major, minor at least the built one. */
+        return specific_has(sm, cc);
+    if (variant == JST_A_FAMILY)
+        return family_has(sm, cc);
+    /* Plain SASS: same major, minor at least the built one. */
     return sm / 10 == cc / 10 && cc >= sm;
 }
 
@@ -23,9 +61,9 @@ int jst_ptx_jits_to(unsigned sm, unsigned variant, unsigned cc)
     if (!sm || !cc)
         return 0;
     if (variant == JST_A_SPECIFIC)
-        return cc == sm;
+        return specific_has(sm, cc);
     if (variant == JST_A_FAMILY)
-        return sm / 10 == cc / 10 && cc >= sm;
+        return family_has(sm, cc);
     return cc >= sm;
 }
 
@@ -61,6 +99,7 @@ const char *jst_arch_str(char *buf, size_t n, int ptx, unsigned sm, unsigned var
 unsigned jst_arch_parse(const char *s, unsigned *variant)
 {
     unsigned var = JST_A_PLAIN, v = 0, digits = 0;
+    int prefixed = 1;
     if (variant)
         *variant = JST_A_PLAIN;
     if (!s)
@@ -71,20 +110,28 @@ unsigned jst_arch_parse(const char *s, unsigned *variant)
         s += 8;
     else if (!strncmp(s, "lto_", 4))
         s += 4;
+    else
+        prefixed = 0;
+    if (*s == '0') /* "sm_0100", "090": no leading zero */
+        return 0;
     while (*s >= '0' && *s <= '9' && digits < 4) {
         v = v * 10 + (unsigned)(*s++ - '0');
         digits++;
     }
-    if (*s == '.') { /* "9.0", "12.1": major.minor with one minor digit */
-        if (!digits || s[1] < '0' || s[1] > '9' || s[2])
+    if (*s == '.') { /* "9.0", "12.1": major.minor, one minor digit, no prefix */
+        if (prefixed || !digits || digits > 2 || s[1] < '0' || s[1] > '9' || s[2])
             return 0;
         v = v * 10 + (unsigned)(s[1] - '0');
         s += 2;
-    } else if (*s == 'a' || *s == 'f') {
-        var = *s == 'a' ? JST_A_SPECIFIC : JST_A_FAMILY;
-        s++;
+    } else {
+        if (digits < 2 || digits > 3)
+            return 0;
+        if (*s == 'a' || *s == 'f') {
+            var = *s == 'a' ? JST_A_SPECIFIC : JST_A_FAMILY;
+            s++;
+        }
     }
-    if (*s || digits < 1 || v < 10 || v > 999)
+    if (*s || v < 10 || v > 999)
         return 0;
     if (variant)
         *variant = var;
@@ -206,6 +253,37 @@ static void decide_forced(struct jst_decision *out, int has_ptx, int disable, co
     }
 }
 
+/* The PTX the driver would JIT is newer than it supports: the load fails. */
+static void too_new(struct jst_decision *out, unsigned driver_cuda)
+{
+    unsigned max = jst_cuda_max_ptx_isa(driver_cuda), made = jst_ptx_isa_cuda(out->ptx_isa);
+    char dv[16], mk[16];
+    jst_cuda_str(dv, sizeof(dv), driver_cuda);
+    out->verdict = JST_V_PTX_TOO_NEW;
+    if (made)
+        say(out->reason, sizeof(out->reason),
+            "PTX %s is ISA %u.%u (CUDA %s toolkit); a CUDA %s driver JITs up to ISA %u.%u",
+            out->jit_from, out->ptx_isa / 10, out->ptx_isa % 10, jst_cuda_str(mk, sizeof(mk), made),
+            dv, max / 10, max % 10);
+    else
+        say(out->reason, sizeof(out->reason),
+            "PTX %s is ISA %u.%u (a toolkit newer than CUDA 13.1); a CUDA %s driver JITs up to "
+            "ISA %u.%u",
+            out->jit_from, out->ptx_isa / 10, out->ptx_isa % 10, dv, max / 10, max % 10);
+}
+
+void jst_image_decide_drv(const struct jst_image *img, unsigned cc, int env_flags,
+                          unsigned driver_cuda, struct jst_decision *out)
+{
+    jst_image_decide(img, cc, env_flags, out);
+    if (driver_cuda && out->ptx_isa &&
+        (out->verdict == JST_V_PTX_JIT || out->verdict == JST_V_FORCED_JIT) &&
+        out->ptx_isa > jst_cuda_max_ptx_isa(driver_cuda))
+        too_new(out, driver_cuda);
+}
+
+/* Kept apart from jst_image_decide_drv so that the preload, which calls only
+ * this, links none of the version tables: the analyzer compares versions. */
 void jst_image_decide(const struct jst_image *img, unsigned cc, int env_flags,
                       struct jst_decision *out)
 {
@@ -237,6 +315,8 @@ void jst_image_decide(const struct jst_image *img, unsigned cc, int env_flags,
     char *r = out->reason;
     size_t rn = sizeof(out->reason);
 
+    if (bp)
+        out->ptx_isa = bp->ptx_isa;
     if (force) {
         decide_forced(out, bp != NULL, disable, bs ? sass : NULL, ptx, gpu, have);
         return;
@@ -244,6 +324,7 @@ void jst_image_decide(const struct jst_image *img, unsigned cc, int env_flags,
     if (bs) {
         out->verdict = JST_V_SASS;
         out->ptx_index = -1;
+        out->ptx_isa = 0;
         snprintf(out->sass_arch, sizeof(out->sass_arch), "%s", sass);
         say(r, rn, "SASS %s runs on %s", sass, gpu);
         return;
@@ -275,8 +356,8 @@ int jst_arch_known(unsigned sm, unsigned variant)
     /* The compute capabilities of NVIDIA's GPUs, Kepler to Blackwell (CUDA
      * 13's list, with the ones older toolkits still name); "a" exists from
      * sm_90, "f" from sm_100. */
-    static const unsigned plain[] = {30, 32, 35, 37, 50, 52, 53,  60,  61,  62,  70,  72, 75,
-                                     80, 86, 87, 88, 89, 90, 100, 101, 103, 110, 120, 121};
+    static const unsigned plain[] = {30, 32, 35, 37, 50, 52, 53,  60,  61,  62,  70,  72,  75,
+                                     80, 86, 87, 88, 89, 90, 100, 101, 103, 107, 110, 120, 121};
     int found = 0;
     for (size_t i = 0; i < sizeof(plain) / sizeof(plain[0]); i++)
         found |= plain[i] == sm;
@@ -287,4 +368,21 @@ int jst_arch_known(unsigned sm, unsigned variant)
     if (variant == JST_A_FAMILY)
         return sm >= 100;
     return 1;
+}
+
+int jst_image_for_other_gpus(const struct jst_image *img, unsigned cc)
+{
+    if (img->damaged || !img->n_entries || !cc)
+        return 0;
+    for (size_t i = 0; i < img->n_entries; i++) {
+        const struct jst_entry *e = &img->entries[i];
+        if (e->kind != JST_E_CUBIN || jst_sass_runs_on(e->sm, e->variant, cc))
+            return 0;
+    }
+    return 1;
+}
+
+int jst_verdict_runs(unsigned verdict)
+{
+    return verdict == JST_V_SASS || verdict == JST_V_PTX_JIT || verdict == JST_V_FORCED_JIT;
 }

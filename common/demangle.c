@@ -5,6 +5,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "image.h"
 
 /* From libstdc++ (the C++ ABI); declared here so that this stays C. */
@@ -30,4 +31,22 @@ const char *jst_demangle(const char *name, char *buf, size_t n)
     }
     snprintf(buf, n, "%s", name);
     return buf;
+}
+
+char *jst_demangle_dup(const char *name)
+{
+    if (!name)
+        return NULL;
+    if (name[0] == '_' && name[1] == 'Z') {
+        int status = -1;
+        char *d = __cxa_demangle(name, NULL, NULL, &status);
+        if (d && status == 0)
+            return d;
+        free(d);
+    }
+    size_t n = strlen(name) + 1;
+    char *c = malloc(n);
+    if (c)
+        memcpy(c, name, n);
+    return c;
 }

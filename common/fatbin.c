@@ -69,6 +69,11 @@ static size_t parse_entry(const uint8_t *p, size_t room, size_t at, struct jst_i
                 : (flags & FATBIN_FLAG_FAMILY)      ? JST_A_FAMILY
                                                     : JST_A_PLAIN;
     e.payload = p + hsz;
+    /* A PTX entry's header carries its .version: minor at 0x18, major at 0x1A. */
+    if (kind == JST_E_PTX) {
+        unsigned minor = jst_rd16(p + 0x18), major = jst_rd16(p + 0x1A);
+        e.ptx_isa = major && minor < 10 ? major * 10 + minor : 0;
+    }
     if ((flags & FATBIN_FLAG_LZ4) && (flags & FATBIN_FLAG_ZSTD)) {
         jst_image_damage(img, "entry at offset %zu: both LZ4 and zstd flags", at);
         return 0;

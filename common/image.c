@@ -58,6 +58,7 @@ static void inspect_ptx(const uint8_t *p, size_t known, struct jst_image *img)
     e.payload = p;
     e.payload_size = len;
     e.raw_size = len;
+    e.ptx_isa = ptx_version((const char *)p, len);
     if (ptx_target((const char *)p, len, &e.sm, &e.variant) != 0) {
         jst_image_damage(img, "PTX without a .target sm_XY directive");
         return;

@@ -24,6 +24,7 @@ struct jst_entry {
     const uint8_t *payload;  /* as stored (maybe compressed) */
     size_t payload_size;     /* bytes at payload */
     size_t raw_size;         /* uncompressed size, or payload_size */
+    unsigned ptx_isa;        /* PTX: .version as major*10+minor (90 for 9.0), 0 if unknown */
 };
 
 struct jst_image {
@@ -55,18 +56,60 @@ struct jst_decision {
     char sass_arch[16];      /* "sm_90a" or "" */
     char jit_from[16];       /* "compute_75" or "" */
     char reason[160];        /* one line, e.g. "PTX compute_75 only; GPU is sm_90" */
+    unsigned ptx_isa;        /* .version of the PTX entry that would JIT (ptx_index), or 0 */
 };
 /* Decides what the driver does with img on a device of compute capability cc
  * (major*10+minor, e.g. 90), following NVIDIA's rules (docs/DRIVER.md, "Which image the driver picks"). */
 void jst_image_decide(const struct jst_image *img, unsigned cc, int env_flags,
                       struct jst_decision *out);
 
+/* The same, for a driver of CUDA version driver_cuda (cuDriverGetVersion's
+ * form, 13000 for 13.0; 0: unknown, not checked): PTX whose .version is newer
+ * than that driver supports gets JST_V_PTX_TOO_NEW, the load's
+ * CUDA_ERROR_UNSUPPORTED_PTX_VERSION. */
+void jst_image_decide_drv(const struct jst_image *img, unsigned cc, int env_flags,
+                          unsigned driver_cuda, struct jst_decision *out);
+
+/* Images built for other GPUs: 1 when img holds SASS only (no PTX, no
+ * LTO-IR) and none of it runs on cc. In a file that also carries code that
+ * runs on cc, such an image is a variant the library never loads there
+ * (JST_V_OTHER_GPUS), not a failure. scan and warm apply this rule per file;
+ * a load in the preload is always judged alone (the driver was handed it). */
+int jst_image_for_other_gpus(const struct jst_image *img, unsigned cc);
+/* Whether a verdict means the image's code runs on the target (SASS or JIT). */
+int jst_verdict_runs(unsigned verdict);
+
+/* PTX ISA versions (common/ptxisa.c), all as major*10+minor for ISAs and
+ * cuDriverGetVersion's major*1000+minor*10 for CUDA versions, 0 when unknown.
+ * From NVIDIA's PTX ISA release history and the CUDA toolkit release notes
+ * (docs/DRIVER.md, "PTX ISA versions and drivers"). */
+/* The CUDA release that introduced PTX ISA isa (91 -> 13010). */
+unsigned jst_ptx_isa_cuda(unsigned isa);
+/* The newest PTX ISA a driver of CUDA version cuda can JIT (13000 -> 90). */
+unsigned jst_cuda_max_ptx_isa(unsigned cuda);
+/* A driver release ("580.95.05", "550.54") -> the CUDA version it supports,
+ * by its branch (the first number): 580 -> 13000. 0 when older than any row. */
+unsigned jst_driver_release_cuda(const char *release);
+/* The first driver branch for CUDA version cuda (13010 -> 590), 0 if unknown. */
+unsigned jst_cuda_min_driver(unsigned cuda);
+/* Parses "12.4" or "13.0" (a CUDA version) or "550.54" (a driver release)
+ * into a CUDA version; 0 when it is neither. */
+unsigned jst_driver_arg_cuda(const char *s);
+/* "13.1" from 13010; returns buf. */
+const char *jst_cuda_str(char *buf, size_t n, unsigned cuda);
+/* The newest CUDA toolkit that still builds SASS for sm (CUDA 13 dropped
+ * sm_50-sm_72, CUDA 12 sm_35/sm_37, CUDA 11 sm_30/sm_32), e.g. "CUDA 12.9";
+ * NULL when the current toolkit builds it. */
+const char *jst_arch_last_toolkit(unsigned sm);
+
 /* Rules. */
 int jst_sass_runs_on(unsigned sm, unsigned variant, unsigned cc);
 int jst_ptx_jits_to(unsigned sm, unsigned variant, unsigned cc);
 /* "sm_90a", "compute_75"; returns buf. */
 const char *jst_arch_str(char *buf, size_t n, int ptx, unsigned sm, unsigned variant);
-/* Parses "sm_90", "sm_90a", "90", "9.0", "compute_90"; returns cc or 0. */
+/* Parses "sm_90", "sm_90a", "90", "9.0", "compute_90"; returns cc or 0.
+ * Strict: two or three digits without a leading zero after a prefix, a
+ * major.minor form only without one ("sm_9.0" and "sm_0100" are refused). */
 unsigned jst_arch_parse(const char *s, unsigned *variant);
 
 /* 1 if sm_XY with that variant is an architecture NVIDIA has shipped (a
@@ -81,6 +124,8 @@ int jst_entry_kernels(const struct jst_entry *e,
                       void (*cb)(void *ctx, const char *name, size_t len), void *ctx);
 /* Demangles a C++ name into buf; copies it when it is not mangled. */
 const char *jst_demangle(const char *name, char *buf, size_t n);
+/* The same, whole however long, malloc'd (NULL when out of memory). */
+char *jst_demangle_dup(const char *name);
 
 /* Size (header + body) of the fatbin at p if its header is sane and it fits in
  * avail bytes, else 0. Splits an ELF .nv_fatbin section into its fatbins. */

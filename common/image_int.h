@@ -67,6 +67,8 @@ void fatbin_parse(const uint8_t *p, size_t avail, int many, struct jst_image *im
 int ptx_detect(const uint8_t *p, size_t avail);
 /* Finds ".target sm_XY[a|f]" in the first directives; returns 0 or -1. */
 int ptx_target(const char *p, size_t n, unsigned *sm, unsigned *variant);
+/* Reads ".version X.Y" at the start of PTX text; returns X*10+Y, or 0. */
+unsigned ptx_version(const char *p, size_t n);
 /* Kernel names from .entry directives; returns the count. */
 int ptx_kernels(const char *p, size_t n, void (*cb)(void *, const char *, size_t), void *ctx);
 

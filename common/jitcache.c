@@ -88,10 +88,22 @@ static int dir_writable(const char *dir)
 /* The directory does not exist yet: the driver would create it (mkdir -p), so
  * it is writable when the nearest existing ancestor is a writable directory.
  * An ancestor that is a file (ENOTDIR) means creation fails. */
+static int ancestor_walk(char *buf);
+
 static int ancestor_writable(const char *path)
 {
-    char buf[sizeof((struct jst_cache_snap *)0)->path];
-    strcpy(buf, path);
+    /* On the heap: this runs inside a load hook, maybe on a small stack. */
+    char *buf = strdup(path);
+    if (!buf)
+        return 0;
+    int rc = ancestor_walk(buf);
+    free(buf);
+    return rc;
+}
+
+/* ancestor_writable on a copy of the path that it may cut. */
+static int ancestor_walk(char *buf)
+{
     for (;;) {
         size_t n = strlen(buf);
         while (n > 1 && buf[n - 1] == '/')
@@ -203,14 +215,15 @@ void jst_cache_snapshot(struct jst_cache_snap *s, int scan)
         s->scanned = scan != 0; /* nothing there: a walk would find nothing */
         return;
     }
-    char ipath[sizeof s->path + 8];
-    snprintf(ipath, sizeof ipath, "%s/index", s->path);
-    if (stat(ipath, &st) == 0 && S_ISREG(st.st_mode)) {
+    char *ipath = NULL; /* on the heap: see ancestor_writable */
+    if (asprintf(&ipath, "%s/index", s->path) >= 0 && stat(ipath, &st) == 0 &&
+        S_ISREG(st.st_mode)) {
         s->has_index = 1;
         s->index_size = (uint64_t)st.st_size;
         s->index_mtime_ns =
             (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec;
     }
+    free(ipath);
     if (scan)
         walk_entries(s, 0, &s->entries, &s->size_bytes, &s->newest_mtime_ns);
 }

@@ -26,4 +26,12 @@ struct jst_label {
  * that are too long, are skipped. NULL or "" gives 0. */
 size_t jst_parse_labels(const char *s, struct jst_label *out, size_t max);
 
+/* The most bytes jst_prom_value writes for one value, its NUL included. */
+#define JST_PROM_VALUE_MAX 512
+/* Writes v as the inside of a Prometheus label value into out (cap bytes,
+ * at least 1): '\\', '"' and newline escaped, each byte that is not part of
+ * valid UTF-8 replaced by U+FFFD, cut at a whole character so that it fits,
+ * NUL-terminated. Returns the length written. No allocation. */
+size_t jst_prom_value(char *out, size_t cap, const char *v);
+
 #endif

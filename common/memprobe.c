@@ -66,20 +66,27 @@ static int maps_line(const char *l, uintptr_t *start, uintptr_t *end, char *perm
     return 0;
 }
 
+#define MAPS_BUF (4096 + 1)
+
 /* Is [a, last] covered by readable mappings? 1 yes, 0 no, -1 unknown.
  * The lines are in address order; `need` is the lowest address not yet
- * shown readable. A stack buffer only: this runs inside a driver hook. */
+ * shown readable. The buffer is on the heap: this runs inside a driver hook,
+ * which may be on a thread with a small stack. */
 static int maps_readable(uintptr_t a, uintptr_t last)
 {
-    int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    char *buf = malloc(MAPS_BUF);
+    if (!buf)
         return -1;
-    char buf[4096 + 1];
+    int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        free(buf);
+        return -1;
+    }
     size_t have = 0;
     uintptr_t need = a;
     int verdict = 0, eof = 0;
     while (!eof) {
-        ssize_t k = read(fd, buf + have, sizeof(buf) - 1 - have);
+        ssize_t k = read(fd, buf + have, MAPS_BUF - 1 - have);
         if (k < 0 && errno == EINTR)
             continue;
         if (k < 0) {
@@ -110,11 +117,12 @@ static int maps_readable(uintptr_t a, uintptr_t last)
         }
         have -= (size_t)(line - buf);
         memmove(buf, line, have);
-        if (have == sizeof(buf) - 1)
+        if (have == MAPS_BUF - 1)
             have = 0; /* a line longer than the buffer: not a mapping we need */
     }
 done:
     close(fd);
+    free(buf);
     return verdict;
 }
 

@@ -29,6 +29,9 @@ static const char *const rec_type_names[] = {
     [JST_REC_BEGIN] = "begin",
     [JST_REC_RANGE] = "range",
     [JST_REC_PROGRESS] = "progress",
+    [JST_REC_COMPILE] = "compile",
+    [JST_REC_SAMPLE] = "sample",
+    [JST_REC_FW_CACHE] = "fw_cache",
 };
 
 /* Each key's name, kind and print rule, from the schema (common/schema.h). */
@@ -71,6 +74,8 @@ static const char *const call_names[] = {
     [JST_CALL_cuLibraryUnload] = "cuLibraryUnload",
     [JST_CALL_nvrtcCompileProgram] = "nvrtcCompileProgram",
     [JST_CALL_nvJitLinkComplete] = "nvJitLinkComplete",
+    [JST_CALL_nvvmCompileProgram] = "nvvmCompileProgram",
+    [JST_CALL_nvPTXCompilerCompile] = "nvPTXCompilerCompile",
 };
 
 static const char *const verdict_names[] = {
@@ -81,6 +86,8 @@ static const char *const verdict_names[] = {
     [JST_V_NO_COMPATIBLE] = "no_compatible",
     [JST_V_JIT_DISABLED] = "jit_disabled",
     [JST_V_DAMAGED] = "damaged",
+    [JST_V_PTX_TOO_NEW] = "ptx_too_new",
+    [JST_V_OTHER_GPUS] = "other_gpus",
 };
 
 static const char *const cache_names[] = {
@@ -123,10 +130,22 @@ static const char *const range_op_names[] = {
     [JST_RANGE_END] = "end",
 };
 
+static const char *const spawn_names[] = {
+    [JST_SPAWN_EXEC] = "exec",
+    [JST_SPAWN_POSIX] = "posix_spawn",
+};
+
 static const char *const mod_event_names[] = {
     [JST_MOD_INITIAL] = "initial",
     [JST_MOD_DLOPEN] = "dlopen",
     [JST_MOD_DLCLOSE] = "dlclose",
+};
+
+static const char *const trace_stop_names[] = {
+    [JST_STOP_DISK_FULL] = "disk_full",
+    [JST_STOP_FILE_LIMIT] = "file_size_limit",
+    [JST_STOP_NO_FDS] = "no_descriptors",
+    [JST_STOP_WRITE_ERROR] = "write_error",
 };
 
 /* The name lookups of the enum tables above, declared in common/trace.h. */
@@ -144,6 +163,8 @@ JST_NAME_FN(jst_route_name, route_names)
 JST_NAME_FN(jst_cupti_op_name, cupti_op_names)
 JST_NAME_FN(jst_mod_event_name, mod_event_names)
 JST_NAME_FN(jst_range_op_name, range_op_names)
+JST_NAME_FN(jst_spawn_name, spawn_names)
+JST_NAME_FN(jst_trace_stop_name, trace_stop_names)
 
 const char *jst_rec_type_name(uint16_t type)
 {

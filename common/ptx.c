@@ -93,6 +93,28 @@ int ptx_target(const char *p, size_t n, unsigned *sm, unsigned *variant)
     return -1;
 }
 
+unsigned ptx_version(const char *p, size_t n)
+{
+    size_t i = skip_space(p, n, 0);
+    if (!token_is(p, n, i, ".version"))
+        return 0;
+    i += 8;
+    while (i < n && (p[i] == ' ' || p[i] == '\t'))
+        i++;
+    unsigned major = 0, minor = 0, digits = 0;
+    while (i < n && p[i] >= '0' && p[i] <= '9' && digits < 3) {
+        major = major * 10 + (unsigned)(p[i++] - '0');
+        digits++;
+    }
+    /* One minor digit, as in every ISA so far ("9.1"). */
+    if (!digits || i + 1 >= n || p[i] != '.' || p[i + 1] < '0' || p[i + 1] > '9')
+        return 0;
+    minor = (unsigned)(p[i + 1] - '0');
+    if (i + 2 < n && p[i + 2] >= '0' && p[i + 2] <= '9')
+        return 0;
+    return major * 10 + minor;
+}
+
 static int ident_char(char c)
 {
     return isalnum((unsigned char)c) || c == '_' || c == '$' || c == '%' || c == '.';

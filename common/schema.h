@@ -110,6 +110,30 @@
     X(RTC_PTX_HASH, "rtc_ptx_hash", U64, HEX)                             \
     X(RTC_PTX_HASH_T, "rtc_ptx_hash_t", U64, HEX)                         \
     X(DRIVER_RELEASE, "driver_release", STR, PLAIN)                       \
+    X(COMPILER, "compiler", STR, PLAIN)                                   \
+    X(PROGRAM, "program", STR, PLAIN)                                     \
+    X(TARGET, "target", STR, PLAIN)                                       \
+    X(INPUT, "input", STR, LIST("inputs"))                                \
+    X(OUTPUT, "output", STR, PLAIN)                                       \
+    X(CHILD_PID, "child_pid", U64, PLAIN)                                 \
+    X(WAIT_STATUS, "wait_status", U64, PLAIN)                             \
+    X(SPAWN_HOW, "spawn_how", U64, ENUM(jst_spawn_name))                  \
+    X(WAIT_NS, "wait_ns", U64, PLAIN)                                     \
+    X(OUT_SIZE, "out_size", U64, PLAIN)                                   \
+    X(FRAMEWORK, "framework", STR, PLAIN)                                 \
+    X(FS_TYPE, "fs_type", STR, PLAIN)                                     \
+    X(EPHEMERAL, "ephemeral", U64, PLAIN)                                 \
+    X(ENV_NAME, "env_name", STR, PLAIN)                                   \
+    X(MOUNT, "mount", STR, PLAIN)                                         \
+    X(SAMPLE_NS, "sample_ns", U64, PLAIN)                                 \
+    X(SAMPLES, "samples", U64, PLAIN)                                     \
+    X(BEFORE_SEQ, "before_seq", U64, PLAIN)                               \
+    X(PERIOD_NS, "period_ns", U64, PLAIN)                                 \
+    X(WINDOW_NS, "window_ns", U64, PLAIN)                                 \
+    X(SAMPLER_NS, "sampler_ns", U64, PLAIN)                               \
+    X(TRACE_STOP, "trace_stop", U64, ENUM(jst_trace_stop_name))           \
+    X(PTX_ISA, "ptx_isa", U64, PLAIN)                                     \
+    X(PTX_ISA_MAX, "ptx_isa_max", U64, PLAIN)                             \
     X(MESSAGE, "message", STR, PLAIN)                                     \
     X(LEVEL, "level", U64, PLAIN)
 

@@ -36,6 +36,10 @@ struct jst_writer *jst_writer_open(const char *path);
  * it, the trace continues in its file reopened, or in "<name>.contN.jst".
  * Returns 0, or -1 with errno set (the writer then refuses further records). */
 int jst_writer_emit(struct jst_writer *w, const struct jst_rec *r, int flush);
+/* Why the writer stopped before its end (enum jst_trace_stop: a full disk,
+ * the file-size limit, scarce descriptors, another error), 0 while it runs
+ * or after a normal end. */
+int jst_writer_stopped(struct jst_writer *w);
 /* Once after the writer lost its descriptor and recovered: copies what
  * happened (one line) into buf and returns 1; else 0. Lock-free when none. */
 int jst_writer_notice(struct jst_writer *w, char *buf, size_t n);
@@ -124,7 +128,9 @@ const char *jst_image_kind_name(unsigned k);  /* "fatbin_wrapper", "ptx", ... */
 const char *jst_route_name(unsigned r);       /* "direct", "dlsym", "procaddr" */
 const char *jst_cupti_op_name(unsigned op);
 const char *jst_mod_event_name(unsigned e);
+const char *jst_spawn_name(unsigned how);    /* "exec", "posix_spawn" */
 const char *jst_range_op_name(unsigned op);   /* "push", "pop", "start", "end" */
 const char *jst_cache_phase_name(unsigned phase); /* "start", "exit" */
+const char *jst_trace_stop_name(unsigned why); /* "disk_full", "file_size_limit", ... */
 
 #endif

@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include <zstd.h>
 #include "trace_read_int.h"
+#include "openreg.h"
 
 /* Header sizes beyond this are taken as damage rather than skipped. */
 #define JST_HEADER_SIZE_LIMIT (1u << 20)
@@ -128,9 +129,9 @@ struct jst_reader *jst_reader_open(const char *path, char *err, size_t errlen)
         set_err(err, errlen, "out of memory");
         return NULL;
     }
-    rd->fd = open(path, O_RDONLY | O_CLOEXEC);
+    rd->fd = jst_open_regular(path);
     if (rd->fd < 0) {
-        set_err(err, errlen, "cannot open: %s", strerror(errno));
+        set_err(err, errlen, "cannot open: %s", jst_open_strerror(errno));
         reader_free(rd);
         return NULL;
     }

@@ -14,10 +14,22 @@
  * number, and its identity (st_dev, st_ino) is checked before every write.
  * If the program closed or replaced it, the writer never touches that number
  * again and continues in the trace file reopened by path, or in a new file.
+ * When descriptors are scarce (a low RLIMIT_NOFILE, or no free number high
+ * enough), the writer holds none: the program's next open must not fail
+ * because of the trace.
+ *
+ * The process's file-size limit (RLIMIT_FSIZE) is the program's too: a write
+ * past it would kill the process with SIGXFSZ. The writer stops one block
+ * short of the limit, with a note that says why (JST_F_TRACE_STOP), and
+ * keeps SIGXFSZ blocked around its writes, consuming the one its own write
+ * raised, should the limit have been lowered meanwhile. Any failed write
+ * (EFBIG, ENOSPC, ...) stops the trace the same way, with that note when it
+ * can still be written.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -175,6 +187,7 @@ struct jst_writer {
     uint8_t *first; /* the first record (process), to open a new file with */
     size_t first_len;
     int recoveries;
+    int stop; /* enum jst_trace_stop once the trace stopped early, else 0 */
     _Atomic int has_notice;
     char notice[256];
 };
@@ -193,7 +206,7 @@ void jst_block_header(uint8_t *h, uint32_t index, const uint8_t *payload, uint32
 }
 
 /* write(2) all of it, retrying on EINTR and partial writes. */
-static int write_all(int fd, const uint8_t *p, size_t n)
+static int write_plain(int fd, const uint8_t *p, size_t n)
 {
     while (n) {
         ssize_t k = write(fd, p, n);
@@ -212,27 +225,66 @@ static int write_all(int fd, const uint8_t *p, size_t n)
     return 0;
 }
 
+/* write_plain with SIGXFSZ blocked: a write past RLIMIT_FSIZE then fails
+ * with EFBIG instead of killing the process. The signal that write raised is
+ * taken back before the mask is restored, unless the program itself had
+ * SIGXFSZ blocked (a signal pending then may be its own). The mask is
+ * restored exactly. */
+static int write_all(int fd, const uint8_t *p, size_t n)
+{
+    sigset_t xfsz, old;
+    sigemptyset(&xfsz);
+    sigaddset(&xfsz, SIGXFSZ);
+    int masked = pthread_sigmask(SIG_BLOCK, &xfsz, &old) == 0;
+    int rc = write_plain(fd, p, n);
+    if (masked) {
+        int err = errno;
+        sigset_t pend;
+        if (rc < 0 && err == EFBIG && !sigismember(&old, SIGXFSZ) && sigpending(&pend) == 0 &&
+            sigismember(&pend, SIGXFSZ)) {
+            struct timespec zero = {0, 0};
+            while (sigtimedwait(&xfsz, NULL, &zero) < 0 && errno == EINTR)
+                ;
+        }
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        errno = err;
+    }
+    return rc;
+}
+
+/* Below this RLIMIT_NOFILE the writer holds no descriptor at all: every
+ * one is the program's (`ulimit -n 4` leaves a program one file). */
+#define JST_FD_MIN_LIMIT 64
+
 /* Moves fd above the numbers programs use: they take the lowest free ones,
- * and some dup2 onto small fixed ones. Keeps fd when that is not possible. */
+ * and some dup2 onto small fixed ones. The new number is in the top quarter
+ * below RLIMIT_NOFILE, so the trace takes a number only from a program that
+ * has nearly all of them open. When the limit is below JST_FD_MIN_LIMIT, or
+ * no number in that quarter is free, descriptors are scarce: fd is closed
+ * and -1 returned with errno EMFILE (the trace gives up, not the program). */
 static int fd_raise(int fd)
 {
     struct rlimit rl;
     rlim_t lim = 4096;
     if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < lim)
         lim = rl.rlim_cur;
-    int hi = fcntl(fd, F_DUPFD_CLOEXEC, (int)(lim - lim / 4));
-    if (hi < 0)
-        return fd;
+    int hi = lim >= JST_FD_MIN_LIMIT ? fcntl(fd, F_DUPFD_CLOEXEC, (int)(lim - lim / 4)) : -1;
     close(fd);
+    if (hi < 0)
+        errno = EMFILE;
     return hi;
 }
 
 /* Is w->fd still the file we opened? A program may close every descriptor
- * and open its own file under the same number. */
-static int fd_is_ours(const struct jst_writer *w)
+ * and open its own file under the same number. *size: the file's size. */
+static int fd_is_ours(const struct jst_writer *w, off_t *size)
 {
     struct stat st;
-    return w->fd >= 0 && fstat(w->fd, &st) == 0 && st.st_dev == w->dev && st.st_ino == w->ino;
+    if (w->fd < 0 || fstat(w->fd, &st) != 0 || st.st_dev != w->dev || st.st_ino != w->ino)
+        return 0;
+    if (size)
+        *size = st.st_size;
+    return 1;
 }
 
 /* Keeps the trace file's inode alive while the writer lives. Without it, a
@@ -274,7 +326,12 @@ static int file_create(const char *path, dev_t *dev, ino_t *ino)
     }
     *dev = st.st_dev;
     *ino = st.st_ino;
-    return fd_raise(fd);
+    int hi = fd_raise(fd);
+    if (hi < 0) {
+        unlink(path);
+        errno = EMFILE;
+    }
+    return hi;
 }
 
 static int writer_recover(struct jst_writer *w);
@@ -295,14 +352,95 @@ static int buf_reserve(uint8_t **buf, size_t *cap, size_t need)
     return 0;
 }
 
+/* Room kept below RLIMIT_FSIZE for the note that says the trace stopped. */
+#define JST_STOP_RESERVE 512
+
+static const char *stop_text(int why)
+{
+    switch (why) {
+    case JST_STOP_DISK_FULL:
+        return "the file system is full: the trace stops here";
+    case JST_STOP_FILE_LIMIT:
+        return "the next block would pass the process's file-size limit (RLIMIT_FSIZE, "
+               "ulimit -f): the trace stops here";
+    case JST_STOP_NO_FDS:
+        return "file descriptors are scarce (RLIMIT_NOFILE): jitstall gave its trace up "
+               "rather than take one the program needs; the trace stops here";
+    default:
+        return "a write to the trace failed: the trace stops here";
+    }
+}
+
+/* The reason a write that failed with err stops the trace. */
+static int stop_reason(int err)
+{
+    switch (err) {
+    case ENOSPC:
+    case EDQUOT:
+        return JST_STOP_DISK_FULL;
+    case EFBIG:
+        return JST_STOP_FILE_LIMIT;
+    case EMFILE:
+    case ENFILE:
+        return JST_STOP_NO_FDS;
+    default:
+        return JST_STOP_WRITE_ERROR;
+    }
+}
+
+/* The last block of a trace that stops early: a note with JST_F_TRACE_STOP,
+ * built and written here (no buffer of the writer's, no limit check but
+ * max: the bytes the file may still grow by, or 0 for no limit). Its failure
+ * changes nothing: the trace has stopped either way. */
+static void stop_note(struct jst_writer *w, int why, uint64_t max)
+{
+    uint8_t blk[JST_STOP_RESERVE];
+    uint8_t *pay = blk + JST_BLOCK_HDR_SIZE;
+    struct jst_rec r;
+    jst_rec_begin(&r, pay, sizeof blk - JST_BLOCK_HDR_SIZE, JST_REC_NOTE);
+    jst_rec_u64(&r, JST_F_LEVEL, 1);
+    jst_rec_str(&r, JST_F_MESSAGE, stop_text(why));
+    jst_rec_u64(&r, JST_F_TRACE_STOP, (uint64_t)why);
+    if (r.overflow || w->fd < 0)
+        return;
+    size_t len = JST_BLOCK_HDR_SIZE + r.len;
+    if (max && len > max)
+        return;
+    jst_block_header(blk, w->index, pay, (uint32_t)r.len, (uint32_t)r.len, JST_BLOCK_ENC_PLAIN);
+    int saved = errno;
+    if (write_all(w->fd, blk, len) == 0)
+        w->index++;
+    errno = saved;
+}
+
+/* 1 when a block of n bytes at offset size would leave less than
+ * JST_STOP_RESERVE bytes below RLIMIT_FSIZE; *room: what is left below it. */
+static int fsize_over(off_t size, size_t n, uint64_t *room)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_FSIZE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+        return 0;
+    uint64_t lim = (uint64_t)rl.rlim_cur, at = size > 0 ? (uint64_t)size : 0;
+    *room = lim > at ? lim - at : 0;
+    return n + JST_STOP_RESERVE > *room;
+}
+
 /* Encodes n bytes of whole records as one block (zstd, or plain when that is
- * no smaller) and writes it, after making sure the descriptor is ours. */
+ * no smaller) and writes it, after making sure the descriptor is ours and
+ * that the block leaves room for a stop note below RLIMIT_FSIZE. */
 static int block_write(struct jst_writer *w, const uint8_t *raw, size_t n)
 {
     if (!n)
         return 0;
-    if (!fd_is_ours(w) && writer_recover(w) < 0)
-        return -1;
+    off_t size = 0;
+    if (!fd_is_ours(w, &size)) {
+        if (writer_recover(w) < 0)
+            return -1;
+        if (!fd_is_ours(w, &size)) {
+            errno = EBADF;
+            return -1;
+        }
+    }
     size_t need = JST_BLOCK_HDR_SIZE + ZSTD_compressBound(n);
     if (buf_reserve(&w->out, &w->out_cap, need) < 0)
         return -1;
@@ -315,6 +453,13 @@ static int block_write(struct jst_writer *w, const uint8_t *raw, size_t n)
         memcpy(pay, raw, n);
         z = n;
         enc = JST_BLOCK_ENC_PLAIN;
+    }
+    uint64_t room = 0;
+    if (fsize_over(size, JST_BLOCK_HDR_SIZE + z, &room)) {
+        w->stop = JST_STOP_FILE_LIMIT;
+        stop_note(w, w->stop, room);
+        errno = EFBIG;
+        return -1;
     }
     jst_block_header(w->out, w->index, pay, (uint32_t)z, (uint32_t)n, enc);
     if (write_all(w->fd, w->out, JST_BLOCK_HDR_SIZE + z) < 0)
@@ -381,6 +526,10 @@ static int writer_recover(struct jst_writer *w)
     struct stat st;
     if (fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == w->dev && st.st_ino == w->ino) {
         w->fd = fd_raise(fd);
+        if (w->fd < 0) {
+            w->stop = JST_STOP_NO_FDS; /* nothing to write its note with */
+            return -1;
+        }
         static const char msg[] = "the program closed or replaced the trace's file descriptor; "
                                   "the trace continues in the same file, reopened";
         set_notice(w, msg);
@@ -391,7 +540,9 @@ static int writer_recover(struct jst_writer *w)
     char *np = NULL;
     fd = cont_create(w, &np);
     if (fd < 0) {
-        errno = EBADF;
+        if (errno == EMFILE)
+            w->stop = JST_STOP_NO_FDS;
+        errno = w->stop ? EMFILE : EBADF;
         return -1;
     }
     file_pin(w, fd);
@@ -517,11 +668,26 @@ int jst_writer_emit(struct jst_writer *w, const struct jst_rec *r, int flush)
         w->dead = 1;
         rc = -1;
         err = errno;
+        if (!w->stop) { /* else its note is written already */
+            w->stop = stop_reason(err);
+            if (fd_is_ours(w, NULL))
+                stop_note(w, w->stop, 0);
+        }
     }
     pthread_mutex_unlock(&w->lock);
     /* On failure errno says why (the caller reports it); else as it was. */
     errno = rc ? err : saved;
     return rc;
+}
+
+int jst_writer_stopped(struct jst_writer *w)
+{
+    if (!w)
+        return 0;
+    pthread_mutex_lock(&w->lock);
+    int why = w->stop;
+    pthread_mutex_unlock(&w->lock);
+    return why;
 }
 
 int jst_writer_notice(struct jst_writer *w, char *buf, size_t n)
@@ -544,7 +710,7 @@ static int writer_end(struct jst_writer *w)
     int rc = 0;
     if (w->dead || flush_pending(w) < 0)
         rc = -1;
-    if (fd_is_ours(w) && close(w->fd) < 0 && errno != EINTR)
+    if (fd_is_ours(w, NULL) && close(w->fd) < 0 && errno != EINTR)
         rc = -1;
     w->fd = -1;
     w->dead = 1;
@@ -583,7 +749,7 @@ void jst_writer_abandon(struct jst_writer *w)
     if (!w)
         return;
     int saved = errno;
-    if (fd_is_ours(w))
+    if (fd_is_ours(w, NULL))
         close(w->fd);
     writer_free(w);
     errno = saved;

@@ -201,12 +201,13 @@ static void bt_write_py(struct jst_rec *r, const struct jst_pyframes *py)
 /* Writes one JST_REC_STACK. The event that refers to it follows and flushes. */
 static void bt_write(uint64_t id, const uint64_t *ips, size_t n, const struct jst_pyframes *py)
 {
-    uint8_t small[JST_REC_HDR_SIZE + 64 + BT_MAX_DEPTH * 8];
-    uint8_t le[BT_MAX_DEPTH * 8];
-    size_t cap = sizeof small + (py ? py->len + py->n * 32 : 0);
-    uint8_t *buf = py ? malloc(cap) : small;
+    /* The record and the little-endian addresses on the heap: a load may run
+     * on a thread whose stack is 16 KiB. */
+    size_t cap = JST_REC_HDR_SIZE + 64 + BT_MAX_DEPTH * 8 + (py ? py->len + py->n * 32 : 0);
+    uint8_t *buf = malloc(cap + BT_MAX_DEPTH * 8);
     if (!buf)
         return;
+    uint8_t *le = buf + cap;
     for (size_t i = 0; i < n; i++)
         for (int b = 0; b < 8; b++)
             le[i * 8 + b] = (uint8_t)(ips[i] >> (8 * b));
@@ -217,8 +218,7 @@ static void bt_write(uint64_t id, const uint64_t *ips, size_t n, const struct js
     if (py)
         bt_write_py(&r, py);
     jst_emit(&r, 0);
-    if (buf != small)
-        free(buf);
+    free(buf);
 }
 
 /* Looks the stack up, inserting and writing it when new. Under bt_lock.
@@ -269,11 +269,21 @@ uint64_t jst_bt_capture(void)
     /* Objects dlopen'ed since the last capture go into the map first, so the
      * stack written below can be symbolized. */
     jst_modmap_refresh(JST_MOD_DLOPEN);
-    void *raw[BT_MAX_DEPTH + BT_MAX_SKIP];
+    /* On the heap, not the stack: a load may run on a thread of 16 KiB. */
+    void **raw = malloc((BT_MAX_DEPTH + BT_MAX_SKIP) * sizeof *raw);
+    uint64_t *ips = malloc(BT_MAX_DEPTH * sizeof *ips);
+    if (!raw || !ips) {
+        free(raw);
+        free(ips);
+        errno = saved;
+        return 0;
+    }
     uint64_t t0 = jst_now_ns();
     int got = jst_unw_backtrace(raw, bt_depth + BT_MAX_SKIP);
     jst_cost_add(JST_COST_UNWIND, jst_now_ns() - t0);
     if (got <= 0) {
+        free(raw);
+        free(ips);
         errno = saved;
         return 0;
     }
@@ -286,12 +296,14 @@ uint64_t jst_bt_capture(void)
     if (n > (size_t)bt_depth)
         n = (size_t)bt_depth;
     if (n == 0) {
+        free(raw);
+        free(ips);
         errno = saved;
         return 0;
     }
-    uint64_t ips[BT_MAX_DEPTH];
     for (size_t i = 0; i < n; i++)
         ips[i] = (uint64_t)(uintptr_t)raw[first + (int)i];
+    free(raw);
     /* The Python frames this thread runs, read before any lock is taken. */
     struct jst_pyframes *py = jst_py_maybe() ? malloc(sizeof *py) : NULL;
     if (py) {
@@ -306,6 +318,7 @@ uint64_t jst_bt_capture(void)
     uint64_t id = bt_intern(ips, n, py);
     pthread_mutex_unlock(&bt_lock);
     free(py);
+    free(ips);
     errno = saved;
     return id;
 }

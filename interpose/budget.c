@@ -31,12 +31,35 @@ static uint64_t budget_total_ns;
 static uint64_t budget_worst_ns;
 static char budget_worst_label[JST_BUDGET_LABEL_MAX];
 
-/* One line to stderr with write(2): no stdio state is touched. */
+/* One line to stderr with write(2) (jst_say: only while descriptor 2 is
+ * the one the process started with); no stdio state is touched. */
 static void budget_say(const char *line)
 {
-    int saved = errno;
-    jst_write_all(2, line, strlen(line));
-    errno = saved;
+    jst_say(line, strlen(line));
+}
+
+/* What was wrong with the variables, read by the constructor in every
+ * process but said only by one that traces (jst_budget_warn), once: a shell
+ * or a build tool on the way to the CUDA program stays silent. */
+static const char *budget_warnings[2];
+static atomic_int budget_warned;
+
+static void budget_warn_later(const char *line)
+{
+    for (size_t i = 0; i < 2; i++)
+        if (!budget_warnings[i]) {
+            budget_warnings[i] = line;
+            return;
+        }
+}
+
+void jst_budget_warn(void)
+{
+    if (atomic_exchange(&budget_warned, 1))
+        return;
+    for (size_t i = 0; i < 2; i++)
+        if (budget_warnings[i])
+            budget_say(budget_warnings[i]);
 }
 
 /* Parses a whole non-negative decimal number; -1 when it is not one. */
@@ -110,7 +133,8 @@ static void budget_arm(const char *b)
 {
     int64_t ms = parse_count(b);
     if (ms < 0) {
-        budget_say("jitstall: JITSTALL_BUDGET_MS is not a number of milliseconds; no budget\n");
+        budget_warn_later(
+            "jitstall: JITSTALL_BUDGET_MS is not a number of milliseconds; no budget\n");
         return;
     }
     budget_ms = (uint64_t)ms;
@@ -121,11 +145,12 @@ static void budget_arm(const char *b)
         if (code >= 1 && code <= 255)
             budget_fail_code = (int)code;
         else
-            budget_say("jitstall: JITSTALL_FAIL_EXIT_CODE must be 1-255; exit status unchanged\n");
+            budget_warn_later(
+                "jitstall: JITSTALL_FAIL_EXIT_CODE must be 1-255; exit status unchanged\n");
     }
     pthread_atfork(NULL, NULL, budget_atfork_child);
     if (on_exit(budget_at_exit, NULL) != 0) {
-        budget_say("jitstall: could not arm the JIT budget check\n");
+        budget_warn_later("jitstall: could not arm the JIT budget check\n");
         return;
     }
     atomic_store(&budget_armed, 1);

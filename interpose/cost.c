@@ -26,6 +26,7 @@ static const char *const cost_names[JST_COST_N] = {
     [JST_COST_CACHE_EXIT] = "cache walk at exit",
     [JST_COST_EXIT] = "exit up to END",
     [JST_COST_FLUSH] = "final flush",
+    [JST_COST_SAMPLE] = "Python frame samples",
 };
 
 void jst_cost_add(enum jst_cost_phase phase, uint64_t ns)
@@ -42,7 +43,8 @@ void jst_cost_add(enum jst_cost_phase phase, uint64_t ns)
 uint64_t jst_cost_self_ns(void)
 {
     return atomic_load(&cost_ns[JST_COST_EVENTS]) + atomic_load(&cost_ns[JST_COST_LOOKUP]) +
-           atomic_load(&cost_ns[JST_COST_PROGRESS]) + atomic_load(&cost_ns[JST_COST_EXIT]);
+           atomic_load(&cost_ns[JST_COST_PROGRESS]) + atomic_load(&cost_ns[JST_COST_EXIT]) +
+           atomic_load(&cost_ns[JST_COST_SAMPLE]);
 }
 
 void jst_cost_print(void)

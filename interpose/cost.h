@@ -23,6 +23,7 @@ enum jst_cost_phase {
     JST_COST_CACHE_EXIT,  /* JIT cache walk at exit */
     JST_COST_EXIT,        /* everything at exit up to the END record */
     JST_COST_FLUSH,       /* ending the zstd stream after END */
+    JST_COST_SAMPLE,      /* the sampler thread's reads of Python frames */
     JST_COST_N
 };
 

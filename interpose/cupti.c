@@ -50,7 +50,6 @@ static void *cupti_open(char *tried, size_t n)
         return dlopen(only, RTLD_NOW | RTLD_LOCAL);
     }
     static const char *names[] = {"libcupti.so", "libcupti.so.13", "libcupti.so.12"};
-    char path[4096];
     tried[0] = '\0';
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         void *h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
@@ -62,10 +61,13 @@ static void *cupti_open(char *tried, size_t n)
     for (size_t i = 0; i < 2; i++) {
         if (!dirs[i] || !*dirs[i])
             continue;
-        static const char *subs[] = {"extras/CUPTI/lib64", "lib64"};
+        const char *subs[] = {"extras/CUPTI/lib64", "lib64"};
         for (size_t j = 0; j < 2; j++) {
-            snprintf(path, sizeof path, "%s/%s/libcupti.so", dirs[i], subs[j]);
-            void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+            char *path = NULL; /* on the heap: the first trace may open on a small stack */
+            void *h = asprintf(&path, "%s/%s/libcupti.so", dirs[i], subs[j]) >= 0
+                          ? dlopen(path, RTLD_NOW | RTLD_LOCAL)
+                          : NULL;
+            free(path);
             if (h)
                 return h;
         }
@@ -115,9 +117,12 @@ static unsigned cupti_op(CUpti_ActivityJitOperationType t)
 
 static void cupti_emit_jit(const CUpti_ActivityJit2 *j)
 {
-    uint8_t buf[4608];
+    enum { cap = 4608 };
+    uint8_t *buf = malloc(cap); /* not on the stack: a flush may run on a small one */
+    if (!buf)
+        return;
     struct jst_rec r;
-    jst_rec_begin(&r, buf, sizeof buf, JST_REC_CUPTI_JIT);
+    jst_rec_begin(&r, buf, cap, JST_REC_CUPTI_JIT);
     jst_rec_u64(&r, JST_F_CUPTI_OP, cupti_op(j->jitOperationType));
     jst_rec_u64(&r, JST_F_CUPTI_START_NS, cupti_to_mono(j->start));
     jst_rec_u64(&r, JST_F_CUPTI_END_NS, cupti_to_mono(j->end));
@@ -129,6 +134,7 @@ static void cupti_emit_jit(const CUpti_ActivityJit2 *j)
     if (j->threadId)
         jst_rec_u64(&r, JST_F_TID, j->threadId);
     jst_emit(&r, 1);
+    free(buf);
 }
 
 /* Runs on a CUPTI thread, or inside cuptiActivityFlushAll. */
@@ -157,10 +163,11 @@ static void cupti_start_once(void)
     char tried[512];
     void *h = cupti_open(tried, sizeof tried);
     if (!h) {
-        char msg[700];
-        snprintf(msg, sizeof msg,
-                 "JITSTALL_CUPTI=1: libcupti not found (tried %s); no CUPTI JIT records", tried);
-        cupti_note(1, msg);
+        char *msg = NULL;
+        if (asprintf(&msg, "JITSTALL_CUPTI=1: libcupti not found (tried %s); no CUPTI JIT records",
+                     tried) >= 0)
+            cupti_note(1, msg);
+        free(msg);
         return;
     }
     p_register = (__typeof__(p_register))jst_real_dlsym(h, "cuptiActivityRegisterCallbacks");

@@ -16,10 +16,14 @@
  * On x86-64 a lookup of a name jitstall never wraps is not emulated at all:
  * the exported dlsym is a few lines of assembly that jump into the real
  * dlsym, which then sees the program's own return address (for RTLD_NEXT it
- * searches after the right object). That path calls nothing a sanitizer
- * intercepts and runs no instrumented code: ASan and TSan look up libc
- * functions with dlsym(RTLD_NEXT) and dlsym(RTLD_DEFAULT) while their runtime
- * starts, before their own dlopen interceptor works.
+ * searches after the right object). Elsewhere (and with JST_NO_ASM) the C
+ * dlsym does only the lookup for such a name, and emulates RTLD_NEXT by
+ * reading each object's own symbol table. Neither path calls anything a
+ * sanitizer intercepts, nor dlopen: ASan and TSan look up libc functions
+ * with dlsym(RTLD_NEXT) and dlsym(RTLD_DEFAULT) while their runtime starts
+ * (from .preinit_array, before libc's own initialization), when their
+ * dlopen interceptor is not set up and a dlopen would run constructors
+ * without an environment.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -42,24 +46,126 @@ struct link_map *jst_object_of(const void *addr)
     return lm;
 }
 
-/* A link map entry is no handle: an object loaded at start and never
- * dlopen'ed has no search list, and dlsym on it crashes. dlopen with
- * RTLD_NOLOAD gives the object's handle without loading anything. The
- * executable (no name) and the vDSO (not a file) have no definitions here. */
+/* Calls an IFUNC resolver the way the loader does on this architecture. */
+static uintptr_t jst_ifunc_resolve(uintptr_t resolver)
+{
+#if defined(__aarch64__)
+    /* hwcap | _IFUNC_ARG_HWCAP, then the __ifunc_arg_t that flag announces. */
+    struct {
+        unsigned long size, hwcap, hwcap2;
+    } arg = {sizeof arg, getauxval(AT_HWCAP), getauxval(AT_HWCAP2)};
+    return ((uintptr_t(*)(uint64_t, void *))resolver)(arg.hwcap | (1ULL << 62), &arg);
+#else
+    return ((uintptr_t(*)(void))resolver)();
+#endif
+}
+
+/* What l's dynamic section says about its symbols. The loader has made
+ * most of these addresses absolute; not all loaders do (nor the vDSO). */
+struct dynsyms {
+    const uint32_t *gnu_hash, *sysv_hash;
+    const ElfW(Sym) * sym;
+    const char *str;
+    const ElfW(Half) * versym;
+};
+
+static int dynsyms_of(struct link_map *l, struct dynsyms *d)
+{
+    *d = (struct dynsyms){0};
+    for (const ElfW(Dyn) *e = l->l_ld; e && e->d_tag != DT_NULL; e++) {
+        uintptr_t v = e->d_un.d_ptr;
+        if (v < l->l_addr)
+            v += l->l_addr;
+        if (e->d_tag == DT_GNU_HASH)
+            d->gnu_hash = (const uint32_t *)v;
+        else if (e->d_tag == DT_HASH)
+            d->sysv_hash = (const uint32_t *)v;
+        else if (e->d_tag == DT_SYMTAB)
+            d->sym = (const ElfW(Sym) *)v;
+        else if (e->d_tag == DT_STRTAB)
+            d->str = (const char *)v;
+        else if (e->d_tag == DT_VERSYM)
+            d->versym = (const ElfW(Half) *)v;
+    }
+    if (d->gnu_hash && d->gnu_hash[0] == 0)
+        d->gnu_hash = NULL;
+    if (d->sysv_hash && d->sysv_hash[0] == 0)
+        d->sysv_hash = NULL;
+    return (d->gnu_hash || d->sysv_hash) && d->sym && d->str;
+}
+
+/* Symbol i of l if it is name's definition as dlsym gives it (defined,
+ * global, not a hidden older version; an IFUNC resolved), else 0. */
+static uintptr_t sym_match(struct link_map *l, const struct dynsyms *d, uint32_t i,
+                           const char *name)
+{
+    const ElfW(Sym) *s = &d->sym[i];
+    int type = ELF64_ST_TYPE(s->st_info), bind = ELF64_ST_BIND(s->st_info);
+    if (s->st_shndx == SHN_UNDEF || s->st_value == 0 ||
+        !(bind == STB_GLOBAL || bind == STB_WEAK || bind == STB_GNU_UNIQUE) ||
+        !(type == STT_FUNC || type == STT_OBJECT || type == STT_NOTYPE || type == STT_GNU_IFUNC) ||
+        (d->versym && (d->versym[i] & 0x8000)))
+        return 0;
+    const char *a = d->str + s->st_name, *b = name;
+    while (*a && *a == *b)
+        a++, b++;
+    if (*a != *b)
+        return 0;
+    uintptr_t v = l->l_addr + s->st_value;
+    return type == STT_GNU_IFUNC ? jst_ifunc_resolve(v) : v;
+}
+
+/* The definition of name that object l itself exports, as dlsym would give
+ * it: its default version (never a hidden, older one), an IFUNC's resolved
+ * function. Read from l's hash table (GNU, else SysV) in memory: no dlopen,
+ * which the sanitizers' runtimes make unsafe while they start (their dlopen
+ * interceptor is not set up yet, and a dlopen before libc is initialized
+ * runs constructors without an environment). NULL if absent. */
 void *jst_object_sym(struct link_map *l, const char *name)
 {
     uintptr_t vdso = (uintptr_t)getauxval(AT_SYSINFO_EHDR);
+    struct dynsyms d;
     if (!l->l_name || !l->l_name[0] ||
-        (vdso && (uintptr_t)l->l_ld >= vdso && (uintptr_t)l->l_ld - vdso < 65536))
+        (vdso && (uintptr_t)l->l_ld >= vdso && (uintptr_t)l->l_ld - vdso < 65536) ||
+        !dynsyms_of(l, &d))
         return NULL;
-    void *hd = dlopen(l->l_name, RTLD_LAZY | RTLD_NOLOAD);
-    if (!hd)
+    if (!d.gnu_hash) {
+        uint32_t h = 0;
+        for (const unsigned char *c = (const unsigned char *)name; *c; c++) {
+            h = (h << 4) + *c;
+            h ^= (h >> 24) & 0xf0;
+        }
+        h &= 0x0fffffff;
+        uint32_t nbucket = d.sysv_hash[0], nchain = d.sysv_hash[1];
+        const uint32_t *bucket = d.sysv_hash + 2, *chain = bucket + nbucket;
+        for (uint32_t i = bucket[h % nbucket], n = 0; i != 0 && i < nchain && n < nchain;
+             i = chain[i], n++) {
+            uintptr_t v = sym_match(l, &d, i, name);
+            if (v)
+                return (void *)v;
+        }
         return NULL;
-    void *p = jst_real_dlsym(hd, name);
-    dlclose(hd);
-    /* dlsym on a handle also searches its dependencies: keep only
-     * definitions in l itself. */
-    return p && jst_object_of(p) == l ? p : NULL;
+    }
+    uint32_t h = 5381;
+    for (const unsigned char *c = (const unsigned char *)name; *c; c++)
+        h = h * 33 + *c;
+    const uint32_t *gh = d.gnu_hash;
+    uint32_t nbuckets = gh[0], symoffset = gh[1], bloom_words = gh[2];
+    const uint32_t *buckets = (const uint32_t *)((const ElfW(Addr) *)(gh + 4) + bloom_words);
+    const uint32_t *chain = buckets + nbuckets;
+    uint32_t i = buckets[h % nbuckets];
+    if (i < symoffset)
+        return NULL;
+    for (;; i++) {
+        uint32_t h2 = chain[i - symoffset];
+        if ((h | 1) == (h2 | 1)) {
+            uintptr_t v = sym_match(l, &d, i, name);
+            if (v)
+                return (void *)v;
+        }
+        if (h2 & 1)
+            return NULL;
+    }
 }
 
 /* dlsym(RTLD_NEXT, name) as seen from the object holding caller. */
@@ -104,18 +210,21 @@ static void *map_dlsym(struct jst_hook *h, void *handle, void *p)
 }
 
 /* The names whose lookups may be wrapped: the driver's (cu...) and the
- * runtime compilers' (nvrtc..., nvJitLink..., __nvJitLink...). Plain byte
+ * runtime compilers' (nvrtc..., nvJitLink..., __nvJitLink..., nvvm...,
+ * nvPTXCompiler...). Plain byte
  * compares: no libc function, which a sanitizer might intercept. */
 JST_START_RODATA static const char pre_cu[] = "cu";
 JST_START_RODATA static const char pre_nvrtc[] = "nvrtc";
 JST_START_RODATA static const char pre_link[] = "nvJitLink";
 JST_START_RODATA static const char pre_link2[] = "__nvJitLink";
+JST_START_RODATA static const char pre_nvvm[] = "nvvmCompile";
+JST_START_RODATA static const char pre_ptxc[] = "nvPTXCompilerCompile";
 
 /* Every dlsym of every process (Python's, for each extension module) comes
  * here: in the start-up pages, with its strings (state.h). */
 JST_NO_SANITIZE JST_IDLE_TEXT static int maybe_hooked(const char *name)
 {
-    const char *const pre[] = {pre_cu, pre_nvrtc, pre_link, pre_link2};
+    const char *const pre[] = {pre_cu, pre_nvrtc, pre_link, pre_link2, pre_nvvm, pre_ptxc};
     for (size_t i = 0; i < sizeof pre / sizeof pre[0]; i++) {
         const char *p = pre[i], *n = name;
         while (*p && *n == *p)
@@ -173,6 +282,12 @@ JST_EXPORT
 #endif
 void *JST_DLSYM_C(void *handle, const char *name)
 {
+    /* A name we never wrap: the lookup alone, as the assembly entry does. A
+     * sanitizer's runtime asks for its libc functions here before its own
+     * interceptors (strcmp, dlopen) work. */
+    if (!maybe_hooked(name))
+        return handle == RTLD_NEXT ? next_after(__builtin_return_address(0), name)
+                                   : jst_real_dlsym(handle, name);
     struct jst_hook *h = NULL;
     if (!jst_guard && name[0] == 'c' && name[1] == 'u' && jst_config()) {
         h = jst_hook_by_name(name);

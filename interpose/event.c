@@ -10,6 +10,7 @@
 #include "backtrace.h"
 #include "cost.h"
 #include "event.h"
+#include "sampler.h"
 #include "state.h"
 
 int jst_event_begin(struct jst_event *ev, const struct jst_hook *h, int route)
@@ -34,6 +35,12 @@ int jst_event_begin(struct jst_event *ev, const struct jst_hook *h, int route)
     ev->seq = 0;
     ev->in_flight = 0;
     ev->self_t0 = t0;
+    /* Loads, link steps and runtime compiles are compile work (sampler.c). */
+    unsigned c = h ? h->call_id : 0;
+    jst_sampler_event((c >= JST_CALL_cuModuleLoad && c <= JST_CALL_cuModuleLoadFatBinary) ||
+                      c == JST_CALL_cuLibraryLoadData || c == JST_CALL_cuLibraryLoadFromFile ||
+                      (c >= JST_CALL_cuLinkAddData && c <= JST_CALL_cuLinkComplete) ||
+                      (c >= JST_CALL_nvrtcCompileProgram && c <= JST_CALL_nvPTXCompilerCompile));
     return 1;
 }
 

@@ -4,8 +4,11 @@
  * and its CUDA children would go untraced. As uftrace does, the wrappers put
  * back the values this process started with when the new environment lacks
  * them, and change nothing else, but for NVTX_INJECTION64_PATH when this
- * process set it (interpose/nvtx.c): a traced child sets its own. Stack
- * memory only: safe after vfork.
+ * process set it (interpose/nvtx.c): a traced child sets its own. No heap:
+ * safe after vfork. A program may exec from a thread whose whole stack is
+ * PTHREAD_STACK_MIN (16 KiB), so no large buffer on the stack either: a
+ * rebuilt environment of more than JST_ENV_STACK bytes goes to pages
+ * mapped for the call.
  *
  * An exec also ends this process's trace: END with end_reason "exec" is
  * written just before the real call (never in a vfork child, which shares the
@@ -21,12 +24,15 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "state.h"
 #include "real.h"
 #include "nvtx.h"
 #include "startenv.h"
+#include "children.h"
+#include "bigstack.h"
 
 extern char **environ;
 
@@ -69,62 +75,94 @@ JST_START_RODATA static const char name_execvpe[] = "execvpe";
 JST_START_RODATA static const char name_spawn[] = "posix_spawn";
 JST_START_RODATA static const char name_spawnp[] = "posix_spawnp";
 
-/* Fills out[] (room for cap pointers) with envp plus what is missing; uses
- * buf (JST_ENV_MAX bytes) for a rebuilt LD_PRELOAD. Returns envp itself when
- * nothing needs changing or anything does not fit. */
-JST_IDLE_TEXT static char *const *env_fix(char *const envp[], char **out, size_t cap, char *buf)
+/* A rebuilt environment: the array and a rebuilt LD_PRELOAD entry, in one
+ * block. Small ones live on the caller's stack (VLA of at most
+ * JST_ENV_STACK bytes: a program may exec from a thread of PTHREAD_STACK_MIN
+ * bytes); larger ones in pages mapped for the call, never the heap, which is
+ * not safe to touch after vfork. */
+#define JST_ENV_STACK 1024
+
+struct env_plan {
+    const char *pre;  /* the program's LD_PRELOAD entry, NULL if none */
+    const char *nvtx; /* ours, left out */
+    int need_pre, need_dir;
+    size_t n;     /* entries in envp */
+    size_t bytes; /* the block's size; 0 when envp is used as it is */
+};
+
+/* Decides what the child's environment lacks, and the room that takes. */
+JST_IDLE_TEXT static void env_plan(char *const envp[], struct env_plan *p)
 {
     const char *saved_preload = jst_start_preload(), *saved_dir = jst_start_dir();
     const char *self_path = jst_self_path();
+    p->bytes = 0;
     if (!saved_preload[0] || !jst_config_early() || !self_path[0])
-        return envp;
+        return;
     const char *base = strrchr(self_path, '/');
     base = base ? base + 1 : self_path;
-    const char *pre = env_find(envp, name_preload, sizeof name_preload - 1);
-    int need_pre = !pre || !strstr(pre, base);
-    int need_dir = saved_dir[0] && !env_find(envp, name_dir, sizeof name_dir - 1);
-    const char *nvtx = jst_nvtx_env_entry(envp); /* ours: left out */
-    if (!need_pre && !need_dir && !nvtx)
-        return envp;
-    size_t n = 0;
-    while (envp && envp[n])
-        n++;
-    if (n + 3 > cap)
-        return envp;
-    const char *newpre = saved_preload;
-    if (need_pre && pre) { /* the program set its own: keep it, ours first */
-        if (strlen(self_path) + strlen(pre) + 2 > JST_ENV_MAX)
-            return envp;
-        strcpy(buf, "LD_PRELOAD=");
-        strcat(buf, self_path);
-        strcat(buf, ":");
-        strcat(buf, pre + 11);
+    p->pre = env_find(envp, name_preload, sizeof name_preload - 1);
+    p->need_pre = !p->pre || !strstr(p->pre, base);
+    p->need_dir = saved_dir[0] && !env_find(envp, name_dir, sizeof name_dir - 1);
+    p->nvtx = jst_nvtx_env_entry(envp);
+    if (!p->need_pre && !p->need_dir && !p->nvtx)
+        return;
+    p->n = 0;
+    while (envp && envp[p->n])
+        p->n++;
+    size_t pre_len = 0;
+    if (p->need_pre && p->pre) { /* "LD_PRELOAD=" self ":" theirs */
+        pre_len = strlen(self_path) + strlen(p->pre) + 2;
+        if (pre_len > JST_ENV_MAX)
+            return;
+    }
+    p->bytes = (p->n + 3) * sizeof(char *) + pre_len;
+}
+
+/* Fills blk (p->bytes) with envp plus what is missing. */
+JST_IDLE_TEXT static char *const *env_build(char *const envp[], const struct env_plan *p, void *blk)
+{
+    char **out = blk;
+    char *buf = (char *)(out + p->n + 3);
+    const char *newpre = jst_start_preload();
+    if (p->need_pre && p->pre) { /* the program set its own: keep it, ours first */
+        size_t ls = strlen(jst_self_path());
+        memcpy(buf, p->pre, 11); /* "LD_PRELOAD=" */
+        memcpy(buf + 11, jst_self_path(), ls);
+        buf[11 + ls] = ':';
+        strcpy(buf + 12 + ls, p->pre + 11);
         newpre = buf;
     }
     size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        if (!(need_pre && pre && envp[i] == pre) && envp[i] != nvtx)
+    for (size_t i = 0; i < p->n; i++)
+        if (!(p->need_pre && p->pre && envp[i] == p->pre) && envp[i] != p->nvtx)
             out[k++] = envp[i];
-    if (need_pre)
+    if (p->need_pre)
         out[k++] = (char *)newpre;
-    if (need_dir)
-        out[k++] = (char *)saved_dir;
+    if (p->need_dir)
+        out[k++] = (char *)jst_start_dir();
     out[k] = NULL;
     return out;
 }
 
-#define JST_ENVP_CAP 1024
+/* Pages for a block too large for the stack; NULL when none can be had (the
+ * environment then goes as the program gave it). */
+JST_IDLE_TEXT static void *env_map(size_t bytes)
+{
+    void *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return m == MAP_FAILED ? NULL : m;
+}
 
 /* Runs an exec: the END record, the real call, and the trace going on in a
  * new file if the call returns. errno is the exec's. */
 JST_IDLE_TEXT static int exec_run(execve_fn fn, const char *path, char *const argv[],
-                                  char *const envp[])
+                                  char *const *env)
 {
-    char *out[JST_ENVP_CAP];
-    char buf[JST_ENV_MAX];
-    char *const *env = env_fix(envp, out, JST_ENVP_CAP, buf);
+    int cc = jst_compiler_kind(path);
+    void *note = cc ? jst_spawn_exec_note(cc, path, argv) : NULL; /* for the parent's wait */
     int ended = jst_exec_end(path);
     int rc = fn(path, argv, env);
+    if (note)
+        jst_spawn_exec_failed(note); /* it returned: it failed */
     if (ended) {
         int err = errno;
         jst_exec_failed(path, err);
@@ -133,16 +171,63 @@ JST_IDLE_TEXT static int exec_run(execve_fn fn, const char *path, char *const ar
     return rc;
 }
 
-/* The exec named name (execve or execvpe), through the real one in *slot. */
+/* exec_run with the environment put right: the block on the stack when it
+ * is small, else mapped (unmapped again when the exec returns; after vfork,
+ * a successful exec leaves those pages to the parent, whose address space
+ * the child shared). */
+JST_IDLE_TEXT static int exec_fix(execve_fn fn, const char *path, char *const argv[],
+                                  char *const envp[])
+{
+    struct env_plan p;
+    env_plan(envp, &p);
+    if (!p.bytes)
+        return exec_run(fn, path, argv, envp);
+    if (p.bytes <= JST_ENV_STACK) {
+        void *blk[(JST_ENV_STACK + sizeof(void *) - 1) / sizeof(void *)];
+        return exec_run(fn, path, argv, env_build(envp, &p, blk));
+    }
+    void *m = env_map(p.bytes);
+    int rc = exec_run(fn, path, argv, m ? env_build(envp, &p, m) : envp);
+    if (m) {
+        int err = errno;
+        munmap(m, p.bytes);
+        errno = err;
+    }
+    return rc;
+}
+
+struct exec_call {
+    void *_Atomic *slot;
+    const char *name, *path;
+    char *const *argv, *const *envp;
+    int rc, err;
+};
+
+JST_IDLE_TEXT static void exec_go(void *p)
+{
+    struct exec_call *c = p;
+    execve_fn fn = (execve_fn)real_fn(c->slot, c->name);
+    if (!fn) {
+        c->rc = -1;
+        c->err = ENOSYS;
+        return;
+    }
+    c->rc = exec_fix(fn, c->path, c->argv, c->envp);
+    c->err = errno;
+}
+
+/* The exec named name (execve or execvpe), through the real one in *slot.
+ * On a thread with little stack left, all of it (the lookup, the
+ * environment, the END record, the exec itself) runs on a stack of its own
+ * (bigstack.c): the exec wrapper needs no more of the program's stack than
+ * the exec does. */
 JST_IDLE_TEXT static int exec_named(void *_Atomic *slot, const char *name, const char *path,
                                     char *const argv[], char *const envp[])
 {
-    execve_fn fn = (execve_fn)real_fn(slot, name);
-    if (!fn) {
-        errno = ENOSYS;
-        return -1;
-    }
-    return exec_run(fn, path, argv, envp);
+    struct exec_call c = {slot, name, path, argv, envp, -1, 0};
+    jst_big_stack_call(exec_go, &c, 1);
+    errno = c.err;
+    return c.rc;
 }
 
 JST_EXPORT JST_IDLE_TEXT int execve(const char *path, char *const argv[], char *const envp[])
@@ -202,19 +287,66 @@ JST_EXPORT JST_IDLE_TEXT int execlp(const char *file, const char *arg, ...)
     JST_EXECL(execvpe(file, argv, envp), 0);
 }
 
+/* posix_spawn or posix_spawnp through fn, with the environment put right. */
+JST_IDLE_TEXT static int spawn_fix(spawn_fn fn, pid_t *pid, const char *path,
+                                   const posix_spawn_file_actions_t *fa,
+                                   const posix_spawnattr_t *attr, char *const argv[],
+                                   char *const envp[])
+{
+    struct env_plan p;
+    env_plan(envp, &p);
+    if (!p.bytes)
+        return fn(pid, path, fa, attr, argv, envp);
+    if (p.bytes <= JST_ENV_STACK) {
+        void *blk[(JST_ENV_STACK + sizeof(void *) - 1) / sizeof(void *)];
+        return fn(pid, path, fa, attr, argv, env_build(envp, &p, blk));
+    }
+    void *m = env_map(p.bytes);
+    int rc = fn(pid, path, fa, attr, argv, m ? env_build(envp, &p, m) : envp);
+    if (m)
+        munmap(m, p.bytes);
+    return rc;
+}
+
+struct spawn_call {
+    void *_Atomic *slot;
+    const char *name;
+    pid_t *pid;
+    const char *path;
+    const posix_spawn_file_actions_t *fa;
+    const posix_spawnattr_t *attr;
+    char *const *argv, *const *envp;
+    int rc, err;
+};
+
+JST_IDLE_TEXT static void spawn_go(void *p)
+{
+    struct spawn_call *c = p;
+    spawn_fn fn = (spawn_fn)real_fn(c->slot, c->name);
+    if (!fn) {
+        c->rc = ENOSYS;
+        return;
+    }
+    uint64_t t0 = jst_compiler_kind(c->path) ? jst_now_ns() : 0;
+    c->rc = spawn_fix(fn, c->pid, c->path, c->fa, c->attr, c->argv, c->envp);
+    c->err = errno; /* as the real call left it */
+    if (t0 && c->rc == 0 && c->pid)
+        jst_spawn_posix(c->path, c->argv, *c->pid, t0);
+}
+
 /* posix_spawn or posix_spawnp (name), through the real one in *slot, with
- * the environment put right. */
+ * the environment put right; a compiler child is noted for the wait
+ * (spawn.c). As exec_named, on a stack of its own when the thread's is
+ * small. */
 JST_IDLE_TEXT static int spawn_named(void *_Atomic *slot, const char *name, pid_t *pid,
                                      const char *path, const posix_spawn_file_actions_t *fa,
                                      const posix_spawnattr_t *attr, char *const argv[],
                                      char *const envp[])
 {
-    spawn_fn fn = (spawn_fn)real_fn(slot, name);
-    if (!fn)
-        return ENOSYS;
-    char *out[JST_ENVP_CAP];
-    char buf[JST_ENV_MAX];
-    return fn(pid, path, fa, attr, argv, env_fix(envp, out, JST_ENVP_CAP, buf));
+    struct spawn_call c = {slot, name, pid, path, fa, attr, argv, envp, ENOSYS, errno};
+    jst_big_stack_call(spawn_go, &c, 1);
+    errno = c.err;
+    return c.rc;
 }
 
 JST_EXPORT JST_IDLE_TEXT int posix_spawn(pid_t *pid, const char *path,

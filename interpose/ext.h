@@ -14,6 +14,9 @@ void jst_cupti_flush(void);
 
 /* Reads JITSTALL_BUDGET_MS / JITSTALL_FAIL_EXIT_CODE and arms the exit check. */
 void jst_budget_install(void);
+/* Says, once, what was wrong with those variables; called when the process
+ * first tries to trace. */
+void jst_budget_warn(void);
 /* Called by the hooks for every load that JIT-compiled (label: source or path). */
 void jst_budget_note_jit(const char *label, uint64_t jit_ns);
 

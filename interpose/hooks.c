@@ -19,6 +19,7 @@ void *jst_hook_real(struct jst_hook *h, int route)
     if (!f && route != JST_ROUTE_DLSYM) {
         jst_driver();
         f = atomic_load(&h->real);
+        jst_driver_report();
     }
     return f;
 }

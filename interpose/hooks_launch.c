@@ -1,8 +1,8 @@
 /*
  * The hooked launches: cuLaunchKernel, cuLaunchKernelEx and their _ptsz
  * variants. The first launch of each function is timed and recorded (the
- * slow path); every later one goes straight to the driver (the fast path,
- * in launch_x86_64.S on x86-64, else in C below). Each wrapper has the exact
+ * slow path); every later one goes straight to the driver (the fast path:
+ * launch_x86_64.S, launch_aarch64.S, else the C below). Each wrapper has the exact
  * signature of the variant it stands for, calls the real function exactly
  * once with the same arguments, and returns its result unchanged.
  */
@@ -12,6 +12,7 @@
 #include "state.h"
 #include "hooks_wrap.h"
 #include "launch.h"
+#include "sampler.h"
 
 /* The first launch of f (claimed in the seen set): timed and recorded. Later
  * launches never get here: the wrappers below return straight to the driver. */
@@ -19,10 +20,12 @@ static void launch_record(struct jst_event *ev, CUresult r, CUfunction f)
 {
     uint8_t buf[1536];
     struct jst_rec rec;
+    ev->seq = jst_next_seq(); /* known here: the sampled frames before it name it */
     jst_event_record(ev, &rec, buf, sizeof buf, r);
     jst_rec_u64(&rec, JST_F_FUNC, (uint64_t)(uintptr_t)f);
     jst_func_describe((uintptr_t)f, &rec);
     jst_emit(&rec, 1);
+    jst_sampler_first_launch(ev->seq);
     jst_event_end(ev);
 }
 
@@ -58,8 +61,9 @@ JST_LAUNCH_SLOW(h_launchex_slow, launchex_fn, JST_LAUNCHEX_P, JST_LAUNCHEX_A)
  * lock, no allocation, no record, and the arguments are never touched.
  *
  * Each wrapper enters its slow path through a function of the same signature.
- * On x86-64 the fast path is a few lines of assembly (launch_x86_64.S, which
- * says why); elsewhere it is the C below. */
+ * On x86-64 and aarch64 the fast path is a few lines of assembly
+ * (launch_x86_64.S, which says why, and launch_aarch64.S); elsewhere it is
+ * the C below. */
 
 /* Real pointers for the assembly: [2*i] DIRECT/PROCADDR, [2*i+1] DLSYM, for
  * cuLaunchKernel, _ptsz, cuLaunchKernelEx, _ptsz. */
@@ -76,8 +80,9 @@ void jst_launch_sync(void)
 }
 
 #define JST_HIDDEN __attribute__((visibility("hidden")))
-#if defined(__x86_64__) && !defined(JST_NO_ASM)
-/* The fast path is interpose/launch_x86_64.S; here only the declaration. */
+#if (defined(__x86_64__) || defined(__aarch64__)) && !defined(JST_NO_ASM)
+/* The fast path is interpose/launch_x86_64.S or launch_aarch64.S; here only
+ * the declaration. */
 #define JST_LAUNCH_FAST(attr, fname, idx, P, A, fn_t) attr CUresult fname P;
 #else
 #define JST_LAUNCH_FAST(attr, fname, idx, P, A, fn_t)                                              \

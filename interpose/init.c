@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bigstack.h"
 #include "cost.h"
 #include "ext.h"
 #include "metrics.h"
@@ -22,6 +23,9 @@
 #include "inflight.h"
 #include "nvtx.h"
 #include "startenv.h"
+#include "children.h"
+#include "sampler.h"
+#include "fwcache.h"
 
 /* ---- exit ---- */
 
@@ -36,12 +40,8 @@ static void note_dropped(uint64_t dropped)
     jst_note(1, msg);
 }
 
-static void write_end(const char *reason, int status, int have_status, const char *exec_path)
+static void end_here(const char *reason, int status, int have_status, const char *exec_path)
 {
-    /* Nothing open, or a vfork child (exit() instead of _exit()): the trace
-     * and the memory are its parent's, touch neither. */
-    if (!jst_sink_owned() || !jst_sink_end_once())
-        return;
     int saved = errno;
     jst_guard++;
     uint64_t t0 = jst_now_ns();
@@ -52,9 +52,12 @@ static void write_end(const char *reason, int status, int have_status, const cha
     uint64_t dropped = jst_seen_dropped();
     if (dropped)
         note_dropped(dropped);
-    uint8_t buf[256 + PATH_MAX];
+    /* On the heap: exit and exec may run on a thread with a small stack.
+     * Without it the END record overflows and is not written. */
+    size_t cap = 256 + PATH_MAX;
+    uint8_t *buf = malloc(cap);
     struct jst_rec r;
-    jst_rec_begin(&r, buf, sizeof buf, JST_REC_END);
+    jst_rec_begin(&r, buf, buf ? cap : 0, JST_REC_END);
     if (dropped)
         jst_rec_u64(&r, JST_F_DROPPED, dropped);
     jst_rec_u64(&r, JST_F_START_NS, jst_now_ns());
@@ -69,11 +72,38 @@ static void write_end(const char *reason, int status, int have_status, const cha
     uint64_t self_ns = jst_cost_self_ns();
     jst_rec_u64(&r, JST_F_SELF_NS, self_ns);
     jst_emit(&r, 1);
+    free(buf);
     jst_metrics_write(self_ns);
     jst_sink_close();
     jst_cost_print();
     jst_guard--;
     errno = saved;
+}
+
+struct end_args {
+    const char *reason, *exec_path;
+    int status, have_status;
+};
+
+static void end_run(void *p)
+{
+    struct end_args *e = p;
+    end_here(e->reason, e->status, e->have_status, e->exec_path);
+}
+
+static void write_end(const char *reason, int status, int have_status, const char *exec_path)
+{
+    /* Nothing open, or a vfork child (exit() instead of _exit()): the trace
+     * and the memory are its parent's, touch neither. */
+    if (!jst_sink_owned() || !jst_sink_end_once())
+        return;
+    /* Exit and exec may come from a thread with a small stack, and the END
+     * record goes deep (cache state, compressor, Prometheus file): on such a
+     * thread it is written on a stack of its own; if none can be mapped, the
+     * trace goes without its END record (its reader says it ended early)
+     * rather than risk the program. */
+    struct end_args e = {reason, exec_path, status, have_status};
+    jst_big_stack_call(end_run, &e, 0);
 }
 
 static void on_exit_cb(int status, void *arg)
@@ -129,6 +159,7 @@ static void atfork_child(void)
     jst_sink_atfork_child();
     jst_launch_atfork_child();
     jst_inflight_atfork_child();
+    jst_sampler_atfork_child();
 }
 
 void jst_lifecycle_arm(void)
@@ -156,6 +187,9 @@ __attribute__((constructor)) static void jst_ctor(void)
  * at exit from then on. */
 void jst_lifecycle_opened(void)
 {
+    jst_spawn_opened();
+    if (jst_fwcache_python())
+        jst_fwcache_once(); /* a Python process: the frameworks' caches as found */
     static int registered;
     if (!registered) {
         registered = 1;

@@ -119,6 +119,9 @@ void jst_load_pre_file(struct jst_load *ld, const char *path, int cache)
     jst_cost_add(JST_COST_INSPECT, jst_now_ns() - t0);
 }
 
+/* The largest compressed cubin whose kernel names a SASS load records. */
+#define JST_SASS_NAMES_MAX (1u << 20)
+
 /* Adds one JST_F_KERNEL while the record has room for the rest. */
 static void kernel_cb(void *ctx, const char *name, size_t len)
 {
@@ -150,12 +153,13 @@ static void kernel_keep(void *ctx, const char *name, size_t len)
     p->knames_len += len + 1;
 }
 
-/* Writes the PTX's kernel names into r, scanning the PTX the first time. */
-static void load_kernels(struct load_priv *p, const struct jst_entry *ptx, struct jst_rec *r)
+/* Writes the kernel names of e (the PTX compiled, or the cubin loaded) into
+ * r, scanning e the first time. */
+static void load_kernels(struct load_priv *p, const struct jst_entry *e, struct jst_rec *r)
 {
     if (!p->knames_done) {
         uint64_t t0 = jst_now_ns();
-        jst_entry_kernels(ptx, kernel_keep, p);
+        jst_entry_kernels(e, kernel_keep, p);
         p->knames_done = 1;
         jst_cost_add(JST_COST_INSPECT, jst_now_ns() - t0);
     }
@@ -200,9 +204,12 @@ void jst_load_describe(struct jst_load *ld, struct jst_rec *r)
     if (ld->ctx)
         jst_rec_u64(r, JST_F_CTX, ld->ctx);
     jst_rec_u64(r, JST_F_LOAD_DEVICE, (uint64_t)ld->dev);
+    unsigned isa_max = 0;
     if (p->have_img) {
         for (size_t i = 0; i < p->img.n_entries && i < 256; i++) {
             const struct jst_entry *e = &p->img.entries[i];
+            if (e->kind == JST_E_PTX && e->ptx_isa > isa_max)
+                isa_max = e->ptx_isa;
             char arch[24], s[64];
             jst_arch_str(arch, sizeof arch, e->kind == JST_E_PTX, e->sm, e->variant);
             snprintf(s, sizeof s, "%s %s %s", entry_kind_name(e->kind), arch,
@@ -221,8 +228,25 @@ void jst_load_describe(struct jst_load *ld, struct jst_rec *r)
     if (p->dec.jit_from[0])
         jst_rec_str(r, JST_F_JIT_FROM, p->dec.jit_from);
     jst_rec_str(r, JST_F_REASON, p->dec.reason);
-    if (!ld->jit)
+    /* The analyzer compares these with the device's driver version. */
+    if (p->dec.ptx_isa)
+        jst_rec_u64(r, JST_F_PTX_ISA, p->dec.ptx_isa);
+    if (isa_max)
+        jst_rec_u64(r, JST_F_PTX_ISA_MAX, isa_max);
+    if (!ld->jit) {
+        /* A SASS load names its kernels too (so that a module rebuilt from
+         * PTX to SASS is recognised), when that is cheap: the cubin's symbol
+         * table read in place, or a compressed cubin of at most
+         * JST_SASS_NAMES_MAX bytes decompressed (about a millisecond),
+         * never a large one. */
+        int si = p->dec.sass_index;
+        if (p->dec.verdict == JST_V_SASS && si >= 0 && (size_t)si < p->img.n_entries &&
+            p->img.entries[si].kind == JST_E_CUBIN &&
+            (p->img.entries[si].compress == JST_Z_NONE ||
+             p->img.entries[si].raw_size <= JST_SASS_NAMES_MAX))
+            load_kernels(p, &p->img.entries[si], r);
         return;
+    }
     const struct jst_entry *ptx = load_ptx(p);
     if (ptx) {
         jst_rec_u64(r, JST_F_PTX_SIZE, ptx->raw_size);

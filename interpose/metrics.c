@@ -124,22 +124,33 @@ void jst_metrics_observe(const struct jst_rec *r)
     pthread_mutex_unlock(&m_lock);
 }
 
-/* Appends name="value" (escaped) to buf. */
+/* Room for every label: jitstall's four and the user's JST_MAX_LABELS, each
+ * a name, =, quotes, a comma and a value of at most JST_PROM_VALUE_MAX bytes
+ * escaped. A label is added whole or not at all, so the set can never end in
+ * a name without its value. */
+#define M_LABELS_CAP ((4 + JST_MAX_LABELS) * (JST_LABEL_NAME_MAX + 4 + JST_PROM_VALUE_MAX))
+
+/* Appends name="value" to buf (n bytes, NUL-terminated), the value escaped
+ * and made valid UTF-8 (jst_prom_value); nothing when it does not fit. */
 static void label(char *buf, size_t n, const char *name, const char *value)
 {
-    size_t len = strlen(buf);
-    int w = snprintf(buf + len, n - len, "%s%s=\"", len ? "," : "", name);
-    if (w < 0 || (size_t)w >= n - len)
+    size_t len = strlen(buf), nl = strlen(name);
+    size_t need = (len ? 1 : 0) + nl + 2; /* [,]name=" */
+    if (len + need + 2 > n)           /* and at least the closing quote and NUL */
         return;
-    len += (size_t)w;
-    for (; *value && len + 4 < n; value++) {
-        if (*value == '\\' || *value == '"' || *value == '\n')
-            buf[len++] = '\\';
-        buf[len++] = *value == '\n' ? 'n' : *value;
-    }
-    if (len + 1 < n)
-        buf[len++] = '"';
-    buf[len] = '\0';
+    char *p = buf + len;
+    if (len)
+        *p++ = ',';
+    memcpy(p, name, nl);
+    p += nl;
+    *p++ = '=';
+    *p++ = '"';
+    size_t room = n - (size_t)(p - buf) - 1; /* the closing quote */
+    if (room > JST_PROM_VALUE_MAX)
+        room = JST_PROM_VALUE_MAX;
+    p += jst_prom_value(p, room, value);
+    *p++ = '"';
+    *p = '\0';
 }
 
 static void put(FILE *f, const char *name, const char *help, const char *labels, const char *extra,
@@ -200,39 +211,53 @@ static void program_name(char *out, size_t n)
         snprintf(out, n, "unknown");
 }
 
+/* What jst_metrics_write builds, on the heap: exit and exec may run on a
+ * thread with a small stack. */
+struct m_out {
+    char prog[128], host[256], v[64];
+    char labels[M_LABELS_CAP];
+    char user[JST_MAX_LABELS * (JST_LABEL_NAME_MAX + 4 + JST_PROM_VALUE_MAX)];
+    struct jst_label lab[JST_MAX_LABELS];
+    char path[PATH_MAX + 256], tmp[PATH_MAX + 256];
+};
+
 void jst_metrics_write(uint64_t self_ns)
 {
     if (!m_on)
         return;
     int saved = errno;
-    char prog[128], host[256] = "", labels[2048] = "", v[64];
-    program_name(prog, sizeof prog);
-    gethostname(host, sizeof host - 1);
+    struct m_out *o = calloc(1, sizeof *o);
+    if (!o) {
+        errno = saved;
+        return;
+    }
+    char *prog = o->prog, *host = o->host, *labels = o->labels, *v = o->v;
+    program_name(prog, sizeof o->prog);
+    gethostname(host, sizeof o->host - 1);
     pthread_mutex_lock(&m_lock);
     const char *exe = jst_exe_path();
     const char *base = strrchr(exe, '/');
-    label(labels, sizeof labels, "program", base ? base + 1 : exe);
-    label(labels, sizeof labels, "host", host);
-    snprintf(v, sizeof v, "sm_%u%u", m.cc_major, m.cc_minor);
-    label(labels, sizeof labels, "gpu_arch", m.have_device ? v : "");
+    label(labels, sizeof o->labels, "program", base ? base + 1 : exe);
+    label(labels, sizeof o->labels, "host", host);
+    snprintf(v, sizeof o->v, "sm_%u%u", m.cc_major, m.cc_minor);
+    label(labels, sizeof o->labels, "gpu_arch", m.have_device ? v : "");
     if (m.have_device && m.driver)
-        snprintf(v, sizeof v, "%" PRIu64 ".%" PRIu64, m.driver / 1000, m.driver % 1000 / 10);
+        snprintf(v, sizeof o->v, "%" PRIu64 ".%" PRIu64, m.driver / 1000, m.driver % 1000 / 10);
     else
         v[0] = '\0';
-    label(labels, sizeof labels, "driver_version", v);
-    struct jst_label lab[JST_MAX_LABELS];
+    label(labels, sizeof o->labels, "driver_version", v);
+    struct jst_label *lab = o->lab;
     size_t nl = jst_parse_labels(getenv("JITSTALL_LABELS"), lab, JST_MAX_LABELS);
     for (size_t i = 0; i < nl; i++)
-        label(labels, sizeof labels, lab[i].name, lab[i].value);
+        label(labels, sizeof o->labels, lab[i].name, lab[i].value);
     /* The file name: program and a hash of the user's labels (not of host or
      * GPU: one node, one file per program and label set). */
-    char user[1024] = "";
+    char *user = o->user, *path = o->path, *tmp = o->tmp;
     for (size_t i = 0; i < nl; i++)
-        label(user, sizeof user, lab[i].name, lab[i].value);
-    char path[PATH_MAX + 256], tmp[PATH_MAX + 256];
-    snprintf(path, sizeof path, "%s/jitstall_%s_%016" PRIx64 ".prom", m_dir, prog,
+        label(user, sizeof o->user, lab[i].name, lab[i].value);
+    snprintf(path, sizeof o->path, "%s/jitstall_%s_%016" PRIx64 ".prom", m_dir, prog,
              jst_hash64(user, strlen(user)));
-    snprintf(tmp, sizeof tmp, "%s/.jitstall_%s.XXXXXX", m_dir, prog);
+    snprintf(tmp, sizeof o->tmp, "%s/.jitstall_%s.XXXXXX", m_dir, prog);
     mkdir(m_dir, 0755); /* a missing directory is made; its parent must exist */
     int fd = mkostemp(tmp, O_CLOEXEC);
     FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
@@ -251,6 +276,7 @@ void jst_metrics_write(uint64_t self_ns)
         jst_dbg("JITSTALL_PROM_DIR: cannot create a file in %s: %s", m_dir, strerror(errno));
     }
     pthread_mutex_unlock(&m_lock);
+    free(o);
     errno = saved;
 }
 

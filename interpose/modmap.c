@@ -156,10 +156,12 @@ static int mm_collect_cb(struct dl_phdr_info *info, size_t size, void *data)
  * it; -1 when out of memory. */
 static int mm_resolve(struct mm_obj *o)
 {
-    char buf[PATH_MAX];
+    char *buf = malloc(PATH_MAX); /* not on the stack: a hook may run on a small one */
+    if (!buf)
+        return -1;
     const char *p = o->name;
     if (p[0] == '\0') {
-        ssize_t k = readlink("/proc/self/exe", buf, sizeof buf - 1);
+        ssize_t k = readlink("/proc/self/exe", buf, PATH_MAX - 1);
         if (k > 0) {
             buf[k] = '\0';
             p = buf;
@@ -169,6 +171,7 @@ static int mm_resolve(struct mm_obj *o)
         p = buf;
     }
     o->path = strdup(p);
+    free(buf);
     if (!o->path)
         return -1;
     struct stat st;
@@ -224,9 +227,10 @@ static int mm_collect(struct mm_set *s, const struct mm_set *known)
 
 static void mm_write(const struct mm_obj *o, unsigned event, int flush)
 {
-    uint8_t buf[JST_REC_HDR_SIZE + PATH_MAX + MM_BUILD_ID_MAX + 256];
+    size_t cap = JST_REC_HDR_SIZE + PATH_MAX + MM_BUILD_ID_MAX + 256;
+    uint8_t *buf = malloc(cap); /* NULL: the record overflows and is dropped */
     struct jst_rec r;
-    jst_rec_begin(&r, buf, sizeof buf, JST_REC_MODMAP);
+    jst_rec_begin(&r, buf, buf ? cap : 0, JST_REC_MODMAP);
     jst_rec_u64(&r, JST_F_MOD_EVENT, event);
     jst_rec_str(&r, JST_F_MOD_PATH, o->path);
     jst_rec_u64(&r, JST_F_MOD_BIAS, o->bias);
@@ -239,6 +243,7 @@ static void mm_write(const struct mm_obj *o, unsigned event, int flush)
         jst_rec_u64(&r, JST_F_MTIME_NS, o->mtime_ns);
     }
     jst_emit(&r, flush);
+    free(buf);
 }
 
 static int mm_gen_cb(struct dl_phdr_info *info, size_t size, void *data)

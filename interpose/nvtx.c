@@ -29,6 +29,7 @@
 #include <sys/stat.h>
 #include <wchar.h>
 
+#include "sampler.h"
 #include "state.h"
 #include "nvtx.h"
 #include "real.h"
@@ -289,6 +290,8 @@ static int do_push(const void *domain, const char *name)
     struct jst_nvtx_depth *d = depth_slot(domain);
     int depth = d ? ++d->depth : -1;
     range_event(JST_RANGE_PUSH, name ? name : "", domain, 0, depth);
+    if (name && !jst_guard && strncmp(name, "XlaCompile", 10) == 0)
+        jst_sampler_event(1); /* XLA compiles in-process: compile work (sampler.c) */
     return JST_NVTX_NO_TRACKING;
 }
 

@@ -54,6 +54,7 @@ struct py_walk {
     size_t n_evals, n_ips;
     unsigned group;   /* eval invocation the next frame belongs to */
     int bad;          /* a check failed: stop */
+    size_t max;       /* frames wanted at most (the innermost) */
     uintptr_t win_lo; /* frames read ahead (3.11+): win_len bytes from win_lo */
     size_t win_len;
     uint8_t win[4096];
@@ -144,7 +145,8 @@ static void py_add(struct py_walk *w, uintptr_t code, const uint8_t *co, long ad
 static void py_walk_310(struct py_walk *w, uintptr_t f)
 {
     const struct py_layout *L = jst_py.lay;
-    for (int steps = 0; f && steps < PY_MAX_WALK && !w->bad; steps++, w->group++) {
+    for (int steps = 0; f && steps < PY_MAX_WALK && !w->bad && w->out->n < w->max;
+         steps++, w->group++) {
         uint8_t fr[112], co[256];
         if (jst_py_read(fr, f, L->fr_instr + 4) < 0 || py_ptr_at(fr, 8) != jst_py.frame_type) {
             w->bad = 1;
@@ -190,7 +192,7 @@ static const uint8_t *py_frame_at(struct py_walk *w, uintptr_t f)
 static void py_walk_311(struct py_walk *w, uintptr_t f)
 {
     const struct py_layout *L = jst_py.lay;
-    for (int steps = 0; f && steps < PY_MAX_WALK && !w->bad; steps++) {
+    for (int steps = 0; f && steps < PY_MAX_WALK && !w->bad && w->out->n < w->max; steps++) {
         uint8_t co[256];
         const uint8_t *fr = py_frame_at(w, f);
         if (!fr) {
@@ -217,11 +219,11 @@ static void py_walk_311(struct py_walk *w, uintptr_t f)
     }
 }
 
-static void py_capture(const uint64_t *ips, size_t n_ips, struct jst_pyframes *py)
+/* Walks the frame chain of the thread state ts; quiet: a chain that does not
+ * check out gives no frames and no note (a sample of a running thread). */
+static void py_walk_ts(uintptr_t ts, const uint64_t *ips, size_t n_ips, struct jst_pyframes *py,
+                       size_t max, int quiet)
 {
-    uintptr_t ts = jst_py_thread();
-    if (!ts)
-        return;
     const struct py_layout *L = jst_py.lay;
     uintptr_t f = 0;
     if (jst_py_read(&f, ts + L->ts_frame, sizeof f) < 0)
@@ -233,6 +235,7 @@ static void py_capture(const uint64_t *ips, size_t n_ips, struct jst_pyframes *p
         return;
     w->out = py;
     w->n_ips = n_ips;
+    w->max = max;
     for (size_t i = 0; i < n_ips && w->n_evals < PY_MAX_EVALS; i++)
         if (ips[i] > jst_py.eval_lo && ips[i] <= jst_py.eval_hi)
             w->evals[w->n_evals++] = (uint32_t)i;
@@ -242,9 +245,47 @@ static void py_capture(const uint64_t *ips, size_t n_ips, struct jst_pyframes *p
         py_walk_311(w, f);
     if (w->bad) {
         py->n = py->len = 0;
-        jst_py_note_bad("the frame chain did not check out");
+        if (!quiet)
+            jst_py_note_bad("the frame chain did not check out");
     }
     free(w);
+}
+
+static void py_capture(const uint64_t *ips, size_t n_ips, struct jst_pyframes *py)
+{
+    uintptr_t ts = jst_py_thread();
+    if (ts)
+        py_walk_ts(ts, ips, n_ips, py, JST_PY_MAX_FRAMES, 0);
+}
+
+uintptr_t jst_py_self_state(void)
+{
+    int saved = errno;
+    uintptr_t ts = 0;
+    if (jst_py_maybe() && jst_py_pipe_open() == 0) {
+        ts = jst_py_thread();
+        jst_py_pipe_close();
+    }
+    errno = saved;
+    return ts;
+}
+
+void jst_py_sample(uintptr_t ts, unsigned long thread_id, struct jst_pyframes *py, size_t max)
+{
+    py->n = py->len = 0;
+    int saved = errno;
+    if (jst_py_pipe_open() != 0) {
+        errno = saved;
+        return;
+    }
+    unsigned long id = 0;
+    /* The thread state must still be that thread's (it is freed when the
+     * thread ends, and may be reused). */
+    if (jst_py.lay && jst_py_read(&id, ts + jst_py.lay->ts_thread_id, sizeof id) == 0 &&
+        id == thread_id)
+        py_walk_ts(ts, NULL, 0, py, max, 1);
+    jst_py_pipe_close();
+    errno = saved;
 }
 
 void jst_py_capture(const uint64_t *ips, size_t n_ips, struct jst_pyframes *py)

@@ -35,4 +35,13 @@ int jst_py_maybe(void);
  * creates Python objects, reads memory only through a checked copy. */
 void jst_py_capture(const uint64_t *ips, size_t n_ips, struct jst_pyframes *py);
 
+/* The calling thread's Python thread state (an address), 0 when it runs no
+ * Python or frames cannot be read; for jst_py_sample from another thread. */
+uintptr_t jst_py_self_state(void);
+/* Another thread's Python frames (thread state ts of the thread whose
+ * pthread_self() is thread_id), the innermost max at most, with no native
+ * stack (every native index 0). The thread runs on meanwhile: a chain that
+ * does not check out gives py->n 0, silently. */
+void jst_py_sample(uintptr_t ts, unsigned long thread_id, struct jst_pyframes *py, size_t max);
+
 #endif

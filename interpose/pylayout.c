@@ -21,12 +21,24 @@
 #include "real.h"
 #include "state.h"
 
+/* Offsets in CPython's structures per minor version. They are the same on
+ * x86-64 and aarch64: both are LP64 with the same alignment rules, and no
+ * field these structures hold before the ones read here differs between the
+ * two (CPython 3.11 on aarch64 is read by e2e.python; 3.13 checks itself
+ * against _Py_DebugOffsets). Other architectures have no table: the reader
+ * stays off there. */
+#if defined(__x86_64__) || defined(__aarch64__)
+#define JST_PY_LAYOUTS 1
 static const struct py_layout py_layouts[] = {
     {10, 176, 24, -1, 1, 32, 24, 96, -1, -1, 104, 112, 112, 120, 40, 0, 0, 48, 72},
     {11, 152, 56, 8, 0, 32, 48, 56, 69, 68, 112, 120, 128, 136, 72, 184, 168, 48, 72},
     {12, 136, 56, 0, 0, 0, 8, 56, 70, -1, 112, 120, 128, 136, 68, 192, 176, 40, 56},
     {13, 152, 72, -1, 0, 0, 8, 56, 70, -1, 112, 120, 128, 136, 68, 200, 184, 40, 56},
 };
+#else
+#define JST_PY_LAYOUTS 0
+static const struct py_layout py_layouts[1];
+#endif
 
 enum { PY_UNRESOLVED = 0, PY_ABSENT, PY_READY, PY_OFF };
 static _Atomic int py_state;
@@ -155,7 +167,7 @@ static void py_resolve(void)
     }
     char ver[16];
     int minor = py_minor(ver, sizeof ver);
-    for (size_t i = 0; i < sizeof py_layouts / sizeof py_layouts[0]; i++)
+    for (size_t i = 0; JST_PY_LAYOUTS && i < sizeof py_layouts / sizeof py_layouts[0]; i++)
         if ((int)py_layouts[i].minor == minor)
             jst_py.lay = &py_layouts[i];
     if (!jst_py.lay) {

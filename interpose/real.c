@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <link.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,7 +31,16 @@ _Atomic int jst_cuinit_ok;
  * pages, with its strings (state.h). */
 JST_START_RODATA static const char name_dlsym[] = "dlsym";
 JST_START_RODATA static const char ver_234[] = "GLIBC_2.34";
-JST_START_RODATA static const char ver_225[] = "GLIBC_2.2.5";
+/* Before 2.34, dlsym and dlopen live in libdl at the architecture's oldest
+ * symbol version: the one its first glibc port shipped. */
+#if defined(__aarch64__)
+#define JST_GLIBC_BASE "GLIBC_2.17"
+#elif defined(__x86_64__)
+#define JST_GLIBC_BASE "GLIBC_2.2.5"
+#else
+#error "jitstall: the oldest glibc symbol version of this architecture is unknown"
+#endif
+JST_START_RODATA static const char ver_base[] = JST_GLIBC_BASE;
 
 JST_NO_SANITIZE JST_IDLE_TEXT void *jst_real_dlsym_fn(void)
 {
@@ -38,7 +48,7 @@ JST_NO_SANITIZE JST_IDLE_TEXT void *jst_real_dlsym_fn(void)
     if (!f) {
         f = (dlsym_fn)dlvsym(RTLD_NEXT, name_dlsym, ver_234);
         if (!f)
-            f = (dlsym_fn)dlvsym(RTLD_NEXT, name_dlsym, ver_225);
+            f = (dlsym_fn)dlvsym(RTLD_NEXT, name_dlsym, ver_base);
         if (!f)
             return NULL;
         __atomic_store_n(&real_dlsym_p, f, __ATOMIC_RELEASE);
@@ -61,19 +71,66 @@ int jst_file_named(const char *path, const char *prefix)
     return strncmp(b, prefix, strlen(prefix)) == 0;
 }
 
+/* What is wrong with the library JITSTALL_REAL_LIBCUDA names, set once by
+ * drv_open; said by jst_driver_report, outside the once. */
+static char *drv_problem;
+static _Atomic int drv_reported;
+
+/* A library named by JITSTALL_REAL_LIBCUDA that cannot be opened (calls then
+ * go to the next definition, as without jitstall), or is not a CUDA driver
+ * (neither cuInit nor cuGetProcAddress: every call fails, as before): the
+ * user must be told why. */
+static void drv_check(const char *path, void *h)
+{
+    char *msg = NULL;
+    int k = 0;
+    if (!h)
+        k = asprintf(&msg,
+                     "JITSTALL_REAL_LIBCUDA=%s cannot be loaded (%s): CUDA calls go to the "
+                     "driver the program would use without jitstall",
+                     path, dlerror());
+    else if (!jst_real_dlsym(h, "cuInit") && !jst_real_dlsym(h, "cuGetProcAddress"))
+        k = asprintf(&msg,
+                     "JITSTALL_REAL_LIBCUDA=%s is not a CUDA driver (it has neither cuInit nor "
+                     "cuGetProcAddress): every CUDA call fails",
+                     path);
+    drv_problem = k >= 0 ? msg : NULL;
+}
+
+void jst_driver_report(void)
+{
+    if (!drv_problem || atomic_exchange(&drv_reported, 1) || !jst_config())
+        return;
+    int saved = errno;
+    size_t n = strlen(drv_problem);
+    char *line = malloc(n + 12);
+    if (line) {
+        memcpy(line, "jitstall: ", 10);
+        memcpy(line + 10, drv_problem, n);
+        line[10 + n] = '\n';
+        jst_say(line, n + 11);
+        free(line);
+    }
+    jst_note(1, drv_problem);
+    errno = saved;
+}
+
 static void drv_open(void)
 {
     int saved = errno;
     /* Never a library named by the environment in a setuid/setgid process. */
     const char *path = secure_getenv("JITSTALL_REAL_LIBCUDA");
-    if (!path || !*path)
+    int named = path && *path;
+    if (!named)
         path = "libcuda.so.1";
     /* The loader's own dlopen: the wrapper in modmap.c is for the program. */
     dlopen_fn op = (dlopen_fn)dlvsym(RTLD_NEXT, "dlopen", "GLIBC_2.34");
     if (!op)
-        op = (dlopen_fn)dlvsym(RTLD_NEXT, "dlopen", "GLIBC_2.2.5");
+        op = (dlopen_fn)dlvsym(RTLD_NEXT, "dlopen", JST_GLIBC_BASE);
     void *h = op ? op(path, RTLD_NOW | RTLD_LOCAL) : NULL;
-    if (!h)
+    if (named)
+        drv_check(path, h);
+    else if (!h)
         jst_dbg("cannot open the real driver %s: %s", path, dlerror());
     drv_handle = h;
     for (int i = 0; i < JST_H_COUNT; i++) {

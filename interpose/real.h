@@ -9,13 +9,16 @@
 #include <stdatomic.h>
 #include "state.h"
 
-/* The real dlsym (dlvsym GLIBC_2.34, else GLIBC_2.2.5). */
+/* The real dlsym (dlvsym GLIBC_2.34, else the architecture's oldest version). */
 void *jst_real_dlsym(void *handle, const char *name);
 /* The real dlsym itself (resolved once), NULL if not found. */
 JST_NO_SANITIZE void *jst_real_dlsym_fn(void);
 /* Opens the real driver once and resolves every hooked symbol in it.
  * Returns the driver handle or NULL. */
 void *jst_driver(void);
+/* Says once (stderr when safe, and a note in the trace) what is wrong with
+ * the library JITSTALL_REAL_LIBCUDA names, when something is. */
+void jst_driver_report(void);
 /* A symbol of the real driver, NULL if absent. */
 void *jst_driver_sym(const char *name);
 /* Is handle (from dlopen) the real driver or any object named libcuda.so*? */

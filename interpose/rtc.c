@@ -1,6 +1,8 @@
 /*
- * The runtime compilers: nvrtcCompileProgram (NVRTC) and nvJitLinkComplete
- * (nvJitLink). A first run can stall in them as long as in the driver's JIT
+ * The runtime compilers: nvrtcCompileProgram (NVRTC), nvJitLinkComplete
+ * (nvJitLink), nvvmCompileProgram (NVVM, which Numba dlopens by path) and
+ * nvPTXCompilerCompile (nvPTXCompiler, where a program has it as a shared
+ * library). A first run can stall in them as long as in the driver's JIT
  * (hashcat: 11 s of NVRTC against 0.14 s of driver JIT), so each call is timed
  * and written like a driver call. Reached directly (the program links the
  * library) or through dlsym on a libnvrtc / libnvJitLink handle (CuPy dlopens
@@ -23,6 +25,7 @@
 #include "rtc.h"
 #include "real.h"
 #include "inflight.h"
+#include "fwcache.h"
 
 /* CUDA 12's versioned name; the CUDA 13 header declares only _13_0. */
 extern nvJitLinkResult __nvJitLinkComplete_12_0(nvJitLinkHandle handle);
@@ -33,6 +36,12 @@ JST_EXPORT nvrtcResult nvrtcCompileProgram(nvrtcProgram prog, int numOptions,
 JST_EXPORT nvJitLinkResult nvJitLinkComplete(nvJitLinkHandle handle);
 JST_EXPORT nvJitLinkResult __nvJitLinkComplete_13_0(nvJitLinkHandle handle);
 JST_EXPORT nvJitLinkResult __nvJitLinkComplete_12_0(nvJitLinkHandle handle);
+/* NVVM and nvPTXCompiler, declared here (their headers are not always
+ * installed): handle, option count, options; the results are enums (int). */
+JST_EXPORT int nvvmCompileProgram(void *prog, int numOptions, const char **options);
+JST_EXPORT int nvPTXCompilerCompile(void *compiler, int numOptions, const char *const *options);
+static int jst_l_nvvmCompileProgram(void *prog, int numOptions, const char **options);
+static int jst_l_nvPTXCompilerCompile(void *compiler, int numOptions, const char *const *options);
 
 static nvrtcResult jst_l_nvrtcCompileProgram(nvrtcProgram prog, int numOptions,
                                              const char *const *options);
@@ -44,18 +53,29 @@ static nvJitLinkResult jst_l___nvJitLinkComplete_12_0(nvJitLinkHandle handle);
 #define JST_RTC_WRAPS(v) ((void *const[JST_NROUTES]){NULL, (void *)v, (void *)jst_l_##v, NULL})
 #define JST_RTC_ROW(v, c)                                                                          \
     {                                                                                              \
-        .name = #v, .base = #v, .call_id = c, .wrap = JST_RTC_WRAPS(v)                             \
+        .name = #v, .base = #v, .call_id = c, .wrap = JST_RTC_WRAPS(v), .real = NULL,              \
+        .real_dl = NULL                                                                            \
     }
 
 /* Not in jst_hooks: no cuGetProcAddress route, and the real function is not
  * in the driver. real: the definition a direct call would have reached;
  * real_dl: what dlsym returned, for the dlsym route. */
-enum { JST_RTC_NVRTC, JST_RTC_LINK, JST_RTC_LINK_13, JST_RTC_LINK_12, JST_RTC_COUNT };
+enum {
+    JST_RTC_NVRTC,
+    JST_RTC_LINK,
+    JST_RTC_LINK_13,
+    JST_RTC_LINK_12,
+    JST_RTC_NVVM,
+    JST_RTC_PTXC,
+    JST_RTC_COUNT
+};
 static struct jst_hook rtc_hooks[JST_RTC_COUNT] = {
     JST_RTC_ROW(nvrtcCompileProgram, JST_CALL_nvrtcCompileProgram),
     JST_RTC_ROW(nvJitLinkComplete, JST_CALL_nvJitLinkComplete),
     JST_RTC_ROW(__nvJitLinkComplete_13_0, JST_CALL_nvJitLinkComplete),
     JST_RTC_ROW(__nvJitLinkComplete_12_0, JST_CALL_nvJitLinkComplete),
+    JST_RTC_ROW(nvvmCompileProgram, JST_CALL_nvvmCompileProgram),
+    JST_RTC_ROW(nvPTXCompilerCompile, JST_CALL_nvPTXCompilerCompile),
 };
 
 /* The definition of name that is not ours. RTLD_NEXT finds it in the global
@@ -100,10 +120,11 @@ static void *rtc_real(struct jst_hook *h, int route)
     return f;
 }
 
-/* The value of -arch=X, --gpu-architecture=X, or "-arch X" among options. */
+/* The value of -arch=X, --gpu-architecture=X, --gpu-name=X or "-arch X"
+ * among options. */
 static const char *nvrtc_arch(int n, const char *const *opts)
 {
-    static const char *const keys[] = {"-arch", "--gpu-architecture"};
+    static const char *const keys[] = {"-arch", "--gpu-architecture", "--gpu-name"};
     if (!opts)
         return NULL;
     for (int i = 0; i < n; i++) {
@@ -171,6 +192,7 @@ static nvrtcResult h_nvrtc(struct jst_hook *h, int route, nvrtcProgram prog, int
     if (!jst_event_begin(&ev, h, route))
         return real(prog, n, opts);
     ev.stack_id = jst_bt_capture();
+    jst_fwcache_once();
     const char *arch = nvrtc_arch(n, opts); /* read before: the call may not keep them */
     char arch_buf[64] = "";
     if (arch) {
@@ -215,6 +237,7 @@ static nvJitLinkResult h_link(struct jst_hook *h, int route, nvJitLinkHandle han
     if (!jst_event_begin(&ev, h, route))
         return real(handle);
     ev.stack_id = jst_bt_capture();
+    jst_fwcache_once();
     uint8_t buf[512];
     struct jst_rec rec;
     jst_inflight_open(&ev, &rec, buf, sizeof buf);
@@ -228,6 +251,65 @@ static nvJitLinkResult h_link(struct jst_hook *h, int route, nvJitLinkHandle han
     jst_emit(&rec, 1);
     jst_event_end(&ev);
     return r;
+}
+
+/* NVVM and nvPTXCompiler: (handle, option count, options), timed like NVRTC,
+ * with the target option as the record's name. */
+typedef int (*libcc_fn)(void *, int, const char *const *);
+static int h_libcc(struct jst_hook *h, int route, void *prog, int n, const char *const *opts)
+{
+    libcc_fn real = (libcc_fn)rtc_real(h, route);
+    if (!real)
+        return 1; /* no real one: the program could not call it (an error value) */
+    struct jst_event ev;
+    if (!jst_event_begin(&ev, h, route))
+        return real(prog, n, opts);
+    ev.stack_id = jst_bt_capture();
+    jst_fwcache_once();
+    const char *arch = nvrtc_arch(n, opts);
+    char arch_buf[64] = "";
+    if (arch) {
+        strncpy(arch_buf, arch, sizeof arch_buf - 1);
+        arch_buf[sizeof arch_buf - 1] = '\0';
+    }
+    uint8_t buf[512];
+    struct jst_rec rec;
+    jst_inflight_open(&ev, &rec, buf, sizeof buf);
+    jst_rec_u64(&rec, JST_F_HANDLE, (uint64_t)(uintptr_t)prog);
+    jst_rec_u64(&rec, JST_F_NUM_OPTIONS, (uint64_t)(n > 0 ? n : 0));
+    if (arch)
+        jst_rec_str(&rec, JST_F_NAME, arch_buf);
+    jst_inflight_emit(&ev, &rec, 1);
+    int r;
+    JST_TIMED(ev, r, real(prog, n, opts));
+    jst_inflight_close(&ev);
+    jst_event_record(&ev, &rec, buf, sizeof buf, r);
+    jst_rec_u64(&rec, JST_F_HANDLE, (uint64_t)(uintptr_t)prog);
+    jst_rec_u64(&rec, JST_F_NUM_OPTIONS, (uint64_t)(n > 0 ? n : 0));
+    if (arch)
+        jst_rec_str(&rec, JST_F_NAME, arch_buf);
+    jst_emit(&rec, 1);
+    jst_event_end(&ev);
+    return r;
+}
+
+int nvvmCompileProgram(void *prog, int numOptions, const char **options)
+{
+    return h_libcc(&rtc_hooks[JST_RTC_NVVM], JST_ROUTE_DIRECT, prog, numOptions,
+                   (const char *const *)options);
+}
+static int jst_l_nvvmCompileProgram(void *prog, int numOptions, const char **options)
+{
+    return h_libcc(&rtc_hooks[JST_RTC_NVVM], JST_ROUTE_DLSYM, prog, numOptions,
+                   (const char *const *)options);
+}
+int nvPTXCompilerCompile(void *compiler, int numOptions, const char *const *options)
+{
+    return h_libcc(&rtc_hooks[JST_RTC_PTXC], JST_ROUTE_DIRECT, compiler, numOptions, options);
+}
+static int jst_l_nvPTXCompilerCompile(void *compiler, int numOptions, const char *const *options)
+{
+    return h_libcc(&rtc_hooks[JST_RTC_PTXC], JST_ROUTE_DLSYM, compiler, numOptions, options);
 }
 
 nvrtcResult nvrtcCompileProgram(nvrtcProgram prog, int numOptions, const char *const *options)
@@ -263,10 +345,12 @@ struct jst_hook *jst_rtc_by_name(const char *name)
     return NULL;
 }
 
-/* Is the object's file a runtime compiler library (libnvrtc*, libnvJitLink*)? */
+/* Is the object's file a runtime compiler library (libnvrtc*, libnvJitLink*,
+ * libnvvm*, libnvptxcompiler*)? */
 static int name_is_rtc(const char *path)
 {
-    return jst_file_named(path, "libnvrtc") || jst_file_named(path, "libnvJitLink");
+    return jst_file_named(path, "libnvrtc") || jst_file_named(path, "libnvJitLink") ||
+           jst_file_named(path, "libnvvm") || jst_file_named(path, "libnvptxcompiler");
 }
 
 void *jst_rtc_dlsym(struct jst_hook *h, void *handle, void *p, int wrap)

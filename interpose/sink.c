@@ -32,6 +32,7 @@
 #include "argv.h"
 #include "real.h"
 #include "nvtx.h"
+#include "startenv.h"
 
 #ifndef JITSTALL_VERSION
 #define JITSTALL_VERSION "0"
@@ -111,6 +112,16 @@ void jst_write_all(int fd, const char *s, size_t n)
     }
 }
 
+void jst_say(const char *s, size_t n)
+{
+    int saved = errno;
+    struct stat st;
+    const struct jst_file_id *id = jst_start_stderr();
+    if (id && fstat(2, &st) == 0 && st.st_dev == id->dev && st.st_ino == id->ino)
+        jst_write_all(2, s, n);
+    errno = saved;
+}
+
 void jst_dbg(const char *fmt, ...)
 {
     if (!jst_debug_on)
@@ -128,7 +139,7 @@ void jst_dbg(const char *fmt, ...)
     if (len > sizeof buf - 2)
         len = sizeof buf - 2;
     buf[len++] = '\n';
-    jst_write_all(2, buf, len);
+    jst_say(buf, len);
     errno = saved;
 }
 
@@ -140,7 +151,7 @@ void jst_disable(const char *reason)
         char buf[512];
         int n = snprintf(buf, sizeof buf, "jitstall: tracing disabled: %s\n", reason);
         if (n > 0)
-            jst_write_all(2, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
+            jst_say(buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
     }
     errno = saved;
 }
@@ -224,16 +235,27 @@ uint32_t jst_seen_limit_override(void)
 
 /* Process start on the CLOCK_MONOTONIC scale, from /proc/self/stat starttime
  * (clock ticks since boot, on the CLOCK_BOOTTIME scale). */
+static uint64_t stat_start(char *buf, size_t n);
+
 static uint64_t proc_start_mono(void)
 {
-    char buf[2048];
-    int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    enum { cap = 2048 };
+    char *buf = malloc(cap); /* not on the stack: the first call may be on a small one */
+    int fd = buf ? open("/proc/self/stat", O_RDONLY | O_CLOEXEC) : -1;
+    if (fd < 0) {
+        free(buf);
         return 0;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
+    }
+    ssize_t n = read(fd, buf, cap - 1);
     close(fd);
-    if (n <= 0)
-        return 0;
+    uint64_t t = n > 0 ? stat_start(buf, (size_t)n) : 0;
+    free(buf);
+    return t;
+}
+
+/* proc_start_mono's parse of the n bytes of /proc/self/stat in buf. */
+static uint64_t stat_start(char *buf, size_t n)
+{
     buf[n] = '\0';
     char *p = strrchr(buf, ')'); /* comm may hold spaces and parens */
     if (!p)
@@ -282,9 +304,10 @@ static void emit_process(struct jst_writer *w, uint64_t rt, uint64_t mono, const
     jst_rec_u64(&r, JST_F_MONO_NS, mono);
     jst_rec_u64(&r, JST_F_PROC_START_NS, proc_start_mono());
     jst_rec_str(&r, JST_F_JST_VERSION, JITSTALL_VERSION);
-    char cwd[PATH_MAX];
-    if (getcwd(cwd, sizeof cwd))
+    char *cwd = getcwd(NULL, 0);
+    if (cwd)
         jst_rec_str(&r, JST_F_CWD, cwd);
+    free(cwd);
     /* argv as the kernel has it, credentials redacted (argv.c) */
     int fd = jst_argv_wanted() ? open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC) : -1;
     if (fd >= 0) {
@@ -318,18 +341,20 @@ static struct jst_cache_snap g_cache_start;
 /* CACHE_STATE at start (phase 0) and at exit (phase 1). */
 static void emit_cache_state(int phase)
 {
-    struct jst_cache_snap *s = malloc(sizeof *s);
+    /* The snapshot and the record on the heap: exit may run on a small stack. */
+    enum { rec_cap = 4096 + 512 };
+    struct jst_cache_snap *s = malloc(sizeof *s + rec_cap);
     if (!s)
         return;
+    uint8_t *buf = (uint8_t *)(s + 1);
     if (phase == 0) {
         jst_cache_snapshot(s, 1);
         g_cache_start = *s;
     } else if (jst_cache_snapshot_exit(&g_cache_start, s)) {
         jst_dbg("cache at exit: index unchanged since start, entries not walked again");
     }
-    uint8_t buf[4096 + 512];
     struct jst_rec r;
-    jst_rec_begin(&r, buf, sizeof buf, JST_REC_CACHE_STATE);
+    jst_rec_begin(&r, buf, rec_cap, JST_REC_CACHE_STATE);
     jst_rec_u64(&r, JST_F_PHASE, (uint64_t)phase);
     jst_rec_u64(&r, JST_F_START_NS, jst_now_ns());
     jst_rec_str(&r, JST_F_CACHE_PATH, s->path);
@@ -340,19 +365,21 @@ static void emit_cache_state(int phase)
     jst_rec_u64(&r, JST_F_ENTRIES, s->entries);
     jst_rec_u64(&r, JST_F_MAX_BYTES, s->max_bytes);
     jst_rec_u64(&r, JST_F_DISABLED, (uint64_t)s->disabled);
-    free(s);
     jst_emit(&r, 1);
+    free(s);
 }
 
 /* A note record (level 0 info, 1 warning): a message from jitstall itself. */
 void jst_note(int level, const char *msg)
 {
-    uint8_t buf[sizeof g_cont_note + 64];
+    size_t cap = JST_REC_HDR_SIZE + strlen(msg) + 64;
+    uint8_t *buf = malloc(cap); /* not on the stack: a hook may run on a small one */
     struct jst_rec r;
-    jst_rec_begin(&r, buf, sizeof buf, JST_REC_NOTE);
+    jst_rec_begin(&r, buf, buf ? cap : 0, JST_REC_NOTE);
     jst_rec_u64(&r, JST_F_LEVEL, (uint64_t)level);
     jst_rec_str(&r, JST_F_MESSAGE, msg);
     jst_emit(&r, 0);
+    free(buf);
 }
 
 /* ---- opening the trace ---- */
@@ -363,11 +390,10 @@ void jst_note(int level, const char *msg)
  * are. Stack memory only. */
 static void make_trace_dir(const char *dir)
 {
-    char buf[PATH_MAX];
     size_t n = strlen(dir);
-    if (n == 0 || n >= sizeof buf)
+    char *buf = n && n < PATH_MAX ? strdup(dir) : NULL; /* heap: a small stack */
+    if (!buf)
         return;
-    memcpy(buf, dir, n + 1);
     for (size_t i = 1; i <= n; i++) {
         if (buf[i] != '/' && buf[i] != '\0')
             continue;
@@ -375,15 +401,28 @@ static void make_trace_dir(const char *dir)
         buf[i] = '\0';
         if (mkdir(buf, 0700) != 0 && errno != EEXIST) {
             jst_dbg("cannot create %s: %s", buf, strerror(errno));
-            return;
+            break;
         }
         buf[i] = c;
     }
+    free(buf);
 }
+
+static struct jst_writer *open_file_in(const char *host, uint64_t rt, char *path, size_t pathsz);
 
 static struct jst_writer *open_file(const char *host, uint64_t rt)
 {
-    char path[PATH_MAX + 256];
+    struct jst_writer *w = open_file_in(host, rt, g_trace_path, sizeof g_trace_path);
+    if (!w)
+        g_trace_path[0] = '\0';
+    return w;
+}
+
+/* open_file, building the candidate names in path (n bytes: g_trace_path,
+ * which holds the name of the file that was made; never the stack, which
+ * may be a small thread's). */
+static struct jst_writer *open_file_in(const char *host, uint64_t rt, char *path, size_t pathsz)
+{
     const char *dir = cfg_dir[0] ? cfg_dir : ".";
     if (cfg_dir[0])
         make_trace_dir(cfg_dir);
@@ -391,19 +430,18 @@ static struct jst_writer *open_file(const char *host, uint64_t rt)
     for (int attempt = 0; attempt < 100; attempt++) {
         int n;
         if (attempt == 0)
-            n = snprintf(path, sizeof path, "%s/jitstall-%s-%d-%llu.jst", dir, host, (int)getpid(),
+            n = snprintf(path, pathsz, "%s/jitstall-%s-%d-%llu.jst", dir, host, (int)getpid(),
                          secs);
         else /* same pid and second: a program that exec'd itself */
-            n = snprintf(path, sizeof path, "%s/jitstall-%s-%d-%llu.%d.jst", dir, host,
-                         (int)getpid(), secs, attempt);
-        if (n < 0 || (size_t)n >= sizeof path) {
+            n = snprintf(path, pathsz, "%s/jitstall-%s-%d-%llu.%d.jst", dir, host, (int)getpid(),
+                         secs, attempt);
+        if (n < 0 || (size_t)n >= pathsz) {
             errno = ENAMETOOLONG;
             return NULL;
         }
         struct jst_writer *w = jst_writer_open(path);
         if (w) {
             jst_dbg("trace file %s", path);
-            snprintf(g_trace_path, sizeof g_trace_path, "%s", path);
             return w;
         }
         if (errno != EEXIST)
@@ -436,10 +474,17 @@ static void trace_open_locked(void)
     uint64_t t0 = mono;
     struct jst_writer *w = open_file(host, rt);
     if (!w) {
-        char why[PATH_MAX + 128];
-        snprintf(why, sizeof why, "cannot create trace file in %s: %s",
-                 cfg_dir[0] ? cfg_dir : "current directory", strerror(errno));
-        jst_disable(why);
+        int err = errno;
+        char *why = NULL; /* heap: the first call may be on a small stack */
+        int k = err == EMFILE
+                    ? asprintf(&why, "file descriptors are scarce (ulimit -n): no trace rather "
+                                     "than take one the program needs")
+                    : asprintf(&why, "cannot create trace file in %s: %s",
+                               cfg_dir[0] ? cfg_dir : "current directory", strerror(err));
+        if (k < 0)
+            why = NULL;
+        jst_disable(why ? why : "cannot create the trace file");
+        free(why);
         return;
     }
     atomic_store(&g_writer, w);
@@ -498,9 +543,11 @@ struct jst_writer *jst_trace(void)
     if (opened && !atomic_exchange(&ext_started, 1)) {
         uint64_t t0 = jst_now_ns();
         jst_budget_install();
+        jst_driver_report();
         jst_cupti_start();
         jst_cost_add(JST_COST_EXT, jst_now_ns() - t0);
     }
+    jst_budget_warn();
     jst_guard--;
     errno = saved;
     return atomic_load(&jst_state) == JST_ST_ON ? atomic_load(&g_writer) : NULL;
@@ -521,8 +568,23 @@ int jst_emit(const struct jst_rec *r, int flush)
     if (jst_writer_notice(w, moved, sizeof moved))
         jst_dbg("%s", moved);
     if (rc != 0) {
-        char why[160];
-        snprintf(why, sizeof why, "cannot write the trace: %s", strerror(errno));
+        int err = errno;
+        char why[256];
+        switch (jst_writer_stopped(w)) {
+        case JST_STOP_FILE_LIMIT:
+            snprintf(why, sizeof why,
+                     "cannot write the trace: %s (the file-size limit, ulimit -f): the trace "
+                     "stops here",
+                     strerror(EFBIG));
+            break;
+        case JST_STOP_NO_FDS:
+            snprintf(why, sizeof why,
+                     "file descriptors are scarce (ulimit -n): the trace stops here rather than "
+                     "take one the program needs");
+            break;
+        default:
+            snprintf(why, sizeof why, "cannot write the trace: %s", strerror(err));
+        }
         jst_disable(why);
     }
     errno = saved;

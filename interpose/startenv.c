@@ -1,7 +1,8 @@
 /*
  * What the process started with, kept by the constructor: the path of this
- * library, and the LD_PRELOAD and JITSTALL_DIR entries that the exec
- * wrappers put back into a child's environment (interpose/exec.c). Also the
+ * library, the LD_PRELOAD and JITSTALL_DIR entries that the exec wrappers
+ * put back into a child's environment (interpose/exec.c), and the identity
+ * of descriptor 2, to which alone jitstall's messages go (jst_say). Also the
  * one way the preload adds to the environment (NVTX_INJECTION64_PATH,
  * interpose/nvtx.c).
  *
@@ -14,6 +15,7 @@
 #include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "state.h"
@@ -34,6 +36,7 @@ extern char **environ;
 #define JST_START_SMALL 1024
 JST_START_DATA static struct {
     char *preload, *dir, *self;
+    struct jst_file_id *err;
     size_t used_small, used_big;
 } st;
 JST_START_DATA static char arena_small[JST_START_SMALL] __attribute__((aligned(16)));
@@ -102,11 +105,31 @@ JST_IDLE_TEXT static char *self_find(void)
 JST_START_RODATA static const char name_preload[] = "LD_PRELOAD";
 JST_START_RODATA static const char name_dir[] = "JITSTALL_DIR";
 
+/* Descriptor 2's identity, in the arena: an fstat, no heap. */
+JST_IDLE_TEXT static struct jst_file_id *err_find(void)
+{
+    struct stat sb;
+    if (fstat(2, &sb) != 0)
+        return NULL;
+    struct jst_file_id *id = start_alloc(sizeof *id);
+    if (id) {
+        id->dev = sb.st_dev;
+        id->ino = sb.st_ino;
+    }
+    return id;
+}
+
 JST_IDLE_TEXT void jst_startenv_save(void)
 {
+    st.err = err_find();
     st.preload = keep_env(name_preload);
     st.dir = keep_env(name_dir);
     st.self = self_find();
+}
+
+JST_IDLE_TEXT const struct jst_file_id *jst_start_stderr(void)
+{
+    return st.err;
 }
 
 JST_START_RODATA static const char none[] = "";

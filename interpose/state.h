@@ -71,6 +71,10 @@ void jst_exec_failed(const char *path, int err);
 void jst_disable(const char *reason);
 /* write(2) of all n bytes to fd, again after EINTR; stops at an error. */
 void jst_write_all(int fd, const char *s, size_t n);
+/* The one way jitstall writes to stderr: n bytes of s to descriptor 2, only
+ * when it is still the file it was at start (a daemon that closed it may
+ * have opened its own file under that number); else nothing. */
+void jst_say(const char *s, size_t n);
 /* The loaded object that holds addr (dladdr1), or NULL. */
 struct link_map;
 struct link_map *jst_object_of(const void *addr);

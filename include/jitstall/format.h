@@ -91,6 +91,12 @@ enum jst_rec_type {
     JST_REC_RANGE = 11,      /* an NVTX range event (push/pop, domain start/end) */
     JST_REC_PROGRESS = 12,   /* still running: written about once a second while a
                                 BEGIN has no call record yet (docs/FORMAT.md) */
+    JST_REC_COMPILE = 13,    /* a compiler the process ran as a child (ptxas, nvcc,
+                                gcc...): spawn, reap, arguments, the parent's stack */
+    JST_REC_SAMPLE = 14,     /* Python frames sampled on a thread before a first launch
+                                that followed compile work: one distinct stack each */
+    JST_REC_FW_CACHE = 15,   /* a framework's compile cache (Triton, Inductor, JAX,
+                                Numba, CuPy) as found when Python or a compiler was seen */
     JST_REC_TYPE_MAX_
 };
 
@@ -213,9 +219,42 @@ enum jst_key {
     /* runtime compiler output (on nvrtcCompileProgram records), 200-209 */
     JST_F_RTC_PTX_HASH = 200,   /* jst_hash64 of the PTX text after the call, its NUL included */
     JST_F_RTC_PTX_HASH_T = 201, /* the same without the NUL */
-    /* device, issue 12 (keys 250-259) */
+    /* device (keys 250-259) */
     JST_F_DRIVER_RELEASE = 250, /* on JST_REC_DEVICE: the kernel module's version,
                                    "580.159.04", from /proc/driver/nvidia/version */
+    /* trace health, keys 260-269 */
+    JST_F_TRACE_STOP = 260, /* on JST_REC_NOTE: enum jst_trace_stop, why the preload stopped
+                               writing its trace before the process ended */
+
+    /* PTX ISA versions, 300-309 */
+    JST_F_PTX_ISA = 300,        /* on a load: .version of the PTX the driver would JIT
+                                   (JST_F_JIT_FROM's entry), major*10+minor (9.0 is 90) */
+    JST_F_PTX_ISA_MAX = 301,    /* on a load: the newest .version of any PTX entry, same form */
+
+    /* compilers, sampled frames, framework caches (270-299) */
+    JST_F_COMPILER = 270,    /* COMPILE: "ptxas", "nvcc", "cicc", "nvlink", "fatbinary",
+                                "host_cc" */
+    JST_F_PROGRAM = 271,     /* COMPILE: the file given to exec / posix_spawn */
+    JST_F_TARGET = 272,      /* COMPILE: target from the arguments, e.g. "sm_90a" */
+    JST_F_INPUT = 273,       /* COMPILE: repeated, input file names (redacted as argv) */
+    JST_F_OUTPUT = 274,      /* COMPILE: output file name (-o) */
+    JST_F_CHILD_PID = 275,   /* COMPILE: the child's pid */
+    JST_F_WAIT_STATUS = 276, /* COMPILE: wait status the parent reaped (as waitpid gives) */
+    JST_F_SPAWN_HOW = 277,   /* COMPILE: enum jst_spawn */
+    JST_F_WAIT_NS = 278,     /* COMPILE: time the reaping wait call blocked */
+    JST_F_OUT_SIZE = 279,    /* COMPILE: output file size after the reap */
+    JST_F_FRAMEWORK = 280,   /* FW_CACHE: "triton", "inductor", "jax", "numba", "cupy" */
+    JST_F_FS_TYPE = 281,     /* FW_CACHE: file system type of the mount holding the path */
+    JST_F_EPHEMERAL = 282,   /* FW_CACHE: 1 tmpfs or an overlay's upper layer, else 0 */
+    JST_F_ENV_NAME = 283,    /* FW_CACHE: the environment variable that sets the path */
+    JST_F_MOUNT = 284,       /* FW_CACHE: mount point holding the path (or its parent) */
+    JST_F_SAMPLE_NS = 285,   /* SAMPLE: time the samples of this stack stand for */
+    JST_F_SAMPLES = 286,     /* SAMPLE: how many samples saw this stack */
+    JST_F_BEFORE_SEQ = 287,  /* SAMPLE: seq of the first-launch call they came before */
+    JST_F_PERIOD_NS = 288,   /* SAMPLE: the sampler's period */
+    JST_F_WINDOW_NS = 289,   /* SAMPLE: time the thread was sampled for, in all, in the
+                                window these samples belong to */
+    JST_F_SAMPLER_NS = 290,  /* SAMPLE: the sampler's own time on that thread in the window */
 
     /* note */
     JST_F_MESSAGE = 180,
@@ -253,6 +292,8 @@ enum jst_call {
     JST_CALL_cuLibraryUnload = 20,
     JST_CALL_nvrtcCompileProgram = 21,   /* runtime compiler (NVRTC); result is nvrtcResult */
     JST_CALL_nvJitLinkComplete = 22,     /* runtime linker (nvJitLink); result is nvJitLinkResult */
+    JST_CALL_nvvmCompileProgram = 23,    /* NVVM (libnvvm); result is nvvmResult */
+    JST_CALL_nvPTXCompilerCompile = 24,  /* nvPTXCompiler as a shared library; nvPTXCompileResult */
     JST_CALL_MAX_
 };
 
@@ -275,6 +316,10 @@ enum jst_verdict {
     JST_V_NO_COMPATIBLE = 4, /* no SASS runs and no PTX JITs (forced JIT: no PTX JITs) */
     JST_V_JIT_DISABLED = 5,  /* JIT needed (or forced) but CUDA_DISABLE_PTX_JIT forbids it */
     JST_V_DAMAGED = 6,
+    JST_V_PTX_TOO_NEW = 7,   /* the PTX that would JIT has a newer .version than the driver
+                                supports: CUDA_ERROR_UNSUPPORTED_PTX_VERSION (222) */
+    JST_V_OTHER_GPUS = 8,    /* SASS for other GPUs only, in a file that carries code that
+                                runs on the target: a variant never loaded there */
 };
 
 enum jst_cache_outcome {
@@ -304,6 +349,20 @@ enum jst_range_op {
     JST_RANGE_POP = 2,
     JST_RANGE_START = 3,
     JST_RANGE_END = 4,
+};
+
+/* How a COMPILE record's child was started. */
+enum jst_spawn {
+    JST_SPAWN_EXEC = 1,  /* a child of fork or vfork (or clone) that called exec */
+    JST_SPAWN_POSIX = 2, /* posix_spawn or posix_spawnp */
+};
+
+/* Why the preload stopped writing a trace early (JST_F_TRACE_STOP). */
+enum jst_trace_stop {
+    JST_STOP_DISK_FULL = 1,  /* a write failed with ENOSPC (or EDQUOT) */
+    JST_STOP_FILE_LIMIT = 2, /* RLIMIT_FSIZE reached (EFBIG), or about to be */
+    JST_STOP_NO_FDS = 3,     /* file descriptors scarce: the trace gave its one up */
+    JST_STOP_WRITE_ERROR = 4, /* any other write error */
 };
 
 enum jst_cupti_op {

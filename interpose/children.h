@@ -1,0 +1,35 @@
+/*
+ * Inside the preload: compiler children (interpose/spawn.c).
+ */
+#ifndef JST_INTERPOSE_CHILDREN_H
+#define JST_INTERPOSE_CHILDREN_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+enum {
+    JST_CC_NONE = 0,
+    JST_CC_PTXAS,
+    JST_CC_NVCC,
+    JST_CC_CICC,
+    JST_CC_NVLINK,
+    JST_CC_FATBINARY,
+    JST_CC_HOST,
+};
+
+/* Which compiler the program at path is (by its file name), JST_CC_NONE
+ * for any other program. Cheap: runs at every exec. */
+int jst_compiler_kind(const char *path);
+/* In the process about to exec the compiler path (kind from
+ * jst_compiler_kind): tells its parent what it runs. Safe after vfork. */
+void *jst_spawn_exec_note(int kind, const char *path, char *const argv[]);
+/* The exec after jst_spawn_exec_note (which returned slot) failed: the
+ * process goes on (a PATH search tries the next directory), forget it. */
+void jst_spawn_exec_failed(void *slot);
+/* After a posix_spawn(p) of path that started pid (the call began at
+ * start_ns): notes a compiler child for the parent's wait. */
+void jst_spawn_posix(const char *path, char *const argv[], pid_t pid, uint64_t start_ns);
+/* The trace opened: make the table a fork child can write to. */
+void jst_spawn_opened(void);
+
+#endif

@@ -1,0 +1,20 @@
+/*
+ * Inside the preload: Python frames sampled before first launches
+ * (interpose/sampler.c).
+ */
+#ifndef JST_INTERPOSE_SAMPLER_H
+#define JST_INTERPOSE_SAMPLER_H
+
+#include <stdint.h>
+
+/* A recorded call on this thread (compiles: it was compile work: a load,
+ * link step, runtime compile, compiler child or XLA range). The first one
+ * registers the thread for sampling when it runs Python. */
+void jst_sampler_event(int compiles);
+/* This thread's first launch of a function, recorded with seq: its window's
+ * samples are written (when compile work came before) or dropped. */
+void jst_sampler_first_launch(uint64_t seq);
+/* In a forked child: nothing is sampled until a thread registers again. */
+void jst_sampler_atfork_child(void);
+
+#endif
