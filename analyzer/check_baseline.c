@@ -14,6 +14,7 @@
 #include "check_util.h"
 #include "jsonw.h"
 #include "trace.h"
+#include "openreg.h"
 
 static void write_hash(struct jst_json *j, const char *key, uint64_t h)
 {
@@ -37,6 +38,25 @@ static void write_queries(struct jst_json *j, const struct jst_process *p)
         jst_json_end(j);
     }
     jst_json_end(j);
+}
+
+/* "compiles": {"ptxas": {"count": 1, "dur_ns": 400000000}, ...} and
+ * "first_call_ns": every compiler alike, by its table name. */
+static void write_compiles(struct jst_json *j, const struct jst_psum *s)
+{
+    jst_json_key(j, "compiles");
+    jst_json_obj(j);
+    for (unsigned k = 1; k < JST_CMP_MAX_; k++) {
+        if (!s->cmp_n[k])
+            continue;
+        jst_json_key(j, jst_compiler_name(k));
+        jst_json_obj(j);
+        jst_json_ku64(j, "count", s->cmp_n[k]);
+        jst_json_ku64(j, "dur_ns", s->cmp_ns[k]);
+        jst_json_end(j);
+    }
+    jst_json_end(j);
+    jst_json_ku64(j, "first_call_ns", s->first_call_ns);
 }
 
 int jst_baseline_write(FILE *f, const struct jst_run *run, char **paths, int n_paths)
@@ -90,6 +110,7 @@ int jst_baseline_write(FILE *f, const struct jst_run *run, char **paths, int n_p
         }
         jst_json_end(&j);
         write_queries(&j, p);
+        write_compiles(&j, &s);
         jst_json_end(&j);
         jst_psum_free(&s);
     }
@@ -218,6 +239,37 @@ static int read_queries(const json_t *o, struct jst_psum *s, char *err, size_t e
     return 0;
 }
 
+/* Optional (older baselines have no compiles): a compiler this jitstall has
+ * no row for is skipped, a malformed entry is an error. */
+static int read_compiles(const json_t *o, struct jst_psum *s, char *err, size_t errlen, size_t pi)
+{
+    const json_t *c = json_object_get(o, "compiles");
+    const char *name;
+    json_t *v;
+    if (!c)
+        return 0;
+    if (!json_is_object(c)) {
+        snprintf(err, errlen, "processes[%zu]: compiles is not an object", pi);
+        return -1;
+    }
+    s->has_cmp = 1;
+    json_object_foreach((json_t *)c, name, v)
+    {
+        unsigned k = jst_compiler_by_name(name);
+        uint64_t n = 0, ns = 0;
+        if (get_u64(v, "count", &n, NULL) < 0 || get_u64(v, "dur_ns", &ns, NULL) < 0) {
+            snprintf(err, errlen, "processes[%zu]: compiles.%s needs count and dur_ns", pi, name);
+            return -1;
+        }
+        if (k) {
+            s->cmp_n[k] = n;
+            s->cmp_ns[k] = ns;
+        }
+    }
+    get_u64(o, "first_call_ns", &s->first_call_ns, NULL);
+    return 0;
+}
+
 static int read_process(const json_t *o, struct jst_psum *s, char *err, size_t errlen, size_t pi)
 {
     const char *what = NULL;
@@ -241,7 +293,7 @@ static int read_process(const json_t *o, struct jst_psum *s, char *err, size_t e
         return -1;
     }
     get_u64(o, "pid", &s->pid, NULL);
-    if (read_queries(o, s, err, errlen, pi) < 0)
+    if (read_queries(o, s, err, errlen, pi) < 0 || read_compiles(o, s, err, errlen, pi) < 0)
         return -1;
     s->has_ttfk = !ttfk_null;
     s->partial = json_is_true(json_object_get(o, "partial"));
@@ -264,9 +316,9 @@ static int read_process(const json_t *o, struct jst_psum *s, char *err, size_t e
 int jst_baseline_read(const char *path, struct jst_baseline *b, char *err, size_t errlen)
 {
     memset(b, 0, sizeof(*b));
-    FILE *f = fopen(path, "rb");
+    FILE *f = jst_fopen_regular(path);
     if (!f) {
-        snprintf(err, errlen, "cannot open: %s", strerror(errno));
+        snprintf(err, errlen, "cannot open: %s", jst_open_strerror(errno));
         return -1;
     }
     /* jansson parses; a baseline is small, so anything past 256 MiB is

@@ -22,14 +22,36 @@ struct qgate {
     size_t found; /* processes that had it */
 };
 
+/* --max-compile-ms [COMPILER=]N and --max-compiles [COMPILER=]N */
+#define MAX_COMPILE_GATES 16
+struct cgate {
+    unsigned compiler; /* enum jst_compiler; 0: every compiler */
+    double limit;
+};
+
+#define MAX_PCT_GATES 16
+enum { PCT_TTFK, PCT_JIT };
+
+/* --max-ttfk-ms p95=N, --max-jit-ms max=N: over the runs of one program */
+struct pgate {
+    int metric;   /* PCT_TTFK or PCT_JIT */
+    unsigned pct; /* 1..99, or 100 for max */
+    double ms;
+};
+
 struct opts {
     double max_jit_ms, max_ttfk_ms; /* < 0: unset */
-    long max_jit_modules;           /* < 0: unset */
+    struct pgate pct[MAX_PCT_GATES];
+    size_t n_pct;
+    long max_jit_modules; /* < 0: unset */
     unsigned forbid[MAX_FORBID];
     size_t n_forbid;
     int require_cache; /* rank, < 0: unset */
     struct qgate query[MAX_QUERY_GATES];
     size_t n_query;
+    struct cgate compile_ms[MAX_COMPILE_GATES], compiles[MAX_COMPILE_GATES];
+    size_t n_compile_ms, n_compiles;
+    double max_first_call_ms; /* < 0: unset */
     const char *baseline, *junit;
     double tolerance, min_delta_ms;
     int github, quiet;
@@ -73,6 +95,11 @@ struct ctx {
     size_t n_fail_lines;
 };
 
+/* ---- check_compiles.c: budgets on every compiler's compiles and first calls ---- */
+/* Parses [COMPILER=]N into g (opt names the option in errors); 0 or -1. */
+int chk_parse_compile_gate(const char *opt, const char *arg, struct cgate *g, size_t *n);
+void chk_compile_budgets(struct ctx *x, struct cproc *cp);
+
 /* ---- check_out.c: what a check says ---- */
 
 /* One "warning: ..." line on stderr (and a GitHub warning annotation). */
@@ -107,5 +134,13 @@ void chk_queries(struct ctx *x, struct cproc *cp);
 void chk_queries_found(struct ctx *x);
 /* Compares cp with its baseline process cp->base. */
 void chk_baseline(struct ctx *x, struct cproc *cp);
+
+/* ---- check_fleet.c: percentile budgets over the runs of one program ---- */
+
+/* "pNN=N" or "max=N" for opt (metric PCT_TTFK or PCT_JIT): 0, or -1 after
+ * one error line. */
+int chk_parse_pct(const char *opt, const char *arg, struct opts *o, int metric);
+/* Every percentile budget on every program of the run. */
+void chk_percentiles(struct ctx *x);
 
 #endif

@@ -8,6 +8,7 @@
 #include "check_ctx.h"
 #include "utf8.h"
 #include "cli.h"
+#include "outfile.h"
 #include "fixes.h"
 #include "symbolize.h"
 #include "trace.h"
@@ -15,9 +16,11 @@
 
 /* ---- output helpers ---- */
 
+/* Text for a workflow command: escaped by the CLI's one rule first (no
+ * newline or control is left), then GitHub's own %-escapes. */
 void chk_github_escape(FILE *f, const char *s)
 {
-    for (; *s; s++) {
+    for (s = jst_text(s); *s; s++) {
         if (*s == '%')
             fputs("%25", f);
         else if (*s == '\r')
@@ -32,15 +35,15 @@ void chk_github_escape(FILE *f, const char *s)
 /* A property value (file=...) also escapes ':' and ','. */
 static void github_prop_escape(FILE *f, const char *s)
 {
-    for (; *s; s++) {
+    for (s = jst_text(s); *s; s++) {
         if (*s == ':')
             fputs("%3A", f);
         else if (*s == ',')
             fputs("%2C", f);
-        else {
-            char one[2] = {*s, 0};
-            chk_github_escape(f, one);
-        }
+        else if (*s == '%')
+            fputs("%25", f);
+        else
+            fputc(*s, f);
     }
 }
 
@@ -125,11 +128,13 @@ void chk_improved(const struct ctx *x, const struct cproc *cp, const char *what,
 {
     if (x->o.quiet)
         return;
-    printf("improved %s[%llu] %s: ", cp->s.exe, (unsigned long long)cp->s.pid, what);
+    char buf[2048];
     va_list ap;
     va_start(ap, fmt);
-    vprintf(fmt, ap);
+    vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
+    printf("improved %s[%llu] %s: ", jst_text(cp->s.exe), (unsigned long long)cp->s.pid, what);
+    jst_text_put(stdout, buf);
     putchar('\n');
 }
 
@@ -223,11 +228,10 @@ static void xml_escape(FILE *f, const char *s)
 
 int chk_write_junit(const struct ctx *x, const char *path)
 {
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        jst_errorf("check", "--junit %s: %s", path, strerror(errno));
+    struct jst_outfile o;
+    if (jst_outfile_open(&o, "check --junit", path) != 0)
         return -1;
-    }
+    FILE *f = o.f;
     size_t tests = 0, failures = 0, skipped = 0;
     for (size_t i = 0; i < x->n_procs; i++)
         for (size_t k = 0; k < x->procs[i].n_cases; k++) {
@@ -283,11 +287,7 @@ int chk_write_junit(const struct ctx *x, const char *path)
         }
     }
     fputs("  </testsuite>\n</testsuites>\n", f);
-    if (ferror(f) | (fclose(f) != 0)) {
-        jst_errorf("check", "--junit %s: write failed", path);
-        return -1;
-    }
-    return 0;
+    return jst_outfile_commit(&o, "check --junit", ferror(f));
 }
 
 void chk_print_case_lines(const struct ctx *x)
@@ -301,7 +301,7 @@ void chk_print_case_lines(const struct ctx *x)
                     chk_github_escape(stdout, line);
                     fputc('\n', stdout);
                 } else {
-                    printf("FAIL %s\n", line);
+                    printf("FAIL %s\n", jst_text(line));
                 }
             }
 }

@@ -176,6 +176,7 @@ void chk_budgets(struct ctx *x, struct cproc *cp)
     budget_modules(x, cp);
     budget_forbid(x, cp);
     budget_cache(x, cp);
+    chk_compile_budgets(x, cp);
 }
 
 /* ---- calls in flight ---- */
@@ -187,6 +188,17 @@ void chk_in_flight(struct ctx *x, struct cproc *cp)
 {
     const struct jst_process *p = cp->s.p;
     struct ccase *c = NULL;
+    if (p && p->truncated && jst_trace_stop_words(p)) {
+        /* The trace stopped, not the process: a call open then went on. */
+        for (size_t i = 0; i < p->n_calls; i++)
+            if (p->calls[i].in_flight) {
+                chk_warn(x, "%s[%llu]: the trace stopped because %s; calls open then are not "
+                            "judged as in flight",
+                         cp->s.exe, (unsigned long long)cp->s.pid, jst_trace_stop_words(p));
+                break;
+            }
+        return;
+    }
     for (size_t i = 0; p && i < p->n_calls; i++) {
         const struct jst_call_ev *ev = &p->calls[i];
         if (!ev->in_flight)
@@ -197,6 +209,15 @@ void chk_in_flight(struct ctx *x, struct cproc *cp)
         if (o)
             snprintf(origin, sizeof origin, "; module %s", o);
         jst_call_site_str(chk_symbolizer(cp), ev, site, sizeof site);
+        /* The call site's source line, for the annotation's file= (taken by
+         * the next chk_fail_line). */
+        struct jst_frame fr;
+        free(cp->site.file);
+        cp->site.file = NULL;
+        if (jst_call_site_frame(chk_symbolizer(cp), ev, &fr) == 0 && fr.file[0] && fr.line) {
+            cp->site.file = jst_xstrdup(fr.file);
+            cp->site.line = fr.line;
+        }
         jst_fix_for_load(p, ev, NULL, fix, sizeof fix);
         if (!c)
             c = chk_add_case(cp, "in-flight", "in_flight");
@@ -383,6 +404,35 @@ static void baseline_ttfk(struct ctx *x, struct cproc *cp, struct ccase *c)
     }
 }
 
+/* Every compiler alike: its time grown beyond the tolerance (a compiler the
+ * baseline did not run counts from zero), and the slowest first call. */
+static void baseline_compiles(struct ctx *x, struct cproc *cp)
+{
+    const struct opts *o = &x->o;
+    const struct jst_psum *s = &cp->s, *bs = cp->base;
+    char a[64], b[64], d[64];
+    struct ccase *c = chk_add_case(cp, "baseline-compile-time", "regression");
+    if (!bs->has_cmp) {
+        c->skipped = jst_xstrdup("the baseline has no compiles (written by an older jitstall)");
+        return;
+    }
+    for (unsigned k = 1; k < JST_CMP_MAX_; k++) {
+        if (chk_grew(o, bs->cmp_ns[k], s->cmp_ns[k]))
+            chk_fail_line(x, cp, c, "%s time %s -> %s (+%s, %zu -> %zu compiles, tolerance %g%%)",
+                          jst_compiler_label(k), jst_fmt_ms(bs->cmp_ns[k], a, 64),
+                          jst_fmt_ms(s->cmp_ns[k], b, 64),
+                          jst_fmt_ms(s->cmp_ns[k] - bs->cmp_ns[k], d, 64), (size_t)bs->cmp_n[k],
+                          (size_t)s->cmp_n[k], o->tolerance);
+        else if (chk_grew(o, s->cmp_ns[k], bs->cmp_ns[k]))
+            chk_improved(x, cp, "baseline-compile-time", "%s time %s -> %s", jst_compiler_label(k),
+                         jst_fmt_ms(bs->cmp_ns[k], a, 64), jst_fmt_ms(s->cmp_ns[k], b, 64));
+    }
+    if (chk_grew(o, bs->first_call_ns, s->first_call_ns))
+        chk_fail_line(x, cp, c, "slowest first call %s -> %s (+%s, tolerance %g%%)",
+                      jst_fmt_ms(bs->first_call_ns, a, 64), jst_fmt_ms(s->first_call_ns, b, 64),
+                      jst_fmt_ms(s->first_call_ns - bs->first_call_ns, d, 64), o->tolerance);
+}
+
 void chk_baseline(struct ctx *x, struct cproc *cp)
 {
     const struct opts *o = &x->o;
@@ -433,6 +483,7 @@ void chk_baseline(struct ctx *x, struct cproc *cp)
     }
 
     baseline_ttfk(x, cp, bc.ttfk);
+    baseline_compiles(x, cp);
     free(map);
     free(rmap);
     chk_baseline_queries(x, cp);

@@ -72,6 +72,16 @@ int jst_psum_from_process(const struct jst_process *p, struct jst_psum *s)
     s->jit_ns = p->jit_ns;
     s->partial = jst_partial_why(p) != NULL;
     s->p = p;
+    s->has_cmp = 1;
+    for (size_t i = 0; i < p->n_compiles; i++) {
+        unsigned k = p->compiles[i].compiler;
+        if (k && k < JST_CMP_MAX_) {
+            s->cmp_ns[k] += p->compiles[i].dur_ns;
+            s->cmp_n[k]++;
+        }
+    }
+    const struct jst_first_call *fc = jst_slowest_first_call(p);
+    s->first_call_ns = fc ? fc->dur_ns : 0;
     if (!p->n_calls)
         return 0;
     s->mods = calloc(p->n_calls, sizeof(*s->mods));
@@ -121,10 +131,14 @@ static int streq0(const char *a, const char *b)
 
 /* Keys of jst_match_first for processes (pass 0: program and arguments,
  * pass 1: program) and modules (pass 0: image hash, pass 1: origin and first
- * kernel, or the first kernel alone: a runtime compile has no origin). */
+ * kernel, or the first kernel alone: a runtime compile has no origin; pass
+ * 2: the origin alone, for a module rebuilt in place whose kernels were not
+ * recorded on one side, e.g. PTX before and SASS after; pass 3: the same set
+ * of kernels, in any order, for an image in memory rebuilt, whose hash
+ * changed and which has no origin). */
 struct match_ctx {
     const void *a, *b;
-    int pass;
+    int pass, n_passes;
     size_t size; /* of one element of a and b */
     int (*key)(const void *x, int pass, uint64_t *h);
     int (*same)(const void *x, const void *y, int pass);
@@ -163,9 +177,9 @@ static int procs_same(const void *px, const void *py, int pass)
     return !strcmp(x->exe, y->exe) && (pass != 0 || x->argv_hash == y->argv_hash);
 }
 
-/* The two passes of a matching: the closer key first, then the looser one
- * for what is left. */
-static void match_two_passes(struct match_ctx *mc, size_t na, size_t nb, long *a_to_b)
+/* The passes of a matching: the closest key first, then looser ones for
+ * what is left. */
+static void match_passes(struct match_ctx *mc, size_t na, size_t nb, long *a_to_b)
 {
     char *used = calloc(nb ? nb : 1, 1);
     for (size_t i = 0; i < na; i++)
@@ -173,7 +187,7 @@ static void match_two_passes(struct match_ctx *mc, size_t na, size_t nb, long *a
     if (!used)
         return;
     struct jst_match_keys keys = {mc, match_hash_a, match_hash_b, match_same};
-    for (mc->pass = 0; mc->pass < 2; mc->pass++)
+    for (mc->pass = 0; mc->pass < mc->n_passes; mc->pass++)
         jst_match_first(&keys, na, nb, a_to_b, used);
     free(used);
 }
@@ -181,8 +195,8 @@ static void match_two_passes(struct match_ctx *mc, size_t na, size_t nb, long *a
 void jst_match_procs(const struct jst_psum *a, size_t na, const struct jst_psum *b, size_t nb,
                      long *a_to_b)
 {
-    struct match_ctx mc = {a, b, 0, sizeof(*a), procs_key, procs_same};
-    match_two_passes(&mc, na, nb, a_to_b);
+    struct match_ctx mc = {a, b, 0, 2, sizeof(*a), procs_key, procs_same};
+    match_passes(&mc, na, nb, a_to_b);
 }
 
 static const char *first_kernel(const struct jst_pmod *m)
@@ -197,8 +211,33 @@ static int mods_key(const void *p, int pass, uint64_t *h)
         *h = m->hash;
         return m->hash != 0;
     }
+    if (pass == 2) {
+        *h = jst_hash_str(JST_HASH_SEED, m->origin);
+        return m->origin != NULL;
+    }
+    if (pass == 3) { /* order-free: a sum over the names */
+        *h = m->n_kernels;
+        for (size_t k = 0; k < m->n_kernels; k++)
+            *h += m->kernels[k] ? jst_hash_str(JST_HASH_SEED, m->kernels[k]) : 0;
+        return m->n_kernels != 0 && !m->origin; /* images in memory only */
+    }
     *h = jst_hash_str(jst_hash_str(JST_HASH_SEED, m->origin), first_kernel(m));
     return m->origin != NULL || first_kernel(m) != NULL; /* a runtime compile: its name */
+}
+
+/* Both modules name the same kernels (each name once in each). */
+static int same_kernel_set(const struct jst_pmod *x, const struct jst_pmod *y)
+{
+    if (x->n_kernels != y->n_kernels || !x->n_kernels)
+        return 0;
+    for (size_t i = 0; i < x->n_kernels; i++) {
+        size_t k = 0;
+        while (k < y->n_kernels && !streq0(x->kernels[i], y->kernels[k]))
+            k++;
+        if (k == y->n_kernels)
+            return 0;
+    }
+    return 1;
 }
 
 static int mods_same(const void *px, const void *py, int pass)
@@ -206,14 +245,18 @@ static int mods_same(const void *px, const void *py, int pass)
     const struct jst_pmod *x = px, *y = py;
     if (pass == 0)
         return x->hash == y->hash;
+    if (pass == 2)
+        return x->origin && streq0(x->origin, y->origin);
+    if (pass == 3)
+        return !x->origin && !y->origin && same_kernel_set(x, y);
     return streq0(x->origin, y->origin) && streq0(first_kernel(x), first_kernel(y));
 }
 
 void jst_match_mods(const struct jst_pmod *a, size_t na, const struct jst_pmod *b, size_t nb,
                     long *a_to_b)
 {
-    struct match_ctx mc = {a, b, 0, sizeof(*a), mods_key, mods_same};
-    match_two_passes(&mc, na, nb, a_to_b);
+    struct match_ctx mc = {a, b, 0, 4, sizeof(*a), mods_key, mods_same};
+    match_passes(&mc, na, nb, a_to_b);
 }
 
 const char *jst_partial_why(const struct jst_process *p)
@@ -235,6 +278,9 @@ const char *jst_partial_str(const struct jst_process *p, char *buf, size_t n)
     if (p->n_oom) /* the reader stopped there: it reads as truncated too */
         snprintf(buf, n, "out of memory while reading: %llu records or fields dropped",
                  (unsigned long long)p->n_oom);
+    else if (!p->damage && p->truncated && jst_trace_stop_words(p))
+        snprintf(buf, n, "truncated: jitstall stopped writing it because %s",
+                 jst_trace_stop_words(p));
     else
         snprintf(buf, n, "%s", why ? why : "");
     return why ? buf : NULL;
@@ -357,14 +403,39 @@ const char *jst_fmt_ms(uint64_t ns, char *buf, size_t n)
     return buf;
 }
 
+const char *jst_load_label(const struct jst_call_ev *c, char *buf, size_t n)
+{
+    const char *o = jst_load_origin(c);
+    const char *api = c->call_name ? c->call_name : jst_call_name(c->call);
+    if (jst_is_rtc_call(c->call))
+        snprintf(buf, n, "%s%s%s", api ? api : "?", c->name && *c->name ? " for " : "",
+                 c->name ? c->name : "");
+    else if (o)
+        snprintf(buf, n, "%s", o);
+    else if (c->name && *c->name)
+        snprintf(buf, n, "%s (via %s)", c->name, api ? api : "?");
+    else
+        snprintf(buf, n, "(image in memory 0x%016llx, via %s)", (unsigned long long)c->image_hash,
+                 api ? api : "?");
+    return buf;
+}
+
 const char *jst_pmod_label(const struct jst_pmod *m, char *buf, size_t n)
 {
     char dem[512] = "";
     int len;
-    if (m->origin)
+    /* The run's own loads are named as the report names them; a baseline's
+     * by what it kept. */
+    int named_input = m->ev && !m->origin && m->ev->name && *m->ev->name && !m->ev->n_kernels;
+    if (m->ev)
+        len = (int)strlen(jst_load_label(m->ev, buf, n));
+    else if (m->origin)
         len = snprintf(buf, n, "%s", m->origin);
     else
-        len = snprintf(buf, n, "in-memory image 0x%016llx", (unsigned long long)m->hash);
+        len = snprintf(buf, n, "(image in memory 0x%016llx)", (unsigned long long)m->hash);
+    /* A link input's or runtime compile's name is already in the label. */
+    if (named_input || (m->ev && jst_is_rtc_call(m->ev->call)))
+        return buf;
     if (len < 0 || (size_t)len >= n || !m->n_kernels || !m->kernels[0])
         return buf;
     jst_demangle(m->kernels[0], dem, sizeof dem);

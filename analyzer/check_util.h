@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include "compiles.h"
 #include "model.h"
 
 /* ---- summaries: what diff and check compare ---- */
@@ -47,6 +48,11 @@ struct jst_psum {
     const struct jst_process *p; /* NULL when read from a baseline */
     struct jst_pquery *queries;  /* baseline only (a run has p->queries) */
     size_t n_queries;
+    /* compiles per compiler (enum jst_compiler): summed time and count; a
+     * baseline written before compiles were kept has has_cmp 0 */
+    int has_cmp;
+    uint64_t cmp_ns[JST_CMP_MAX_], cmp_n[JST_CMP_MAX_];
+    uint64_t first_call_ns; /* the slowest first call, 0 when none */
 };
 
 /* Fills s from p (s->mods is allocated; free with jst_psum_free). 0 or -1 (memory). */
@@ -65,7 +71,11 @@ uint64_t jst_load_jit_ns(const struct jst_process *p, const struct jst_call_ev *
 void jst_match_procs(const struct jst_psum *a, size_t na, const struct jst_psum *b, size_t nb,
                      long *a_to_b);
 /* Pairs modules: same image hash first, in order; then the same origin and
- * first kernel (a rebuilt library changes the hash but not where it lives). */
+ * first kernel (a rebuilt library changes the hash but not where it lives);
+ * then the same origin alone (rebuilt with other targets: a PTX-only load
+ * and a SASS load of the same library, whose kernels differ or were not
+ * recorded); last, the same set of kernels, in any order (an image in
+ * memory rebuilt: its hash changed and it has no origin). */
 void jst_match_mods(const struct jst_pmod *a, size_t na, const struct jst_pmod *b, size_t nb,
                     long *a_to_b);
 
@@ -108,7 +118,14 @@ const char *jst_partial_str(const struct jst_process *p, char *buf, size_t n);
 
 /* "11000.0 ms" (one decimal; three below 1 ms). */
 const char *jst_fmt_ms(uint64_t ns, char *buf, size_t n);
-/* "/opt/lib/libk.so [add(float*, float*), +2 more]", or "in-memory image 0x..". */
+/* What a load is called in every command's output: its library or file;
+ * "kern75.ptx (via cuLinkAddData_v2)" for a named link input; "nvrtcCompile
+ * Program for k.cu" for a runtime compile; "(image in memory 0x<hash>, via
+ * API)" for an image in memory. */
+const char *jst_load_label(const struct jst_call_ev *c, char *buf, size_t n);
+/* The module's jst_load_label, with its first kernel: "/opt/lib/libk.so
+ * [add(float*, float*), +2 more]"; a baseline's in-memory image is "(image in
+ * memory 0x<hash>)". */
 const char *jst_pmod_label(const struct jst_pmod *m, char *buf, size_t n);
 /* Symbolized call site of a call: "main (prog.c:42) in /usr/bin/prog", or
  * "unknown (why)". sym may be NULL (the site is then unknown). */

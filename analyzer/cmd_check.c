@@ -7,14 +7,18 @@
  * and --github carry the same lines to CI servers.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include "check_ctx.h"
 #include "check_util.h"
 #include "cli.h"
+#include "outfile.h"
 #include "xalloc.h"
 #include "fixes.h"
 #include "report_view.h"
@@ -31,12 +35,22 @@ static const char usage_text[] =
     "budgets (per process):\n"
     "  --max-jit-ms N          at most N ms spent in PTX JIT (compile or cache load)\n"
     "  --max-ttfk-ms N         at most N ms from process start to the first kernel launch\n"
+    "  --max-jit-ms pNN=N, --max-ttfk-ms pNN=N\n"
+    "                          the same as a percentile (p50, p95, ... or max=N) over\n"
+    "                          the runs of each program (same executable and command)\n"
     "  --max-jit-modules N     at most N modules JIT-compiled\n"
     "  --forbid-verdict V      no module with verdict V (repeatable): sass, ptx_jit,\n"
     "                          forced_jit, no_compatible, jit_disabled, damaged\n"
     "  --require-cache C       every JIT'd module's cache outcome at least as good as C:\n"
     "                          hit, miss_stored, unknown (hit < miss_stored < unknown\n"
     "                          < miss_not_stored)\n"
+    "  --max-compile-ms [C=]N  at most N ms compiling, by any compiler (wall time, overlaps\n"
+    "                          counted once) or by compiler C: driver, nvrtc, nvjitlink,\n"
+    "                          nvvm, nvptxcompiler, ptxas, nvcc, cicc, nvlink, fatbinary,\n"
+    "                          host_cc, xla (repeatable)\n"
+    "  --max-compiles [C=]N    at most N compiles, by any compiler or by C (repeatable)\n"
+    "  --max-first-call-ms N   every kernel's first call (compile work before its first\n"
+    "                          launch) took at most N ms\n"
     "  --max-query-ms NAME=N   the query NAME (a top-level NVTX range, as the report\n"
     "                          names it: query1, query1#2) took at most N ms\n"
     "                          (repeatable); fails when no process has it\n"
@@ -156,7 +170,10 @@ enum {
     O_DELTA,
     O_JUNIT,
     O_GH,
-    O_QUERY
+    O_QUERY,
+    O_COMPILE_MS,
+    O_COMPILES,
+    O_FIRST_CALL
 };
 static const struct option check_longopts[] = {
     {"max-jit-ms", required_argument, NULL, O_JIT},
@@ -165,6 +182,9 @@ static const struct option check_longopts[] = {
     {"forbid-verdict", required_argument, NULL, O_FORBID},
     {"require-cache", required_argument, NULL, O_CACHE},
     {"max-query-ms", required_argument, NULL, O_QUERY},
+    {"max-compile-ms", required_argument, NULL, O_COMPILE_MS},
+    {"max-compiles", required_argument, NULL, O_COMPILES},
+    {"max-first-call-ms", required_argument, NULL, O_FIRST_CALL},
     {"baseline", required_argument, NULL, O_BASE},
     {"tolerance", required_argument, NULL, O_TOL},
     {"min-delta-ms", required_argument, NULL, O_DELTA},
@@ -179,8 +199,12 @@ static int check_option(int c, const char *arg, void *ctx)
     struct opts *o = ctx;
     switch (c) {
     case O_JIT:
+        if (strchr(arg, '='))
+            return chk_parse_pct("--max-jit-ms", arg, o, PCT_JIT);
         return parse_num("--max-jit-ms", arg, &o->max_jit_ms);
     case O_TTFK:
+        if (strchr(arg, '='))
+            return chk_parse_pct("--max-ttfk-ms", arg, o, PCT_TTFK);
         return parse_num("--max-ttfk-ms", arg, &o->max_ttfk_ms);
     case O_MODS:
         return parse_modules(arg, &o->max_jit_modules);
@@ -190,6 +214,12 @@ static int check_option(int c, const char *arg, void *ctx)
         return parse_cache(arg, &o->require_cache);
     case O_QUERY:
         return parse_query(arg, o);
+    case O_COMPILE_MS:
+        return chk_parse_compile_gate("--max-compile-ms", arg, o->compile_ms, &o->n_compile_ms);
+    case O_COMPILES:
+        return chk_parse_compile_gate("--max-compiles", arg, o->compiles, &o->n_compiles);
+    case O_FIRST_CALL:
+        return parse_num("--max-first-call-ms", arg, &o->max_first_call_ms);
     case O_BASE:
         o->baseline = arg;
         return 0;
@@ -214,22 +244,76 @@ static const struct jst_cli check_cli = {
 };
 
 /* Pairs each process with its baseline process; warns about baseline
- * processes this run does not have. */
-static void match_baseline(struct ctx *x, const struct jst_psum *sums, long *map,
-                           const struct jst_baseline *base)
+ * processes this run does not have. Returns how many processes matched. */
+static size_t match_baseline(struct ctx *x, const struct jst_psum *sums, long *map,
+                             const struct jst_baseline *base)
 {
     jst_match_procs(sums, x->n_procs, base->procs, base->n_procs, map);
     char *used = jst_xcalloc(base->n_procs + 1, 1);
+    size_t matched = 0;
     for (size_t i = 0; i < x->n_procs; i++)
         if (map[i] >= 0) {
             x->procs[i].base = &base->procs[map[i]];
             used[map[i]] = 1;
+            matched++;
         }
     for (size_t k = 0; k < base->n_procs; k++)
         if (!used[k])
             chk_warn(x, "baseline process %s (pid %llu) has no match in this run",
                      base->procs[k].exe, (unsigned long long)base->procs[k].pid);
     free(used);
+    return matched;
+}
+
+/* A baseline none of whose processes is in this run compared nothing: the
+ * gate would pass whatever the run did. That is a failure of its own. */
+static void fail_unmatched_baseline(struct ctx *x, const struct jst_baseline *base)
+{
+    char line[1024];
+    int len = snprintf(line, sizeof line,
+                       "baseline: no process of this run matches the baseline %s (it has ",
+                       x->o.baseline);
+    for (size_t k = 0; k < base->n_procs && k < 4 && len > 0 && (size_t)len < sizeof line; k++)
+        len += snprintf(line + len, sizeof line - (size_t)len, "%s%s", k ? ", " : "",
+                        base->procs[k].exe);
+    if (len > 0 && (size_t)len < sizeof line)
+        snprintf(line + len, sizeof line - (size_t)len,
+                 "%s): nothing was compared; record the baseline from the same program",
+                 base->n_procs > 4 ? ", ..." : "");
+    if (x->o.github) {
+        struct cloc none = {NULL, 0};
+        chk_github_error_head(&none);
+        chk_github_escape(stdout, line);
+        fputc('\n', stdout);
+    } else {
+        printf("FAIL %s\n", line);
+    }
+    x->n_fail_lines++;
+}
+
+/* With --github and GITHUB_STEP_SUMMARY set (GitHub Actions sets it for
+ * every step), the check's verdict and the Markdown report are appended to
+ * the job summary, where Actions users look. A summary that cannot be
+ * written is a warning: the check's own status stands. */
+static void write_step_summary(const struct ctx *x, const struct jst_run *run, const char *verdict)
+{
+    const char *path = getenv("GITHUB_STEP_SUMMARY");
+    if (!x->o.github || !path || !*path)
+        return;
+    FILE *f = fopen(path, "a");
+    if (!f) {
+        jst_warnf("check", "GITHUB_STEP_SUMMARY %s: %s", path, strerror(errno));
+        return;
+    }
+    struct rv_report r;
+    if (rv_build(&r, run, NULL, 0) < 0)
+        jst_xalloc_die();
+    fprintf(f, "### %s\n\n", verdict);
+    int w = rv_write_markdown(&r, f);
+    fputc('\n', f);
+    rv_free(&r);
+    if (w < 0 || ferror(f) | (fclose(f) != 0))
+        jst_warnf("check", "GITHUB_STEP_SUMMARY %s: write failed", path);
 }
 
 /* Runs every check on every process; returns how many processes failed. */
@@ -254,6 +338,27 @@ static size_t run_checks(struct ctx *x, size_t *n_checks)
         size_t before = x->n_fail_lines;
         chk_queries_found(x);
         failed_procs += !had && x->n_fail_lines > before;
+    }
+    if (x->o.n_pct) {
+        /* Percentile cases land on each program's worst run: count the
+         * cases added, and the runs that had no failure before. */
+        char *had = jst_xcalloc(x->n_procs + 1, 1);
+        size_t *cases = jst_xcalloc(x->n_procs + 1, sizeof(*cases));
+        for (size_t i = 0; i < x->n_procs; i++) {
+            cases[i] = x->procs[i].n_cases;
+            for (size_t k = 0; k < x->procs[i].n_cases; k++)
+                had[i] |= x->procs[i].cases[k].n != 0;
+        }
+        chk_percentiles(x);
+        for (size_t i = 0; i < x->n_procs; i++) {
+            *n_checks += x->procs[i].n_cases - cases[i];
+            int now = 0;
+            for (size_t k = cases[i]; k < x->procs[i].n_cases; k++)
+                now |= x->procs[i].cases[k].n != 0;
+            failed_procs += now && !had[i];
+        }
+        free(had);
+        free(cases);
     }
     return failed_procs;
 }
@@ -286,13 +391,15 @@ static int check_opts(int argc, char **argv, struct opts *o)
     o->max_jit_ms = o->max_ttfk_ms = -1;
     o->max_jit_modules = -1;
     o->require_cache = -1;
+    o->max_first_call_ms = -1;
     o->tolerance = 20;
     o->min_delta_ms = 1;
     int r = jst_cli_parse(&check_cli, argc, argv, o);
     /* With nothing to check, only calls in flight can fail: decided once the
      * traces are read. */
     o->no_budget = o->max_jit_ms < 0 && o->max_ttfk_ms < 0 && o->max_jit_modules < 0 &&
-                   !o->n_forbid && o->require_cache < 0 && !o->baseline && !o->n_query;
+                   !o->n_forbid && o->require_cache < 0 && !o->baseline && !o->n_query && !o->n_pct &&
+                   !o->n_compile_ms && !o->n_compiles && o->max_first_call_ms < 0;
     return r;
 }
 
@@ -312,6 +419,12 @@ static int cmd_check(int argc, char **argv)
             return JST_EXIT_USAGE;
         }
     }
+    /* --junit's file is tried before any check runs, so that a path that
+     * cannot be written is said at once (exit 2), never after a verdict. */
+    if (x.o.junit && jst_outfile_probe("check --junit", x.o.junit) < 0) {
+        jst_baseline_free(&base);
+        return JST_EXIT_USAGE;
+    }
     struct jst_run run = {0};
     int rc = jst_run_load("check", argv + optind, argc - optind, &run, 1);
     if (rc != JST_EXIT_OK) {
@@ -325,7 +438,8 @@ static int cmd_check(int argc, char **argv)
     if (x.o.no_budget && !n_in_flight) {
         jst_errorf("check", "nothing to check: give a budget (--max-jit-ms, --max-ttfk-ms, "
                             "--max-jit-modules, --forbid-verdict, --require-cache, "
-                            "--max-query-ms) or --baseline");
+                            "--max-query-ms, --max-compile-ms, --max-compiles, "
+                            "--max-first-call-ms) or --baseline");
         jst_model_free(&run);
         return JST_EXIT_USAGE;
     }
@@ -346,29 +460,39 @@ static int cmd_check(int argc, char **argv)
         sums[i] = x.procs[i].s;
     }
     chk_set_classnames(&x);
+    int unmatched = 0;
     if (x.o.baseline)
-        match_baseline(&x, sums, map, &base);
+        unmatched = base.n_procs && !match_baseline(&x, sums, map, &base);
     size_t n_checks = 0, failed_procs = run_checks(&x, &n_checks);
     chk_print_case_lines(&x);
+    if (unmatched)
+        fail_unmatched_baseline(&x, &base);
 
     int junit_err = x.o.junit ? chk_write_junit(&x, x.o.junit) : 0;
+    char verdict[256];
     if (x.n_fail_lines)
-        printf("jitstall check: FAILED: %zu regression%s in %zu of %zu process%s\n", x.n_fail_lines,
-               x.n_fail_lines == 1 ? "" : "s", failed_procs, run.n_procs,
-               run.n_procs == 1 ? "" : "es");
+        snprintf(verdict, sizeof verdict,
+                 "jitstall check: FAILED: %zu regression%s in %zu of %zu process%s", x.n_fail_lines,
+                 x.n_fail_lines == 1 ? "" : "s", failed_procs, run.n_procs,
+                 run.n_procs == 1 ? "" : "es");
     else
-        printf("jitstall check: OK: %zu process%s within budget (%zu check%s)\n", run.n_procs,
-               run.n_procs == 1 ? "" : "es", n_checks, n_checks == 1 ? "" : "s");
+        snprintf(verdict, sizeof verdict,
+                 "jitstall check: OK: %zu process%s within budget (%zu check%s)", run.n_procs,
+                 run.n_procs == 1 ? "" : "es", n_checks, n_checks == 1 ? "" : "s");
+    printf("%s\n", verdict);
     fflush(stdout);
+    write_step_summary(&x, &run, verdict);
 
     free_procs(&x);
     free(sums);
     free(map);
     jst_baseline_free(&base);
     jst_model_free(&run);
-    if (junit_err)
-        return JST_EXIT_USAGE;
-    return x.n_fail_lines ? JST_EXIT_FAIL : JST_EXIT_OK;
+    /* A regression outranks a JUnit file that failed to write at the end
+     * (said on stderr): the check's verdict is never hidden behind exit 2. */
+    if (x.n_fail_lines)
+        return JST_EXIT_FAIL;
+    return junit_err ? JST_EXIT_USAGE : JST_EXIT_OK;
 }
 
 JST_COMMAND(check, cmd_check, "fail a CI job on JIT budgets or a regression from a baseline")

@@ -13,7 +13,9 @@
 #include "cli.h"
 #include "jsonw.h"
 #include "trace.h"
+#include "utf8.h"
 #include "xalloc.h"
+#include "openreg.h"
 
 static const char usage_text[] =
     "usage: jitstall diff [--json] A B\n"
@@ -44,7 +46,7 @@ static int looks_like_json(const char *path)
     struct stat st;
     if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
         return 0;
-    FILE *f = fopen(path, "rb");
+    FILE *f = jst_fopen_regular(path);
     if (!f)
         return 0;
     int c;
@@ -137,7 +139,7 @@ static void text_module(const struct jst_pmod *a, const struct jst_pmod *b, void
     char lab[1024], x[64], y[64], d[96];
     const struct jst_pmod *m = b ? b : a;
     const char *st = mod_status(a, b);
-    printf("  %-11s %s: ", st, jst_pmod_label(m, lab, sizeof lab));
+    printf("  %-11s %s: ", st, jst_text(jst_pmod_label(m, lab, sizeof lab)));
     if (a && b) {
         if (a->verdict != b->verdict)
             printf("%s -> %s", vname(a->verdict), vname(b->verdict));
@@ -170,6 +172,19 @@ static void text_totals(const struct jst_psum *a, const struct jst_psum *b)
                b->has_ttfk ? jst_fmt_ms(b->ttfk_ns, y, sizeof y) : "no launch");
     printf("  JIT time              %s -> %s %s\n", jst_fmt_ms(a->jit_ns, x, sizeof x),
            jst_fmt_ms(b->jit_ns, y, sizeof y), delta(a->jit_ns, b->jit_ns, d, sizeof d));
+    /* The driver's JIT is the line above; every other compiler alike. */
+    for (unsigned k = JST_CMP_DRIVER + 1; k < JST_CMP_MAX_; k++) {
+        if (!a->cmp_n[k] && !b->cmp_n[k])
+            continue;
+        printf("  compile %-13s %s -> %s %s (%zu -> %zu)\n", jst_compiler_name(k),
+               jst_fmt_ms(a->cmp_ns[k], x, sizeof x), jst_fmt_ms(b->cmp_ns[k], y, sizeof y),
+               delta(a->cmp_ns[k], b->cmp_ns[k], d, sizeof d), (size_t)a->cmp_n[k],
+               (size_t)b->cmp_n[k]);
+    }
+    if (a->first_call_ns || b->first_call_ns)
+        printf("  slowest first call    %s -> %s %s\n", jst_fmt_ms(a->first_call_ns, x, sizeof x),
+               jst_fmt_ms(b->first_call_ns, y, sizeof y),
+               delta(a->first_call_ns, b->first_call_ns, d, sizeof d));
 }
 
 static void text_alone(const char *where, const struct jst_psum *s)
@@ -178,10 +193,10 @@ static void text_alone(const char *where, const struct jst_psum *s)
     size_t jit = 0;
     for (size_t i = 0; i < s->n_mods; i++)
         jit += s->mods[i].jit != 0;
-    printf("%s (pid %llu): only in %s; time to first kernel %s, JIT %s, %zu modules (%zu JIT'd)\n",
-           s->exe, (unsigned long long)s->pid, where,
+    printf("%s (pid %llu): only in %s; time to first kernel %s, JIT %s, %zu module%s (%zu JIT'd)\n",
+           jst_text(s->exe), (unsigned long long)s->pid, jst_text(where),
            s->has_ttfk ? jst_fmt_ms(s->ttfk_ns, x, sizeof x) : "no launch",
-           jst_fmt_ms(s->jit_ns, y, sizeof y), s->n_mods, jit);
+           jst_fmt_ms(s->jit_ns, y, sizeof y), s->n_mods, s->n_mods == 1 ? "" : "s", jit);
 }
 
 static void json_hash(struct jst_json *j, const char *key, const struct jst_pmod *m)
@@ -254,6 +269,22 @@ static void json_process(struct jst_json *j, const struct jst_psum *a, const str
     jst_json_kopt_u64(j, "jit_a_ns", a != NULL, a ? a->jit_ns : 0);
     jst_json_kopt_u64(j, "jit_b_ns", b != NULL, b ? b->jit_ns : 0);
     jst_json_kopt_i64(j, "jit_delta_ns", a && b, a && b ? (int64_t)(b->jit_ns - a->jit_ns) : 0);
+    jst_json_key(j, "compilers");
+    jst_json_arr(j);
+    for (unsigned k = 1; k < JST_CMP_MAX_; k++) {
+        if (!(a && a->cmp_n[k]) && !(b && b->cmp_n[k]))
+            continue;
+        jst_json_obj(j);
+        jst_json_kstr(j, "compiler", jst_compiler_name(k));
+        jst_json_kopt_u64(j, "a_ns", a != NULL, a ? a->cmp_ns[k] : 0);
+        jst_json_kopt_u64(j, "b_ns", b != NULL, b ? b->cmp_ns[k] : 0);
+        jst_json_kopt_u64(j, "a_count", a != NULL, a ? a->cmp_n[k] : 0);
+        jst_json_kopt_u64(j, "b_count", b != NULL, b ? b->cmp_n[k] : 0);
+        jst_json_end(j);
+    }
+    jst_json_end(j);
+    jst_json_kopt_u64(j, "first_call_a_ns", a != NULL, a ? a->first_call_ns : 0);
+    jst_json_kopt_u64(j, "first_call_b_ns", b != NULL, b ? b->first_call_ns : 0);
     jst_json_key(j, "modules");
     jst_json_arr(j);
     if (a && b)
@@ -267,7 +298,7 @@ static void json_process(struct jst_json *j, const struct jst_psum *a, const str
 
 static void text_process(const struct jst_psum *a, const struct jst_psum *b)
 {
-    printf("%s (pid %llu -> %llu)\n", b->exe, (unsigned long long)a->pid,
+    printf("%s (pid %llu -> %llu)\n", jst_text(b->exe), (unsigned long long)a->pid,
            (unsigned long long)b->pid);
     text_totals(a, b);
     each_module_pair(a, b, text_module, NULL);
@@ -295,7 +326,7 @@ static int write_json(const struct side *A, const struct side *B, const long *ma
 
 static int write_text(const struct side *A, const struct side *B, const long *map, const char *used)
 {
-    printf("jitstall diff: A = %s, B = %s\n", A->path, B->path);
+    printf("jitstall diff: A = %s, B = %s\n", jst_text(A->path), jst_text(B->path));
     for (size_t i = 0; i < A->n; i++) {
         if (map[i] >= 0)
             text_process(&A->procs[i], &B->procs[map[i]]);

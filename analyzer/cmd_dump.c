@@ -1,5 +1,5 @@
 /*
- * `jitstall dump [--json] TRACE...`: prints every record of each trace, one
+ * `jitstall dump [--json] TRACE|DIR...`: prints every record of each trace, one
  * line per record, as text or as one JSON object per line. It uses only the
  * public reader API of common/trace.h, so it doubles as a check of the format.
  */
@@ -7,12 +7,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "curesult.h"
+#include "utf8.h"
 #include "cli.h"
+#include "paths.h"
 #include "jsonw.h"
 #include "trace.h"
 
 static const char dump_usage[] =
-    "usage: jitstall dump [--json] TRACE...\n"
+    "usage: jitstall dump [--json] TRACE|DIR...\n"
     "\n"
     "Print every record of each trace, one line per record.\n"
     "\n"
@@ -93,7 +96,21 @@ static void put_value(FILE *out, const struct jst_field *f, int json)
         fprintf(out, "%lld", (long long)(int64_t)f->u64);
         break;
     case JST_K_STR:
-        jst_json_write_string(out, (const char *)f->data, f->len);
+        if (json) {
+            jst_json_write_string(out, (const char *)f->data, f->len);
+            break;
+        }
+        /* Quoted, by the CLI's one escaping rule (utf8.h); a quote inside
+         * shows as \" so that the value's end stays plain. */
+        fputc('"', out);
+        for (uint32_t i = 0, from = 0; i <= f->len; i++)
+            if (i == f->len || f->data[i] == '"') {
+                jst_text_putn(out, (const char *)f->data + from, i - from);
+                if (i < f->len)
+                    fputs("\\\"", out);
+                from = i + 1;
+            }
+        fputc('"', out);
         break;
     case JST_K_BYTES:
         if (jst_key_info(f->key) && jst_key_info(f->key)->print == JST_PRINT_U64S &&
@@ -199,6 +216,20 @@ static long index_record(struct key_index *ix, const struct jst_record *rec, int
     return (long)n;
 }
 
+/* The name of a failed driver call's result (CUDA_ERROR_...), or NULL: for a
+ * success, another record, or the runtime compilers, whose results are not
+ * CUresults. */
+static const char *result_name(const struct jst_record *rec)
+{
+    uint64_t call = 0, r = 0;
+    if (rec->type != JST_REC_CALL || !jst_rec_get_u64(rec, JST_F_RESULT, &r) || r == 0)
+        return NULL;
+    jst_rec_get_u64(rec, JST_F_CALL_ID, &call);
+    if (call == JST_CALL_nvrtcCompileProgram || call == JST_CALL_nvJitLinkComplete)
+        return NULL;
+    return jst_curesult_name((long long)(int64_t)r);
+}
+
 /* Decodes the field that starts at payload offset off (already validated). */
 static void field_at(const struct jst_record *rec, uint32_t off, struct jst_field *f)
 {
@@ -249,6 +280,8 @@ static void put_record_json(FILE *out, const struct jst_record *rec, struct key_
         if (name)
             fprintf(out, ",\"call\":\"%s\"", name);
     }
+    if (result_name(rec))
+        fprintf(out, ",\"result_name\":\"%s\"", result_name(rec));
     if (bad)
         fputs(",\"damaged\":true", out);
     fputs("}\n", out);
@@ -265,6 +298,8 @@ static int put_record_text(FILE *out, const struct jst_record *rec)
     while (jst_fields_next(&it, &f)) {
         put_key(out, f.key, 0);
         put_value(out, &f, 0);
+        if (f.key == JST_F_RESULT && result_name(rec))
+            fprintf(out, " (%s)", result_name(rec));
     }
     if (it.bad)
         fputs(" <damaged fields>", out);
@@ -284,7 +319,7 @@ static int dump_file(const char *path, int json, int heading, struct key_index *
         return JST_EXIT_USAGE;
     }
     if (heading && !json)
-        printf("# %s\n", path);
+        printf("# %s\n", jst_text(path));
     struct jst_record rec;
     unsigned long long count = 0, damaged = 0;
     int rc, status = JST_EXIT_OK;
@@ -346,10 +381,17 @@ static int cmd_dump(int argc, char **argv)
     ix->off = ix->next = NULL;
     ix->cap = 0;
 
-    int status = JST_EXIT_OK;
+    /* A directory stands for every *.jst in it, by name, as in every other
+     * reader (the model's listing, so the two never disagree). */
+    struct jst_paths ps = {0};
     for (int i = first; i < argc; i++)
-        if (dump_file(argv[i], json, argc - first > 1, ix) != JST_EXIT_OK)
+        if (jst_expand_path(argv[i], &ps) < 0)
+            ps.bad = 1;
+    int status = ps.bad ? JST_EXIT_USAGE : JST_EXIT_OK;
+    for (size_t i = 0; i < ps.n; i++)
+        if (dump_file(ps.v[i], json, ps.n > 1, ix) != JST_EXIT_OK)
             status = JST_EXIT_USAGE;
+    jst_paths_free(&ps);
     free(ix->off);
     free(ix->next);
     free(ix);

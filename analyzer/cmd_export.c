@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "compiles.h"
+#include "curesult.h"
 #include "check_util.h"
 #include "cli.h"
 #include "export_fleet.h"
@@ -18,26 +20,38 @@
 #include "hashidx.h"
 #include "image.h"
 #include "jsonw.h"
+#include "otlp_push.h"
+#include "outfile.h"
+#include "xalloc.h"
 #include "trace.h"
 
 static const char usage_text[] =
-    "usage: jitstall export [--format chrome|prometheus|otlp] [-o FILE] TRACE|DIR...\n"
+    "usage: jitstall export [--format chrome|perfetto|prometheus|otlp] [-o FILE]\n"
+    "                       [--endpoint URL] TRACE|DIR...\n"
     "\n"
     "Write the traces in another tool's format:\n"
     "  chrome      a timeline for ui.perfetto.dev or chrome://tracing (Chrome\n"
     "              Trace Event JSON): a track per thread, one event per hooked\n"
     "              driver call with its verdict, JIT source, kernels and cache\n"
-    "              outcome, and a marker at each function's first launch\n"
+    "              outcome, and a marker at each function's first launch;\n"
+    "              'perfetto' is another name for it\n"
     "  prometheus  cold-start JIT metrics as Prometheus text, for node_exporter's\n"
     "              textfile collector: one series set per program and labels\n"
     "  otlp        OpenTelemetry traces (OTLP/JSON): a trace per process, a span\n"
-    "              per driver call that matters\n"
+    "              per driver call that matters; sent to a collector when an\n"
+    "              endpoint is set (--endpoint, OTEL_EXPORTER_OTLP_ENDPOINT or\n"
+    "              OTEL_EXPORTER_OTLP_TRACES_ENDPOINT)\n"
     "\n"
-    "  -f, --format FORMAT  output format: chrome (the default), prometheus, otlp\n"
-    "  -o, --output FILE    write to FILE (default: standard output)\n"
+    "  -f, --format FORMAT  output format: chrome (the default), perfetto,\n"
+    "                       prometheus, otlp\n"
+    "  -o, --output FILE    write to FILE (default: standard output, unless the\n"
+    "                       spans are sent to a collector)\n"
+    "  --endpoint URL       POST the OTLP spans to URL/v1/traces over OTLP/HTTP\n"
+    "                       (implies --format otlp)\n"
     "  -h, --help           show this help\n"
     "\n"
-    "exit codes: 0 written, 2 usage error or unreadable input\n";
+    "exit codes: 0 written (and sent), 2 usage error, unreadable input, or a\n"
+    "collector that refused the spans or could not be reached\n";
 
 /* The pseudo thread id of the CUPTI track: real thread ids are never 0. */
 #define CUPTI_TID 0
@@ -193,6 +207,7 @@ static void call_args(struct jst_json *j, const struct jst_process *p, const str
     jst_json_obj(j);
     jst_json_ku64(j, "seq", c->seq);
     jst_json_ki64(j, "result", c->result);
+    opt_str(j, "result_name", jst_is_rtc_call(c->call) ? NULL : jst_curesult_name(c->result));
     opt_str(j, "route", c->route ? jst_route_name(c->route) : NULL);
     opt_str(j, "name", c->name);
     opt_str(j, "path", c->path);
@@ -316,6 +331,51 @@ static void export_cupti(struct jst_json *j, const struct jst_process *p, uint64
     }
 }
 
+/* Compiles that are not driver or library calls (those are slices already):
+ * compiler subprocesses and framework compile ranges; and each first call as
+ * a slice over its window, with its blame table as args. */
+static void export_compiles(struct jst_json *j, const struct jst_process *p, uint64_t base)
+{
+    char buf[1024];
+    for (size_t i = 0; i < p->n_compiles; i++) {
+        const struct jst_compile *c = &p->compiles[i];
+        if (c->call)
+            continue;
+        snprintf(buf, sizeof buf, "%s%s%s", jst_compiler_name(c->compiler), c->what ? ": " : "",
+                 c->what ? c->what : "");
+        complete_begin(j, buf, "compile", p->pid, c->tid, rel_ns(c->start_ns, base),
+                       (int64_t)c->dur_ns);
+        jst_json_key(j, "args");
+        jst_json_obj(j);
+        jst_json_kstr(j, "compiler", jst_compiler_name(c->compiler));
+        opt_str(j, "framework", jst_framework_name(c->framework));
+        opt_str(j, "target", c->target);
+        opt_str(j, "what", c->what);
+        opt_str(j, "kernel", c->kernel);
+        opt_u64(j, "pid", c->pid);
+        if (c->has_exit)
+            jst_json_ki64(j, "exit_status", c->exit_status);
+        jst_json_end(j);
+        jst_json_end(j);
+    }
+    for (size_t i = 0; i < p->n_first_calls; i++) {
+        const struct jst_first_call *f = &p->first_calls[i];
+        char dem[512];
+        snprintf(buf, sizeof buf, "first call: %s",
+                 f->kernel ? jst_demangle(f->kernel, dem, sizeof dem) : "?");
+        complete_begin(j, buf, "first_call", p->pid, f->tid, rel_ns(f->start_ns, base),
+                       (int64_t)f->dur_ns);
+        jst_json_key(j, "args");
+        jst_json_obj(j);
+        opt_str(j, "framework", jst_framework_name(f->top_framework));
+        for (unsigned k = 0; k < JST_CAUSE_MAX_; k++)
+            if (f->blame[k])
+                opt_ms(j, jst_cause_name(k), f->blame[k]);
+        jst_json_end(j);
+        jst_json_end(j);
+    }
+}
+
 static void export_process(struct jst_json *j, const struct jst_process *p, uint64_t base)
 {
     char buf[1024];
@@ -330,6 +390,7 @@ static void export_process(struct jst_json *j, const struct jst_process *p, uint
     if (start)
         instant(j, "process start", "p", pid, pid, rel_ns(start, base));
     export_calls(j, p, base);
+    export_compiles(j, p, base);
     export_cupti(j, p, base);
 }
 
@@ -371,21 +432,37 @@ static int write_chrome(FILE *f, const struct jst_run *run)
 struct export_opts {
     const char *out;
     int (*writer)(FILE *, const struct jst_run *);
+    int format_given;
+    const char *endpoint; /* --endpoint */
 };
+
+enum { O_ENDPOINT = 256 };
 
 static int export_option(int c, const char *arg, void *ctx)
 {
     struct export_opts *o = ctx;
-    if (c == 'o')
+    if (c == 'o') {
         o->out = arg;
-    else if (!strcmp(arg, "chrome"))
+        return 0;
+    }
+    if (c == O_ENDPOINT) {
+        if (strncmp(arg, "http://", 7) && strncmp(arg, "https://", 8)) {
+            jst_errorf("export", "--endpoint: '%s' is not an http:// or https:// URL", arg);
+            return -1;
+        }
+        o->endpoint = arg;
+        return 0;
+    }
+    o->format_given = 1;
+    if (!strcmp(arg, "chrome") || !strcmp(arg, "perfetto"))
         o->writer = write_chrome;
     else if (!strcmp(arg, "prometheus"))
         o->writer = jst_export_prometheus;
     else if (!strcmp(arg, "otlp"))
         o->writer = jst_export_otlp;
     else {
-        jst_errorf("export", "unknown format '%s' (supported: chrome, prometheus, otlp)", arg);
+        jst_errorf("export", "unknown format '%s' (supported: chrome, perfetto, prometheus, otlp)",
+                   arg);
         return -1;
     }
     return 0;
@@ -400,18 +477,75 @@ static int write_export(FILE *f, const struct jst_run *run, void *ctx)
 static const struct option export_longopts[] = {
     {"format", required_argument, NULL, 'f'},
     {"output", required_argument, NULL, 'o'},
+    {"endpoint", required_argument, NULL, O_ENDPOINT},
     JST_CLI_HELP_END,
 };
 static const struct jst_cli export_cli = {
     "export", "f:o:h", export_longopts, usage_text, "trace or directory", export_option,
 };
 
+static int write_otlp_file(FILE *f, void *ctx)
+{
+    return jst_export_otlp(f, ctx);
+}
+
+/* The OTLP spans sent to the collector at url, and written to o->out too
+ * when -o was given (the file is written first: a collector that refuses
+ * loses nothing). */
+static int push_otlp(const struct export_opts *o, char **paths, int n, const char *url)
+{
+    struct jst_run run = {0};
+    run.keep_calls = 1;
+    int rc = jst_run_load("export", paths, n, &run, 0);
+    if (rc != JST_EXIT_OK)
+        goto out;
+    if (o->out) {
+        rc = jst_outfile_write("export", o->out, run.n_procs, write_otlp_file, &run, NULL);
+        if (rc != JST_EXIT_OK)
+            goto out;
+    }
+    char *body = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&body, &len);
+    if (!m)
+        jst_xalloc_die();
+    int w = jst_export_otlp(m, &run);
+    if (fclose(m) != 0 || w < 0) {
+        free(body);
+        jst_errorf("export", "cannot build the OTLP spans (out of memory)");
+        rc = JST_EXIT_USAGE;
+        goto out;
+    }
+    char err[1024] = "";
+    if (jst_otlp_push(url, body, len, err, sizeof err) < 0) {
+        jst_errorf("export", "%s%s", err, o->out ? "; the spans are kept in the -o file" : "");
+        rc = JST_EXIT_USAGE;
+    } else {
+        fprintf(stderr, "jitstall export: sent %zu process%s to %s\n", run.n_procs,
+                run.n_procs == 1 ? "" : "es", url);
+    }
+    free(body);
+out:
+    jst_model_free(&run);
+    return rc;
+}
+
 static int cmd_export(int argc, char **argv)
 {
-    struct export_opts o = {NULL, write_chrome};
+    struct export_opts o = {NULL, write_chrome, 0, NULL};
     int rc = jst_cli_parse(&export_cli, argc, argv, &o);
     if (rc != JST_CLI_GO)
         return rc;
+    if (o.endpoint) {
+        if (o.format_given && o.writer != jst_export_otlp) {
+            jst_errorf("export", "--endpoint sends OTLP spans: it goes with --format otlp only");
+            return JST_EXIT_USAGE;
+        }
+        o.writer = jst_export_otlp;
+    }
+    char url[4096];
+    if (o.writer == jst_export_otlp && jst_otlp_endpoint(o.endpoint, url, sizeof url))
+        return push_otlp(&o, argv + optind, argc - optind, url);
     /* keep_calls: the timeline draws every call */
     return jst_run_write(
         "export", argv + optind, argc - optind, 1, o.out, write_export, &o,

@@ -4,6 +4,7 @@
  * The --help text below is the man page's SYNOPSIS and OPTIONS, word for
  * word (docs/jitstall-report.1.md; tests/golden checks they agree).
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +18,8 @@
 #include "symbolize.h"
 
 static const char report_help[] =
-    "usage: jitstall report [--json | --markdown] [--stack-depth N] TRACE|DIR...\n"
+    "usage: jitstall report [--json | --markdown] [--per-process | --pid PID]\n"
+    "                       [--stack-depth N] TRACE|DIR...\n"
     "\n"
     "Explains a slow first GPU query: for each process, the time to its first\n"
     "kernel launch and how much of it the driver's PTX JIT took; the modules\n"
@@ -27,6 +29,10 @@ static const char report_help[] =
     "options:\n"
     "  --json       write one JSON object (schema: report-json.md)\n"
     "  --markdown   write GitHub Markdown, for a CI job summary or a PR comment\n"
+    "  --per-process\n"
+    "               show every process's detail; by default more than 8 processes\n"
+    "               are shown as the fleet view only (runs of one program grouped)\n"
+    "  --pid PID    report only the process PID (repeatable)\n"
     "  --stack-depth N\n"
     "               show at most N frames of each culprit's call chain (default\n"
     "               16); 0 or 'all' shows the whole chain, down to main\n"
@@ -38,7 +44,8 @@ static const char report_help[] =
     "\n"
     "exit status: 0 report written, also for a truncated or damaged trace (the\n"
     "report says what is missing); 2 usage error, a path that does not exist,\n"
-    "or no readable trace.\n";
+    "no readable trace, or an input that is not a readable trace (the report\n"
+    "of the others is still written; the reason is on stderr).\n";
 
 enum { OUT_TEXT, OUT_JSON, OUT_MARKDOWN };
 
@@ -62,16 +69,39 @@ static long parse_depth(const char *s)
     return *end || v > 100000 ? -1 : (long)v;
 }
 
-enum { O_DEPTH = 256 };
+enum { O_DEPTH = 256, O_PER_PROCESS, O_PID };
+
+#define MAX_PIDS 64
 
 struct report_opts {
     int fmt;
     long depth;
+    int per_process;
+    uint64_t pids[MAX_PIDS];
+    size_t n_pids;
 };
 
 static int report_option(int c, const char *arg, void *ctx)
 {
     struct report_opts *o = ctx;
+    if (c == O_PER_PROCESS) {
+        o->per_process = 1;
+        return 0;
+    }
+    if (c == O_PID) {
+        char *end;
+        unsigned long long v = strtoull(arg, &end, 10);
+        if (!*arg || *arg == '-' || *end) {
+            jst_errorf("report", "--pid needs a process id, not '%s'", arg);
+            return -1;
+        }
+        if (o->n_pids == MAX_PIDS) {
+            jst_errorf("report", "--pid: at most %d", MAX_PIDS);
+            return -1;
+        }
+        o->pids[o->n_pids++] = v;
+        return 0;
+    }
     if (c == O_DEPTH) {
         o->depth = parse_depth(arg);
         if (o->depth < 0) {
@@ -93,6 +123,8 @@ static const struct option report_longopts[] = {
     {"json", no_argument, NULL, 'j'},
     {"markdown", no_argument, NULL, 'm'},
     {"stack-depth", required_argument, NULL, O_DEPTH},
+    {"per-process", no_argument, NULL, O_PER_PROCESS},
+    {"pid", required_argument, NULL, O_PID},
     JST_CLI_HELP_END,
 };
 /* Options may follow the traces (`report DIR --json`), as in the other
@@ -103,7 +135,7 @@ static const struct jst_cli report_cli = {
 
 static int cmd_report(int argc, char **argv)
 {
-    struct report_opts o = {OUT_TEXT, RV_STACK_DEPTH_DEFAULT};
+    struct report_opts o = {OUT_TEXT, RV_STACK_DEPTH_DEFAULT, 0, {0}, 0};
     int rc = jst_cli_parse(&report_cli, argc, argv, &o);
     if (rc != JST_CLI_GO)
         return rc;
@@ -121,9 +153,30 @@ static int cmd_report(int argc, char **argv)
     rc = jst_run_load_lenient("report", argv + i, argc - i, &run, &errs);
     if (rc != JST_EXIT_OK)
         goto out;
+    /* --pid: the chosen processes move to the front and the report sees
+     * only them; the count is put back before the run is freed. */
+    size_t all = run.n_procs;
+    if (o.n_pids) {
+        size_t kept = 0;
+        for (size_t k = 0; k < run.n_procs; k++)
+            for (size_t q = 0; q < o.n_pids; q++)
+                if (run.procs[k].pid == o.pids[q]) {
+                    struct jst_process t = run.procs[kept];
+                    run.procs[kept++] = run.procs[k];
+                    run.procs[k] = t;
+                    break;
+                }
+        if (!kept) {
+            jst_errorf("report", "--pid: no such process in the traces");
+            rc = JST_EXIT_USAGE;
+            goto out;
+        }
+        run.n_procs = kept;
+    }
     struct rv_report r;
     if (rv_build_depth(&r, &run, errs.msg, errs.n, (size_t)o.depth) < 0)
         jst_xalloc_die();
+    r.per_process = o.per_process || o.n_pids;
     int w;
     if (o.fmt == OUT_JSON)
         w = rv_write_json(&r, stdout);
@@ -137,6 +190,14 @@ static int cmd_report(int argc, char **argv)
     }
     rv_free(&r);
     jst_symbolize_cache_clear();
+    run.n_procs = all;
+    /* An input that is not a readable trace: the report of the others is
+     * written, and the status says that something was left out (exit 2,
+     * the reason on stderr), as in every other reader. */
+    for (size_t k = 0; k < errs.n; k++) {
+        jst_errorf("report", "%s", errs.msg[k]);
+        rc = JST_EXIT_USAGE;
+    }
 out:
     jst_load_errs_free(&errs);
     jst_model_free(&run);

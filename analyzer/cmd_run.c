@@ -69,8 +69,17 @@ static int file_exists(const char *p)
     return stat(p, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+/* The library directory as seen from the binary's, from the install
+ * layout CMake was configured with (GNUInstallDirs: "../lib", or
+ * "../lib/x86_64-linux-gnu" on Debian). */
+#ifndef JITSTALL_BIN_TO_LIB
+#define JITSTALL_BIN_TO_LIB "../lib"
+#endif
+
 /* Finds libjitstall.so next to the jitstall binary (a build tree), then in
- * ../lib and ../lib/jitstall (installed). Writes the absolute path to out. */
+ * the configured library directory relative to it (and its jitstall/
+ * subdirectory), then in ../lib and ../lib/jitstall. Writes the absolute
+ * path to out. */
 static int find_preload(char *out, size_t n)
 {
     char self[PATH_MAX];
@@ -82,10 +91,11 @@ static int find_preload(char *out, size_t n)
     if (!slash)
         return -1;
     *slash = '\0';
-    static const char *const rel[] = {"/libjitstall.so", "/../lib/libjitstall.so",
-                                      "/../lib/jitstall/libjitstall.so"};
+    static const char *const rel[] = {"/libjitstall.so", "/" JITSTALL_BIN_TO_LIB "/libjitstall.so",
+                                      "/" JITSTALL_BIN_TO_LIB "/jitstall/libjitstall.so",
+                                      "/../lib/libjitstall.so", "/../lib/jitstall/libjitstall.so"};
     for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
-        char cand[PATH_MAX + 64];
+        char cand[PATH_MAX + 256];
         snprintf(cand, sizeof(cand), "%s%s", self, rel[i]);
         if (file_exists(cand) && realpath(cand, out) && strlen(out) < n)
             return 0;
@@ -108,7 +118,9 @@ static int mkdir_p(const char *path)
             return -1;
         *p = '/';
     }
-    if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+    /* The trace directory itself is private, as the preload makes it:
+     * traces hold command lines and environment variables. */
+    if (mkdir(buf, 0700) != 0 && errno != EEXIST)
         return -1;
     struct stat st;
     if (stat(buf, &st) != 0)
@@ -195,7 +207,7 @@ static int make_default_dir(const char *cmd, char *out, size_t n)
             snprintf(out, n, "jitstall-%s-%s", name, stamp);
         else
             snprintf(out, n, "jitstall-%s-%s-%d", name, stamp, i);
-        if (mkdir(out, 0755) == 0)
+        if (mkdir(out, 0700) == 0)
             return 0;
         if (errno != EEXIST)
             return -1;
@@ -419,8 +431,10 @@ static int cmd_run(int argc, char **argv)
 
     char lib[PATH_MAX];
     if (find_preload(lib, sizeof(lib)) != 0) {
-        jst_errorf("run", "libjitstall.so not found next to the jitstall binary, nor in ../lib "
-                          "or ../lib/jitstall");
+        jst_errorf("run",
+                   "libjitstall.so not found next to the jitstall binary, nor in %s, "
+                   "../lib or ../lib/jitstall",
+                   JITSTALL_BIN_TO_LIB);
         return JST_EXIT_USAGE;
     }
     char dir[PATH_MAX], absdir[PATH_MAX];

@@ -17,6 +17,8 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include "curesult.h"
+#include "utf8.h"
 #include "cli.h"
 #include "image.h"
 #include "imgwalk.h"
@@ -41,6 +43,8 @@ static const char *err_name(const struct warm *w, int rc)
 {
     const char *s = NULL;
     if (!w->d.errname || w->d.errname(rc, &s) != 0 || !s)
+        s = jst_curesult_name(rc);
+    if (!s)
         return "CUDA error";
     return s;
 }
@@ -142,8 +146,15 @@ static void warm_image(void *ctx, const char *path, size_t off, const struct jst
     struct warm *w = ctx;
     struct jst_decision d;
     jst_image_decide(img, w->cc, w->env_flags, &d);
+    if (jst_verdict_runs(d.verdict))
+        w->file_runs++;
     if (d.verdict == JST_V_SASS || d.verdict == JST_V_NONE) {
         w->sass++;
+        return;
+    }
+    /* Decided when the file is done: scan's rule (jst_image_for_other_gpus). */
+    if (d.verdict == JST_V_NO_COMPATIBLE && jst_image_for_other_gpus(img, w->cc)) {
+        w->file_others++;
         return;
     }
     if (d.verdict == JST_V_DAMAGED || d.verdict == JST_V_NO_COMPATIBLE) {
@@ -193,7 +204,11 @@ static void warm_image(void *ctx, const char *path, size_t off, const struct jst
 
 static void warm_file_done(void *ctx, const char *path, int explicit_path, size_t n_images)
 {
-    (void)ctx;
+    struct warm *w = ctx;
+    /* Other GPUs' SASS is a variant never loaded here when the file has code
+     * for this GPU; in a file with nothing for it, it cannot run. */
+    *(w->file_runs ? &w->other_gpus : &w->cannot_run) += w->file_others;
+    w->file_runs = w->file_others = 0;
     (void)path;
     (void)explicit_path;
     (void)n_images;
@@ -206,8 +221,8 @@ static void progress(const struct warm *w, size_t i, size_t done, size_t pending
     const struct warm_img *m = &w->v[i];
     const char *base = strrchr(m->path, '/');
     fprintf(stderr, "\r\033[Kjitstall warm: [%zu/%zu] %s @0x%zx: %zu kernel%s from %s...", done + 1,
-            pending, base ? base + 1 : m->path, m->off, m->kernels, m->kernels == 1 ? "" : "s",
-            m->jit_from);
+            pending, jst_text(base ? base + 1 : m->path), m->off, m->kernels,
+            m->kernels == 1 ? "" : "s", jst_text(m->jit_from));
     fflush(stderr);
 }
 

@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "compiles.h"
+#include "curesult.h"
 #include "check_util.h"
 #include "export_fleet.h"
 #include "fixes.h"
@@ -112,6 +114,64 @@ static int span_worthy(unsigned call)
     }
 }
 
+/* OTEL_RESOURCE_ATTRIBUTES: "k1=v1,k2=v2", values percent-encoded, as every
+ * OpenTelemetry SDK reads it. Parsed into buf; returns how many (at most
+ * max); malformed items are skipped. */
+#define MAX_ENV_ATTRS 64
+static size_t env_attrs(char *buf, size_t n, const char **k, const char **v, size_t max)
+{
+    const char *env = getenv("OTEL_RESOURCE_ATTRIBUTES");
+    size_t m = 0;
+    if (!env || !*env)
+        return 0;
+    snprintf(buf, n, "%s", env);
+    char *save = NULL;
+    for (char *it = strtok_r(buf, ",", &save); it && m < max; it = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(it, '=');
+        if (!eq)
+            continue;
+        *eq = 0;
+        char *key = it, *val = eq + 1;
+        while (*key == ' ')
+            key++;
+        for (char *e = key + strlen(key); e > key && e[-1] == ' ';)
+            *--e = 0;
+        while (*val == ' ')
+            val++;
+        for (char *e = val + strlen(val); e > val && e[-1] == ' ';)
+            *--e = 0;
+        char *w = val;
+        for (char *r = val; *r; r++) { /* %XX */
+            if (r[0] == '%' && r[1] && r[2] && strchr("0123456789abcdefABCDEF", r[1]) &&
+                strchr("0123456789abcdefABCDEF", r[2])) {
+                char h[3] = {r[1], r[2], 0};
+                *w++ = (char)strtol(h, NULL, 16);
+                r += 2;
+            } else {
+                *w++ = *r;
+            }
+        }
+        *w = 0;
+        if (*key) {
+            k[m] = key;
+            v[m++] = val;
+        }
+    }
+    return m;
+}
+
+static int in_env(const char *key, const char *const *k, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(k[i], key))
+            return 1;
+    return 0;
+}
+
+/* The process's resource. OTEL_SERVICE_NAME names the service, else
+ * OTEL_RESOURCE_ATTRIBUTES' service.name, else the JITSTALL_LABELS service,
+ * else the executable; the other OTEL_RESOURCE_ATTRIBUTES are added and win
+ * over jitstall's attributes of the same key. */
 static void resource(struct jst_json *j, const struct jst_process *p)
 {
     struct jst_label lab[JST_MAX_LABELS];
@@ -123,36 +183,56 @@ static void resource(struct jst_json *j, const struct jst_process *p)
         else if (!strcmp(lab[i].name, "version"))
             version = lab[i].value;
     }
+    static char ebuf[8192];
+    const char *ek[MAX_ENV_ATTRS], *ev[MAX_ENV_ATTRS];
+    size_t ne = env_attrs(ebuf, sizeof ebuf, ek, ev, MAX_ENV_ATTRS);
+    for (size_t i = 0; i < ne; i++)
+        if (!strcmp(ek[i], "service.name"))
+            service = ev[i];
+    const char *sn = getenv("OTEL_SERVICE_NAME");
+    if (sn && *sn)
+        service = sn;
     jst_json_key(j, "resource");
     jst_json_obj(j);
     jst_json_key(j, "attributes");
     jst_json_arr(j);
     attr_str(j, "service.name", service);
-    attr_str(j, "service.version", version);
-    attr_str(j, "host.name", p->host);
-    attr_int(j, "process.pid", p->pid);
-    if (p->ppid)
+    for (size_t i = 0; i < ne; i++)
+        if (strcmp(ek[i], "service.name"))
+            attr_str(j, ek[i], ev[i]);
+#define ATTR_STR(key, val)                                                                         \
+    do {                                                                                           \
+        if (!in_env(key, ek, ne))                                                                  \
+            attr_str(j, key, val);                                                                 \
+    } while (0)
+    ATTR_STR("service.version", version);
+    ATTR_STR("host.name", p->host);
+    if (!in_env("process.pid", ek, ne))
+        attr_int(j, "process.pid", p->pid);
+    if (p->ppid && !in_env("process.parent_pid", ek, ne))
         attr_int(j, "process.parent_pid", p->ppid);
-    attr_str(j, "process.executable.name", jst_exe_base(p));
-    attr_str(j, "process.executable.path", p->exe);
-    attr_strs(j, "process.command_args", p->argv, p->argc, 0);
-    attr_str(j, "telemetry.sdk.name", "jitstall");
-    attr_str(j, "telemetry.sdk.version", JITSTALL_VERSION);
+    ATTR_STR("process.executable.name", jst_exe_base(p));
+    ATTR_STR("process.executable.path", p->exe);
+    if (!in_env("process.command_args", ek, ne))
+        attr_strs(j, "process.command_args", p->argv, p->argc, 0);
+    ATTR_STR("telemetry.sdk.name", "jitstall");
+    ATTR_STR("telemetry.sdk.version", JITSTALL_VERSION);
     if (p->n_devices) {
         char b[64];
         snprintf(b, sizeof b, "sm_%u%u", p->devices[0].cc_major, p->devices[0].cc_minor);
-        attr_str(j, "jitstall.gpu_arch", b);
-        attr_str(j, "jitstall.gpu_name", p->devices[0].name);
+        ATTR_STR("jitstall.gpu_arch", b);
+        ATTR_STR("jitstall.gpu_name", p->devices[0].name);
         snprintf(b, sizeof b, "%" PRIu64 ".%" PRIu64, p->devices[0].driver_version / 1000,
                  p->devices[0].driver_version % 1000 / 10);
-        attr_str(j, "jitstall.driver_version", b);
+        ATTR_STR("jitstall.driver_version", b);
     }
     for (size_t i = 0; i < nl; i++)
         if (strcmp(lab[i].name, "service") && strcmp(lab[i].name, "version")) {
             char key[JST_LABEL_NAME_MAX + 16];
             snprintf(key, sizeof key, "jitstall.label.%.63s", lab[i].name);
-            attr_str(j, key, lab[i].value);
+            ATTR_STR(key, lab[i].value);
         }
+#undef ATTR_STR
     jst_json_end(j);
     jst_json_end(j);
 }
@@ -232,8 +312,12 @@ static void call_span(struct jst_json *j, const struct jst_process *p, const str
     call_attrs(j, p, c, sym);
     jst_json_end(j);
     if (c->result) {
-        char msg[96];
-        snprintf(msg, sizeof msg, "%s returned %" PRId64, cn ? cn : "call", c->result);
+        char msg[160], rs[96];
+        if (jst_is_rtc_call(c->call))
+            snprintf(rs, sizeof rs, "%" PRId64, c->result);
+        else
+            jst_curesult_str(rs, sizeof rs, c->result);
+        snprintf(msg, sizeof msg, "%s returned %s", cn ? cn : "call", rs);
         jst_json_key(j, "status");
         jst_json_obj(j);
         jst_json_ku64(j, "code", STATUS_ERROR);
@@ -241,6 +325,61 @@ static void call_span(struct jst_json *j, const struct jst_process *p, const str
         jst_json_end(j);
     }
     jst_json_end(j);
+}
+
+/* Compiles that are no call (compiler subprocesses, framework compile
+ * ranges) and first calls: one span each, children of the root. */
+static void compile_spans(struct jst_json *j, const struct jst_process *p, const char *trace,
+                          uint64_t root)
+{
+    char name[300];
+    for (size_t i = 0; i < p->n_compiles; i++) {
+        const struct jst_compile *c = &p->compiles[i];
+        if (c->call)
+            continue;
+        uint64_t key[3] = {c->start_ns, c->tid, c->compiler};
+        uint64_t sid = jst_hash64(key, sizeof key) ^ root;
+        snprintf(name, sizeof name, "compile %s", jst_compiler_name(c->compiler));
+        span_head(j, trace, sid ? sid : 3, root, name, unix_ns(p, c->start_ns),
+                  unix_ns(p, c->start_ns + c->dur_ns));
+        jst_json_key(j, "attributes");
+        jst_json_arr(j);
+        attr_str(j, "jitstall.compiler", jst_compiler_name(c->compiler));
+        if (c->framework)
+            attr_str(j, "jitstall.framework", jst_framework_name(c->framework));
+        if (c->target)
+            attr_str(j, "jitstall.target", c->target);
+        if (c->what)
+            attr_str(j, "jitstall.what", c->what);
+        if (c->kernel)
+            attr_str(j, "jitstall.kernel", c->kernel);
+        if (c->pid)
+            attr_int(j, "jitstall.child_pid", c->pid);
+        attr_int(j, "jitstall.thread_id", c->tid);
+        jst_json_end(j);
+        jst_json_end(j);
+    }
+    for (size_t i = 0; i < p->n_first_calls; i++) {
+        const struct jst_first_call *f = &p->first_calls[i];
+        uint64_t key[3] = {f->start_ns, f->tid, 0xf1c5};
+        uint64_t sid = jst_hash64(key, sizeof key) ^ root;
+        snprintf(name, sizeof name, "first call %s", f->kernel ? f->kernel : "?");
+        span_head(j, trace, sid ? sid : 4, root, name, unix_ns(p, f->start_ns),
+                  unix_ns(p, f->start_ns + f->dur_ns));
+        jst_json_key(j, "attributes");
+        jst_json_arr(j);
+        if (f->top_framework)
+            attr_str(j, "jitstall.framework", jst_framework_name(f->top_framework));
+        for (unsigned k = 0; k < JST_CAUSE_MAX_; k++) {
+            char an[64];
+            if (!f->blame[k])
+                continue;
+            snprintf(an, sizeof an, "jitstall.blame.%s_ns", jst_cause_name(k));
+            attr_int(j, an, f->blame[k]);
+        }
+        jst_json_end(j);
+        jst_json_end(j);
+    }
 }
 
 static void export_process(struct jst_json *j, const struct jst_process *p)
@@ -288,9 +427,13 @@ static void export_process(struct jst_json *j, const struct jst_process *p)
     attr_int(j, "jitstall.rtc_ns", p->rtc_ns);
     if (p->self_ns)
         attr_int(j, "jitstall.self_ns", p->self_ns);
+    char stopped[64];
+    snprintf(stopped, sizeof stopped, "trace stopped: %s",
+             jst_trace_stop_name(p->trace_stop) ? jst_trace_stop_name(p->trace_stop) : "?");
     attr_str(j, "jitstall.end",
-             p->has_end ? (p->end_reason ? p->end_reason : "exit")
-                        : "killed, crashed or still running");
+             p->has_end                ? (p->end_reason ? p->end_reason : "exit")
+             : jst_trace_stop_words(p) ? stopped
+                                       : "killed, crashed or still running");
     jst_json_end(j);
     jst_json_end(j);
 
@@ -303,6 +446,7 @@ static void export_process(struct jst_json *j, const struct jst_process *p)
     }
     if (sym)
         jst_symbolizer_free(sym);
+    compile_spans(j, p, trace, root);
     jst_json_end(j); /* spans */
     jst_json_end(j); /* scopeSpans[0] */
     jst_json_end(j); /* scopeSpans */

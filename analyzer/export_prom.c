@@ -9,8 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "compiles.h"
 #include "check_util.h"
 #include "export_fleet.h"
+#include "labels.h"
 #include "fixes.h"
 #include "trace.h"
 
@@ -26,6 +28,9 @@ enum {
     M_CACHE,
     M_PROCS,
     M_START,
+    M_CMP_SECONDS, /* per compiler (analyzer/compiles.h) */
+    M_CMP_COUNT,
+    M_FIRST_CALL,
     M_N_
 };
 
@@ -45,46 +50,51 @@ static const struct {
     [M_PROCS] = {"jitstall_processes", "Processes traced in the set."},
     [M_START] = {"jitstall_last_start_timestamp_seconds",
                  "Unix time of the latest process start in the set."},
+    [M_CMP_SECONDS] = {"jitstall_compile_seconds",
+                       "Time in compiles, by compiler (driver JIT, runtime compilers, compiler "
+                       "subprocesses, framework compiles)."},
+    [M_CMP_COUNT] = {"jitstall_compiles", "Compiles, by compiler."},
+    [M_FIRST_CALL] = {"jitstall_first_call_seconds",
+                      "The slowest first call of a kernel: compile work before its first launch "
+                      "(slowest process of the set)."},
 };
 
 /* One program and label set: the figures summed (times of JIT) or maxed
  * (time to first kernel) over its processes. A family with one sample per
  * set keeps its value at its own index. */
 struct fset {
-    char labels[1024]; /* program="...",host="...",... without braces */
+    char labels[4096]; /* program="...",host="...",... without braces */
     double v[M_N_];
     int has[M_N_]; /* M_TTFK, M_SELF: some process had the figure */
     uint64_t loads[JST_V_DAMAGED + 1];
     uint64_t cache[JST_C_UNKNOWN + 1];
+    double cmp_s[JST_CMP_MAX_];
+    uint64_t cmp_n[JST_CMP_MAX_];
 };
 
-/* Escapes a label value: backslash, double quote and newline. */
+/* The most bytes of one escaped label value: a long path or name is cut
+ * (at a whole character) rather than crowd out the labels after it. */
+#define PROM_VALUE_MAX 256
+
+/* A label value as the exposition format wants it, by the same rule as the
+ * preload's file (common/labels.c): valid UTF-8 (a byte that is not part of
+ * a well-formed sequence becomes U+FFFD), backslash, double quote and
+ * newline escaped, cut at a whole character to fit n bytes. */
 static size_t put_value(char *out, size_t n, const char *v)
 {
-    size_t k = 0;
-    for (; v && *v && k + 3 < n; v++) {
-        if (*v == '\\' || *v == '"') {
-            out[k++] = '\\';
-            out[k++] = *v;
-        } else if (*v == '\n') {
-            out[k++] = '\\';
-            out[k++] = 'n';
-        } else {
-            out[k++] = *v;
-        }
-    }
-    out[k] = '\0';
-    return k;
+    return jst_prom_value(out, n, v);
 }
 
+/* Appends name="value" whole, or nothing when the set is full: a label is
+ * never left without its value or its closing quote. */
 static void add_label(char *buf, size_t n, const char *name, const char *value)
 {
+    char v[PROM_VALUE_MAX];
+    put_value(v, sizeof v, value);
     size_t len = strlen(buf);
-    if (len + strlen(name) + 6 >= n)
-        return;
-    len += (size_t)snprintf(buf + len, n - len, "%s%s=\"", len ? "," : "", name);
-    len += put_value(buf + len, n - len - 1, value);
-    snprintf(buf + len, n - len, "\"");
+    int w = snprintf(buf + len, n - len, "%s%s=\"%s\"", len ? "," : "", name, v);
+    if (w < 0 || (size_t)w >= n - len)
+        buf[len] = '\0';
 }
 
 /* The labels of a process: program, host, GPU arch, driver version, then
@@ -132,6 +142,18 @@ static void fold_process(struct fset *s, const struct jst_process *p)
                        : (double)p->realtime_ns / 1e9;
     if (start > s->v[M_START])
         s->v[M_START] = start;
+    for (size_t k = 0; k < p->n_compiles; k++) {
+        unsigned cc = p->compiles[k].compiler;
+        if (cc && cc < JST_CMP_MAX_) {
+            s->cmp_s[cc] += (double)p->compiles[k].dur_ns / 1e9;
+            s->cmp_n[cc]++;
+        }
+    }
+    const struct jst_first_call *fc = jst_slowest_first_call(p);
+    if (fc && (!s->has[M_FIRST_CALL] || (double)fc->dur_ns / 1e9 > s->v[M_FIRST_CALL])) {
+        s->v[M_FIRST_CALL] = (double)fc->dur_ns / 1e9;
+        s->has[M_FIRST_CALL] = 1;
+    }
     for (size_t k = 0; k < p->n_calls; k++) {
         const struct jst_call_ev *c = &p->calls[k];
         if (c->verdict && c->verdict <= JST_V_DAMAGED)
@@ -162,6 +184,19 @@ static void put_counts(FILE *f, const char *name, const struct fset *s, const ch
     }
 }
 
+/* One sample per compiler that ran in the set: a fleet's series stay
+ * bounded by the compiler table, and absent compilers add none. */
+static void put_compilers(FILE *f, const char *name, const struct fset *s, int count)
+{
+    char extra[64];
+    for (unsigned k = 1; k < JST_CMP_MAX_; k++) {
+        if (!s->cmp_n[k])
+            continue;
+        snprintf(extra, sizeof extra, ",compiler=\"%s\"", jst_compiler_name(k));
+        put_sample(f, name, s->labels, extra, count ? (double)s->cmp_n[k] : s->cmp_s[k]);
+    }
+}
+
 static void write_family(FILE *f, int m, const struct fset *sets, size_t n)
 {
     const char *name = fams[m].name;
@@ -173,7 +208,9 @@ static void write_family(FILE *f, int m, const struct fset *sets, size_t n)
                        JST_V_DAMAGED);
         else if (m == M_CACHE)
             put_counts(f, name, s, "outcome", jst_cache_name, s->cache, JST_C_HIT, JST_C_UNKNOWN);
-        else if ((m != M_TTFK && m != M_SELF) || s->has[m])
+        else if (m == M_CMP_SECONDS || m == M_CMP_COUNT)
+            put_compilers(f, name, s, m == M_CMP_COUNT);
+        else if ((m != M_TTFK && m != M_SELF && m != M_FIRST_CALL) || s->has[m])
             put_sample(f, name, s->labels, NULL, s->v[m]);
     }
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 #include "fixes.h"
 #include "hashidx.h"
+#include "image.h"
 #include "jitcache.h"
 #include "origin.h"
 #include "trace.h"
@@ -168,6 +169,33 @@ static const char *disable_var(const struct jst_process *p)
     return "CUDA_DISABLE_PTX_JIT";
 }
 
+const char *jst_fix_gencode(char *buf, size_t n, unsigned cc)
+{
+    const char *old = jst_arch_last_toolkit(cc);
+    if (old)
+        jst_sfmt(buf, n,
+                 "-gencode arch=compute_%u,code=sm_%u, built with %s or older (CUDA 13's nvcc no "
+                 "longer builds sm_%u)",
+                 cc, cc, old, cc);
+    else
+        jst_sfmt(buf, n, "-gencode arch=compute_%u,code=sm_%u", cc, cc);
+    return buf;
+}
+
+const char *jst_fix_ptx_aot(char *buf, size_t n, unsigned cc)
+{
+    const char *old = jst_arch_last_toolkit(cc);
+    jst_sfmt(buf, n,
+             "ptxas -arch=sm_%u, or nvcc -fatbin -gencode arch=compute_%u,code=[sm_%u,compute_%u] "
+             "to keep PTX for newer GPUs%s%s",
+             cc, cc, cc, cc, old ? "; with " : "", old ? old : "");
+    if (old) {
+        size_t u = strlen(buf);
+        jst_sfmt(buf + u, n - u, " or older (CUDA 13 no longer builds sm_%u)", cc);
+    }
+    return buf;
+}
+
 /* Sets a candidate's kind and its one line of text (cut to fit). */
 static void say_fix(struct cand *f, unsigned kind, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -190,24 +218,26 @@ static void source_fix(const struct jst_process *p, const struct jst_call_ev *c,
 {
     struct jst_origin o;
     const char *api = c->call_name ? c->call_name : jst_call_name(c->call);
-    char obj[300], aot[200];
+    char obj[300], aot[240], gc[160];
     const char *use =
         c->call == JST_CALL_cuLinkAddData || c->call == JST_CALL_cuLinkAddFile ? "link" : "load";
     jst_origin_of(p, c, &o);
-    if (o.object)
+    int from_py = o.object && o.object == o.py_file;
+    if (from_py) /* Python code passed it through an FFI (ctypes, cffi) */
+        jst_sfmt(obj, sizeof(obj), "the %s that %s passes to %s",
+                 o.kind == JST_ORIGIN_FATBIN_FILE ? "fatbin" : "PTX", o.py_file,
+                 api ? api : "the driver");
+    else if (o.object)
         jst_sfmt(obj, sizeof(obj), "%s", o.object);
     else
         jst_sfmt(obj, sizeof(obj), "the %s the program passes to %s",
                  o.kind == JST_ORIGIN_FATBIN_FILE ? "fatbin" : "PTX", api ? api : "the driver");
-    jst_sfmt(
-        aot, sizeof(aot),
-        "ptxas -arch=sm_%u, or nvcc -fatbin -gencode arch=compute_%u,code=[sm_%u,compute_%u] to "
-        "keep PTX for newer GPUs",
-        cc, cc, cc, cc);
+    jst_fix_ptx_aot(aot, sizeof aot, cc);
+    jst_fix_gencode(gc, sizeof gc, cc);
     switch (o.kind) {
     case JST_ORIGIN_FATBIN_FILE:
-        say_fix(f, JST_FIX_FATBIN_FILE, "rebuild %s%s with -gencode arch=compute_%u,code=sm_%u %s",
-                o.object ? "the fatbin file " : "", obj, cc, cc, why);
+        say_fix(f, JST_FIX_FATBIN_FILE, "rebuild %s%s with %s %s",
+                o.object && !from_py ? "the fatbin file " : "", obj, gc, why);
         break;
     case JST_ORIGIN_PTX_FILE:
         say_fix(f, JST_FIX_PTX_FILE,
@@ -280,8 +310,118 @@ static int may_have_build_fix(const struct jst_process *p, const struct jst_call
 {
     unsigned v = c->verdict;
     return jst_is_rtc_call(c->call) || v == JST_V_PTX_JIT || v == JST_V_FORCED_JIT ||
-           v == JST_V_NO_COMPATIBLE || v == JST_V_JIT_DISABLED ||
+           v == JST_V_NO_COMPATIBLE || v == JST_V_JIT_DISABLED || v == JST_V_PTX_TOO_NEW ||
            (v == JST_V_NONE && jst_is_jit_event(p, c));
+}
+
+/* The entries of a load ("cubin sm_90 none"): does any SASS run on cc, is
+ * there PTX, and the newest SASS (into newest, "" when none)? */
+static void entry_facts(const struct jst_call_ev *c, unsigned cc, int *runs, int *has_ptx,
+                        char *newest, size_t n)
+{
+    unsigned best = 0, best_var = 0;
+    *runs = *has_ptx = 0;
+    newest[0] = 0;
+    for (size_t i = 0; i < c->n_entries; i++) {
+        const char *e = c->entries[i];
+        char arch[24];
+        if (!strncmp(e, "ptx ", 4)) {
+            *has_ptx = 1;
+            continue;
+        }
+        if (strncmp(e, "cubin ", 6) != 0)
+            continue;
+        jst_sfmt(arch, sizeof arch, "%.*s", (int)strcspn(e + 6, " "), e + 6);
+        unsigned var = 0, sm = jst_arch_parse(arch, &var);
+        if (sm && jst_sass_runs_on(sm, var, cc))
+            *runs = 1;
+        if (sm > best) {
+            best = sm;
+            best_var = var;
+        }
+    }
+    if (best)
+        jst_arch_str(newest, n, 0, best, best_var);
+}
+
+static int force_set(const struct jst_process *p)
+{
+    for (size_t i = 0; i < p->n_env; i++) {
+        const char *e = p->env[i], *v = strchr(e, '=');
+        if (v && (!strncmp(e, "CUDA_FORCE_PTX_JIT=", 19) || !strncmp(e, "CUDA_FORCE_JIT=", 15)) &&
+            v[1] && strcmp(v + 1, "0") != 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* "libtorch_cuda.so (torch 2.11.0+cu130, a Python package)", or what. */
+static void object_words(const struct jst_process *p, const struct jst_call_ev *c, const char *what,
+                         char *buf, size_t n)
+{
+    struct jst_origin o;
+    jst_origin_of(p, c, &o);
+    const char *api = c->call_name ? c->call_name : jst_call_name(c->call);
+    if (o.object && o.object == o.py_file) /* Python code, through an FFI */
+        jst_sfmt(buf, n, "the image that %s passes to %s", o.py_file, api ? api : "the driver");
+    else if (o.object && o.where)
+        jst_sfmt(buf, n, "%s (%s%s%s)", o.object, o.package, o.package[0] ? ", " : "", o.where);
+    else if (o.object)
+        jst_sfmt(buf, n, "%s", o.object);
+    else
+        jst_sfmt(buf, n, "%s", what);
+}
+
+/* CUDA_FORCE_PTX_JIT made a load fail that has SASS for the GPU: the fix is
+ * the variable, and what it showed is worth saying: no PTX at all. */
+static void forced_fail_fix(const struct jst_process *p, const struct jst_call_ev *c, unsigned cc,
+                            int has_ptx, const char *newest, struct cand *f)
+{
+    char obj[400];
+    object_words(p, c, "the image", obj, sizeof obj);
+    jst_sfmt(f->target, sizeof(f->target), "%s", force_var(p));
+    if (!has_ptx)
+        say_fix(f, JST_FIX_UNFORCE_JIT,
+                "unset %s: it makes the driver ignore SASS, and the load failed although %s has "
+                "SASS for sm_%u. What it revealed: it ships no PTX at all, so on a GPU newer than "
+                "its newest SASS (%s) it will not run",
+                force_var(p), obj, cc, newest[0] ? newest : "none");
+    else
+        say_fix(f, JST_FIX_UNFORCE_JIT,
+                "unset %s: it makes the driver ignore SASS, and the load failed although %s has "
+                "SASS for sm_%u; its PTX does not JIT to sm_%u",
+                force_var(p), obj, cc, cc);
+}
+
+/* The PTX is newer than the driver JITs (CUDA_ERROR_UNSUPPORTED_PTX_VERSION). */
+static void too_new_fix(const struct jst_process *p, const struct jst_call_ev *c, unsigned cc,
+                        const char *what, struct cand *f)
+{
+    char obj[400], cause[256], gc[160], up[96] = "", tk[48] = "", cv[16], dflt[160];
+    const char *api = c->call_name ? c->call_name : jst_call_name(c->call);
+    (void)what;
+    jst_sfmt(dflt, sizeof dflt, "the PTX passed to %s", api ? api : "the driver");
+    object_words(p, c, dflt, obj, sizeof obj);
+    const struct jst_device *dv = NULL;
+    for (size_t k = 0; k < p->n_devices; k++)
+        if (!dv || (c->has_load_device && p->devices[k].ordinal == c->load_device))
+            dv = &p->devices[k];
+    jst_ptx_too_new_cause(cause, sizeof cause, c->ptx_isa, c->ptx_driver_cuda,
+                          dv ? dv->driver_release : NULL);
+    unsigned made = jst_ptx_isa_cuda(c->ptx_isa), branch = jst_cuda_min_driver(made);
+    if (made && branch)
+        jst_sfmt(up, sizeof up, "upgrade the driver to %u or newer (CUDA %s)", branch,
+                 jst_cuda_str(cv, sizeof cv, made));
+    else
+        jst_sfmt(up, sizeof up, "upgrade the driver to one that supports the PTX");
+    if (c->ptx_driver_cuda)
+        jst_sfmt(tk, sizeof tk, " (CUDA %s)", jst_cuda_str(cv, sizeof cv, c->ptx_driver_cuda));
+    jst_fix_gencode(gc, sizeof gc, cc);
+    jst_sfmt(f->target, sizeof(f->target), "%s", jst_load_origin(c) ? jst_load_origin(c) : dflt);
+    say_fix(f, JST_FIX_PTX_TOO_NEW,
+            "%s failed with CUDA_ERROR_UNSUPPORTED_PTX_VERSION (222): %s. Fix: %s, or build with "
+            "the driver's toolkit%s, or ship SASS for sm_%u (%s)",
+            obj, cause, up, tk, cc, gc);
 }
 
 /* The fix of a load by its verdict (kind 0 if none); what and why are the
@@ -289,13 +429,13 @@ static int may_have_build_fix(const struct jst_process *p, const struct jst_call
 static void verdict_fix(const struct jst_process *p, const struct jst_call_ev *c, unsigned cc,
                         const char *what, const char *why, const char *api, struct cand *f)
 {
+    char gc[160];
     switch (c->verdict) {
     case JST_V_PTX_JIT:
         if (!cc)
             break;
         f->saves_ns = c->dur_ns - est_sass(p, c);
-        say_fix(f, JST_FIX_GENCODE, "%s with -gencode arch=compute_%u,code=sm_%u %s", what, cc, cc,
-                why);
+        say_fix(f, JST_FIX_GENCODE, "%s with %s %s", what, jst_fix_gencode(gc, sizeof gc, cc), why);
         source_fix(p, c, cc, why, f);
         return;
     case JST_V_FORCED_JIT:
@@ -305,20 +445,40 @@ static void verdict_fix(const struct jst_process *p, const struct jst_call_ev *c
                 "unset %s: it makes the driver JIT PTX even for images that have SASS for the GPU",
                 force_var(p));
         return;
-    case JST_V_NO_COMPATIBLE:
+    case JST_V_PTX_TOO_NEW:
+        too_new_fix(p, c, cc, what, f);
+        return;
+    case JST_V_NO_COMPATIBLE: {
         if (!cc)
             break;
+        int runs, has_ptx;
+        char newest[24];
+        entry_facts(c, cc, &runs, &has_ptx, newest, sizeof newest);
+        if (runs && force_set(p)) {
+            forced_fail_fix(p, c, cc, has_ptx, newest, f);
+            return;
+        }
+        struct jst_origin o;
+        jst_origin_of(p, c, &o);
+        if (o.kind == JST_ORIGIN_THIRD_PARTY) {
+            jst_sfmt(f->target, sizeof(f->target), "%s", o.object);
+            say_fix(f, JST_FIX_ALLOW_JIT,
+                    "%s is third-party (%s%s%s): it has no code that runs on sm_%u, so the load "
+                    "failed; upgrade to a build with SASS or PTX for sm_%u",
+                    o.object, o.package, o.package[0] ? ", " : "", o.where, cc, cc);
+            return;
+        }
         say_fix(f, JST_FIX_ALLOW_JIT,
-                "%s with -gencode arch=compute_%u,code=sm_%u: it has no code that runs on sm_%u, "
-                "so the load failed",
-                what, cc, cc, cc);
+                "%s with %s: it has no code that runs on sm_%u, so the load failed", what,
+                jst_fix_gencode(gc, sizeof gc, cc), cc);
         return;
+    }
     case JST_V_JIT_DISABLED:
         if (cc)
-            say_fix(f, JST_FIX_ALLOW_JIT,
-                    "%s with -gencode arch=compute_%u,code=sm_%u, or unset %s: it needs the JIT, "
-                    "which %s forbids, so the load failed",
-                    what, cc, cc, disable_var(p), disable_var(p));
+            say_fix(
+                f, JST_FIX_ALLOW_JIT,
+                "%s with %s, or unset %s: it needs the JIT, which %s forbids, so the load failed",
+                what, jst_fix_gencode(gc, sizeof gc, cc), disable_var(p), disable_var(p));
         else
             say_fix(f, JST_FIX_ALLOW_JIT, "unset %s: the image needs the JIT, so the load failed",
                     disable_var(p));
@@ -330,9 +490,8 @@ static void verdict_fix(const struct jst_process *p, const struct jst_call_ev *c
         f->saves_ns = c->dur_ns - est_sass(p, c);
         jst_sfmt(f->target, sizeof(f->target), "%s", c->name && *c->name ? c->name : "link input");
         say_fix(f, JST_FIX_GENCODE,
-                "compile the PTX linked with %s (%s) to a cubin ahead of time with -gencode "
-                "arch=compute_%u,code=sm_%u",
-                api ? api : "cuLinkAddData", f->target, cc, cc);
+                "compile the PTX linked with %s (%s) to a cubin ahead of time with %s",
+                api ? api : "cuLinkAddData", f->target, jst_fix_gencode(gc, sizeof gc, cc));
         source_fix(p, c, cc, why, f);
         return;
     default:
@@ -579,6 +738,10 @@ int jst_fixes_compute(const struct jst_run *run, struct jst_fixes *out)
         }
     }
     jst_hidx_free(&ix);
+    if (jst_fixes_frameworks(run, out) < 0) {
+        jst_fixes_free(out);
+        return -1;
+    }
     jst_fixes_sort(out);
     return 0;
 }

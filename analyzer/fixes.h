@@ -42,6 +42,13 @@ enum jst_fix_kind {
     JST_FIX_THIRD_PARTY = 14,   /* a library the user does not build: upgrade, cache now */
     JST_FIX_RACE = 15,          /* processes compiled one image at once: warm the cache */
     JST_FIX_CACHE_REWARM = 16,  /* the cache was warmed for another driver or GPU */
+    JST_FIX_PTX_TOO_NEW = 17,   /* PTX newer than the driver: upgrade it, or build to match */
+    /* a framework's own compile cache (analyzer/fixes_fw.c) */
+    JST_FIX_TRITON_CACHE = 40,   /* TRITON_CACHE_DIR on a persistent volume */
+    JST_FIX_INDUCTOR_CACHE = 41, /* TORCHINDUCTOR_CACHE_DIR, or save/load_cache_artifacts */
+    JST_FIX_JAX_CACHE = 42,      /* turn on JAX's persistent compilation cache */
+    JST_FIX_NUMBA_CACHE = 43,    /* @cuda.jit(cache=True) */
+    JST_FIX_CUPY_CACHE = 44,     /* CUPY_CACHE_DIR on a persistent volume */
 };
 
 struct jst_fix {
@@ -62,6 +69,12 @@ struct jst_fixes {
  * out of memory (out is then empty). */
 int jst_fixes_compute(const struct jst_run *run, struct jst_fixes *out);
 void jst_fixes_free(struct jst_fixes *f);
+/* Adds the fixes of the frameworks' compile caches (analyzer/fixes_fw.c):
+ * one per framework whose compiles the run shows. 0, or -1 (memory). */
+int jst_fixes_frameworks(const struct jst_run *run, struct jst_fixes *out);
+/* The fix kind's name in JSON ("triton_cache"), NULL for the older kinds. */
+const char *jst_fix_fw_kind_name(unsigned kind);
+
 /* Ranks f again (saves_ns descending, then kind, then text) after additions. */
 void jst_fixes_sort(struct jst_fixes *f);
 
@@ -75,6 +88,13 @@ const char *jst_fix_for_load(const struct jst_process *p, const struct jst_call_
 /* What the load's own fix (above) saves (0 when none). */
 uint64_t jst_fix_load_saves(const struct jst_process *p, const struct jst_call_ev *c);
 
+/* "-gencode arch=compute_90,code=sm_90"; for an architecture CUDA 13 no
+ * longer builds, with the newest toolkit that does. Returns buf. */
+const char *jst_fix_gencode(char *buf, size_t n, unsigned cc);
+/* How to compile PTX ahead of time for cc (ptxas, or nvcc -fatbin keeping
+ * PTX): the one wording of report and scan. Returns buf. */
+const char *jst_fix_ptx_aot(char *buf, size_t n, unsigned cc);
+
 /* The library or file a load came from: JST_F_SOURCE, else JST_F_PATH, else
  * NULL (an image built in memory). */
 const char *jst_load_origin(const struct jst_call_ev *c);
@@ -83,5 +103,10 @@ const char *jst_load_origin(const struct jst_call_ev *c);
  * what the fixes save on the loads before the first launch. 0 when p
  * launched no kernel. */
 uint64_t jst_fixes_projected_ttfk(const struct jst_process *p);
+/* The slowest first call once the fixes are applied: the driver's JIT and
+ * runtime compiles in it go (SASS shipped, output kept), and a first call of
+ * a framework that compiled keeps only its module loads and driver start-up,
+ * which a warm cache still pays; 0 without first calls. */
+uint64_t jst_fixes_projected_first_call(const struct jst_process *p);
 
 #endif

@@ -10,6 +10,8 @@
 #include <dirent.h>
 #include <elf.h>
 #include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "cli.h"
+#include "openreg.h"
 
 #define WALK_MAX_DEPTH 64
 
@@ -186,12 +189,28 @@ static size_t walk_mapped(struct jst_walk *w, const char *path, const uint8_t *p
     return 1;
 }
 
+/* A file that shrinks while it is mapped faults (SIGBUS) on the next read
+ * past its new end. The walk of a mapping runs with this handler armed: the
+ * fault jumps back to walk_file, which says so and ends the command (the
+ * consumers' state is then half-built). Nothing but the walk's own reads
+ * touches the mapping: warm copies each image before the driver sees it. */
+static sigjmp_buf walk_jmp;
+static volatile sig_atomic_t walk_armed;
+
+static void walk_sigbus(int sig)
+{
+    if (walk_armed)
+        siglongjmp(walk_jmp, 1);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
 /* Reads one regular file. Returns 0 if it could be read. */
 static int walk_file(struct jst_walk *w, const char *path, int explicit_path)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = jst_open_regular(path);
     if (fd < 0) {
-        jst_errorf(w->cmd, "cannot open %s: %s", path, strerror(errno));
+        jst_errorf(w->cmd, "cannot open %s: %s", path, jst_open_strerror(errno));
         return -1;
     }
     struct stat st;
@@ -218,7 +237,22 @@ static int walk_file(struct jst_walk *w, const char *path, int explicit_path)
             return -1;
         }
         w->bytes += n;
-        found = walk_mapped(w, path, p, n, fk);
+        struct sigaction sa, old;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = walk_sigbus;
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGBUS, &sa, &old);
+        if (sigsetjmp(walk_jmp, 1) == 0) {
+            walk_armed = 1;
+            found = walk_mapped(w, path, p, n, fk);
+            walk_armed = 0;
+        } else {
+            walk_armed = 0;
+            fflush(stdout);
+            jst_errorf(w->cmd, "%s: file changed while read (it shrank); read it again", path);
+            exit(JST_EXIT_USAGE);
+        }
+        sigaction(SIGBUS, &old, NULL);
         munmap(p, n);
     }
     close(fd);

@@ -1,6 +1,8 @@
 /* A tiny streaming JSON writer with correct string escaping (see jsonw.h). */
 #include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "jsonw.h"
 #include "utf8.h"
@@ -164,10 +166,19 @@ void jst_json_i64(struct jst_json *j, int64_t v)
 void jst_json_double(struct jst_json *j, double v)
 {
     before_value(j);
-    if (!isfinite(v))
+    if (!isfinite(v)) {
         fputs("null", j->f);
-    else
-        fprintf(j->f, "%.17g", v);
+        return;
+    }
+    /* The shortest form that reads back as the same double: 0.003237966,
+     * not 0.0032379660000000001. */
+    char buf[40];
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(buf, sizeof buf, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v)
+            break;
+    }
+    fputs(buf, j->f);
 }
 
 void jst_json_bool(struct jst_json *j, int v)

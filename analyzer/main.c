@@ -2,7 +2,9 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
 #include "cli.h"
+#include "utf8.h"
 #include "xalloc.h"
 
 static struct jst_command *commands;
@@ -18,11 +20,27 @@ void jst_command_register(struct jst_command *c)
     *pp = c;
 }
 
-/* "jitstall <cmd>: <kind><message>" and a newline, on stderr. */
+/* "jitstall <cmd>: <kind><message>" and a newline, on stderr. The message
+ * often holds a path or a name from a trace: it is escaped (utf8.h), so that
+ * it stays one line and no terminal control passes. The system's error texts
+ * (strerror: "No such file or directory") are written in lower case, as
+ * jitstall's own are, so that one error reads the same whichever command or
+ * path found it. */
 static void cli_vsay(const char *cmd, const char *kind, const char *fmt, va_list ap)
 {
+    char *msg = NULL;
     fprintf(stderr, "jitstall %s: %s", cmd, kind);
-    vfprintf(stderr, fmt, ap);
+    if (vasprintf(&msg, fmt, ap) >= 0) {
+        for (int e = 1; e < 134; e++) {
+            const char *t = strerror(e);
+            size_t tl = strlen(t);
+            for (char *q = strstr(msg, t); tl > 1 && q; q = strstr(q + tl, t))
+                if (q[0] >= 'A' && q[0] <= 'Z' && q[1] >= 'a' && q[1] <= 'z')
+                    q[0] = (char)(q[0] - 'A' + 'a');
+        }
+        jst_text_put(stderr, msg);
+        free(msg);
+    }
     fputc('\n', stderr);
 }
 
@@ -52,24 +70,48 @@ static void usage(FILE *f)
                "exit codes: 0 success, 1 check failed, 2 usage error or unreadable input\n");
 }
 
+/* Every command's standard output is flushed and closed here, once more: a
+ * write error a command did not see (a full disk, a closed pipe's EIO) turns
+ * its exit status into 2, never a silent 0 with a short output. */
+static int out_closed(const char *cmd, int rc)
+{
+    int bad = fflush(stdout) != 0 || ferror(stdout);
+    bad |= fclose(stdout) != 0;
+    if (bad && rc != JST_EXIT_USAGE) {
+        jst_errorf(cmd, "cannot write to standard output");
+        rc = JST_EXIT_USAGE;
+    }
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
         usage(stderr);
         return JST_EXIT_USAGE;
     }
+    /* `jitstall help CMD` is `jitstall CMD --help`. */
+    if (!strcmp(argv[1], "help") && argc > 2) {
+        for (struct jst_command *c = commands; c; c = c->next)
+            if (!strcmp(c->name, argv[2])) {
+                char *hv[] = {argv[2], "--help", NULL};
+                return out_closed(c->name, c->run(2, hv));
+            }
+        fprintf(stderr, "jitstall: unknown command '%s' (see 'jitstall --help')\n", argv[2]);
+        return JST_EXIT_USAGE;
+    }
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
         usage(stdout);
-        return JST_EXIT_OK;
+        return out_closed("--help", JST_EXIT_OK);
     }
     if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
         printf("jitstall %s\n", JITSTALL_VERSION);
-        return JST_EXIT_OK;
+        return out_closed("--version", JST_EXIT_OK);
     }
     for (struct jst_command *c = commands; c; c = c->next)
         if (!strcmp(c->name, argv[1])) {
             jst_xalloc_command(c->name);
-            return c->run(argc - 1, argv + 1);
+            return out_closed(c->name, c->run(argc - 1, argv + 1));
         }
     fprintf(stderr, "jitstall: unknown command '%s' (see 'jitstall --help')\n", argv[1]);
     return JST_EXIT_USAGE;

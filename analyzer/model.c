@@ -4,7 +4,12 @@
  * breakdown, and the process's JIT time split into compile and cache load.
  */
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include "curesult.h"
+#include "image.h"
 #include "model.h"
+#include "compiles.h"
 #include "hashidx.h"
 #include "model_index.h"
 #include "trace.h"
@@ -62,6 +67,22 @@ int jst_model_is_partial(const struct jst_process *p)
     return p->truncated || p->damage || p->n_oom;
 }
 
+const char *jst_trace_stop_words(const struct jst_process *p)
+{
+    switch (p->trace_stop) {
+    case JST_STOP_DISK_FULL:
+        return "the disk was full";
+    case JST_STOP_FILE_LIMIT:
+        return "the process's file-size limit (ulimit -f) was reached";
+    case JST_STOP_NO_FDS:
+        return "file descriptors ran short, and jitstall gave its trace up";
+    case JST_STOP_WRITE_ERROR:
+        return "writing the trace failed";
+    default:
+        return NULL;
+    }
+}
+
 int jst_model_before_first_kernel(const struct jst_process *p, const struct jst_call_ev *c)
 {
     return !p->first_launch_ns || c->start_ns < p->first_launch_ns;
@@ -71,7 +92,7 @@ int jst_model_is_culprit(const struct jst_process *p, const struct jst_call_ev *
 {
     return jst_is_jit_event(p, c) || jst_is_rtc_call(c->call) || c->in_flight ||
            c->verdict == JST_V_NO_COMPATIBLE || c->verdict == JST_V_JIT_DISABLED ||
-           c->verdict == JST_V_DAMAGED;
+           c->verdict == JST_V_DAMAGED || c->verdict == JST_V_PTX_TOO_NEW;
 }
 
 /* Ties a CUPTI JIT record to the load it belongs to: by the recorded load
@@ -182,8 +203,68 @@ static void derive_sums(struct jst_process *p)
     }
 }
 
+void jst_ptx_too_new_cause(char *buf, size_t n, unsigned isa, unsigned driver_cuda,
+                           const char *release)
+{
+    char made[96] = "", drv[96] = "", cv[16];
+    unsigned mk = jst_ptx_isa_cuda(isa), max = jst_cuda_max_ptx_isa(driver_cuda);
+    if (isa && mk)
+        snprintf(made, sizeof made, "PTX ISA %u.%u (CUDA %s toolkit)", isa / 10, isa % 10,
+                 jst_cuda_str(cv, sizeof cv, mk));
+    else if (isa)
+        snprintf(made, sizeof made, "PTX ISA %u.%u (a toolkit newer than this driver)", isa / 10,
+                 isa % 10);
+    else
+        snprintf(made, sizeof made, "PTX of a newer toolkit");
+    size_t bl = release ? strcspn(release, ".") : 0;
+    if (driver_cuda && bl)
+        snprintf(drv, sizeof drv, "this driver (%.*s, CUDA %s)", (int)bl, release,
+                 jst_cuda_str(cv, sizeof cv, driver_cuda));
+    else if (driver_cuda)
+        snprintf(drv, sizeof drv, "this driver (CUDA %s)",
+                 jst_cuda_str(cv, sizeof cv, driver_cuda));
+    else
+        snprintf(drv, sizeof drv, "this driver");
+    if (max)
+        snprintf(buf, n, "%s; %s supports up to %u.%u", made, drv, max / 10, max % 10);
+    else
+        snprintf(buf, n, "%s; %s does not support it", made, drv);
+}
+
+/* A JIT load refused with CUDA_ERROR_UNSUPPORTED_PTX_VERSION, or failed
+ * with PTX newer than its device's driver JITs: the preload does not compare
+ * versions (it would link the version tables into every process), so the
+ * verdict ptx_too_new is given here. Such a load compiled nothing: it is not
+ * a JIT event. */
+static void derive_ptx_too_new(struct jst_process *p)
+{
+    for (size_t i = 0; i < p->n_calls; i++) {
+        struct jst_call_ev *c = &p->calls[i];
+        if ((c->verdict != JST_V_PTX_JIT && c->verdict != JST_V_FORCED_JIT) || c->result == 0)
+            continue;
+        const struct jst_device *dv = NULL;
+        for (size_t k = 0; k < p->n_devices; k++)
+            if (!dv || (c->has_load_device && p->devices[k].ordinal == c->load_device))
+                dv = &p->devices[k];
+        unsigned drv = dv ? (unsigned)dv->driver_version : 0;
+        unsigned max = jst_cuda_max_ptx_isa(drv);
+        if (c->result != JST_CUDA_ERROR_UNSUPPORTED_PTX_VERSION &&
+            !(c->ptx_isa && max && c->ptx_isa > max))
+            continue;
+        c->verdict = JST_V_PTX_TOO_NEW;
+        c->ptx_isa_driver = max;
+        c->ptx_driver_cuda = drv;
+        char why[256];
+        jst_ptx_too_new_cause(why, sizeof why, c->ptx_isa, drv, dv ? dv->driver_release : NULL);
+        const char *r = p->strs ? jst_strtab_intern(p->strs, why, strlen(why)) : NULL;
+        if (r)
+            c->reason = (char *)r;
+    }
+}
+
 void jst_model_derive(struct jst_process *p)
 {
+    derive_ptx_too_new(p);
     uint64_t last_end = p->last_record_ns > p->fold_last_end ? p->last_record_ns : p->fold_last_end;
     jst_model_index(p);
     uint64_t first_start = derive_span(p, &last_end);
@@ -215,5 +296,7 @@ void jst_model_derive(struct jst_process *p)
         sat_add(sat_add(p->ttfk_jit_ns, p->init_ns), sat_add(p->ctx_ns, p->sass_load_ns));
     known = sat_add(sat_add(known, p->pre_driver_ns), p->rtc_ns);
     p->other_ns = p->ttfk_ns > known ? p->ttfk_ns - known : 0;
+    jst_compiles_derive(p);
     jst_queries_derive(p);
+    jst_first_calls_derive(p);
 }

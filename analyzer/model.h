@@ -39,6 +39,9 @@ struct jst_call_ev {
     size_t n_entries;
     uint64_t ptx_size;
     unsigned target_cc;
+    unsigned ptx_isa, ptx_isa_max; /* .version x10 of the PTX it would JIT / of its newest PTX */
+    unsigned ptx_isa_driver;       /* ptx_too_new (derived): the newest ISA the driver JITs */
+    unsigned ptx_driver_cuda;      /* ptx_too_new: the driver's CUDA version, 13000 */
     unsigned cache, cache_reason; /* enum jst_cache_outcome / jst_cache_reason */
     uint64_t cache_new_bytes, cache_new_entries;
 
@@ -113,14 +116,47 @@ struct jst_query {
     const char *domain;   /* NULL: the default domain */
     uint64_t tid, start_ns, dur_ns;
     uint64_t jit_ns, rtc_ns;                /* JIT / runtime compile inside it */
+    uint64_t compile_ns;                    /* any compiler inside it (union) */
     int open;                               /* not ended before the trace did */
     const struct jst_call_ev *top_jit;      /* the JIT event longest inside it */
 };
+
+/* A compiler the process ran as a child (JST_REC_COMPILE), as recorded. */
+struct jst_subproc_ev {
+    uint64_t tid, start_ns, dur_ns, stack_id, seq, child_pid, wait_ns, out_size;
+    uint64_t wait_status;
+    int has_status; /* reaped: wait_status is its waitpid status */
+    char *compiler, *program, *target, *output;
+    char **inputs;
+    size_t n_inputs;
+};
+
+/* Python frames seen by the sampler before a first launch (JST_REC_SAMPLE):
+ * one distinct stack, the time its samples stand for. */
+struct jst_sample_ev {
+    uint64_t tid, stack_id, sample_ns, samples, before_seq, period_ns, window_ns;
+    uint64_t start_ns, dur_ns; /* first sample of this stack; first to last (0: not recorded) */
+    char **py; /* "func\tfile\tline" innermost first, when on the record */
+    size_t n_py;
+};
+
+/* A framework's compile cache as found at start (JST_REC_FW_CACHE). */
+struct jst_fw_cache {
+    char *framework, *path, *env_name, *fs_type, *mount;
+    int from_env, exists, has_exists, writable, ephemeral;
+    int has_entries;
+    uint64_t entries; /* names at its top level, when recorded */
+};
+
+struct jst_compile;
+struct jst_first_call;
+struct jst_origin_ix;
 
 struct jst_process {
     char *trace_path;
     unsigned format_version;
     int truncated;           /* stream ended early or no END record */
+    unsigned trace_stop;     /* enum jst_trace_stop: why the preload stopped writing, 0 unknown */
     char *damage;            /* non-NULL: reading stopped at damage (message) */
     uint64_t pid, ppid;
     char *host, *exe, *cwd, *jst_version;
@@ -144,6 +180,13 @@ struct jst_process {
     char **notes; size_t n_notes;
     struct jst_range_ev *ranges; size_t n_ranges, cap_ranges;
     struct jst_query *queries; size_t n_queries; /* derived, in start order */
+    struct jst_subproc_ev *subprocs; size_t n_subprocs;
+    struct jst_sample_ev *samples; size_t n_samples;
+    struct jst_fw_cache *fw_caches; size_t n_fw_caches;
+    /* derived (analyzer/compiles.h): every compile, any compiler, in start
+     * order; each kernel's first call that followed compile work */
+    struct jst_compile *compiles; size_t n_compiles;
+    struct jst_first_call *first_calls; size_t n_first_calls;
 
     /* derived by jst_model_derive() */
     uint64_t first_launch_ns;       /* start of the first launch; 0 if none */
@@ -179,12 +222,25 @@ struct jst_process {
     uint64_t est_sass_ns;         /* mean successful SASS load, 0 if none */
     uint64_t est_hit_ns;          /* mean successful JIT cache hit, 0 if none */
     uint64_t cache_want_bytes;    /* what the JIT stored or failed to store */
+    /* analyzer/origin.c's lookups, built on first use, and how they are
+     * freed (jst_model_index_free calls it; the model does not link origin.c
+     * everywhere it is built) */
+    struct jst_origin_ix *origin_ix;
+    void (*origin_ix_free)(struct jst_process *p);
 };
+
+/* A runtime compiler call (NVRTC, nvJitLink, NVVM, nvPTXCompiler), not a
+ * driver call. */
+/* Why a truncated trace ends, in words: what its trace_stop note says
+ * ("the disk was full", ...), or NULL when it does not say (the process
+ * was killed, crashed or is still running). */
+const char *jst_trace_stop_words(const struct jst_process *p);
 
 /* A runtime compiler call (NVRTC, nvJitLink), not a driver call. */
 static inline int jst_is_rtc_call(unsigned call)
 {
-    return call == JST_CALL_nvrtcCompileProgram || call == JST_CALL_nvJitLinkComplete;
+    return call == JST_CALL_nvrtcCompileProgram || call == JST_CALL_nvJitLinkComplete ||
+           call == JST_CALL_nvvmCompileProgram || call == JST_CALL_nvPTXCompilerCompile;
 }
 
 /* The model's rules, decided here once and asked by every command.
@@ -235,6 +291,10 @@ struct jst_run {
  * damaged but readable), -1 when a path is unreadable (message in err). */
 int jst_model_add(struct jst_run *run, const char *path, char *err, size_t errlen);
 void jst_model_derive(struct jst_process *p);
+/* "PTX ISA 9.1 (CUDA 13.1 toolkit); this driver (580, CUDA 13.0) supports up
+ * to 9.0 (...)": the cause of a ptx_too_new load. release may be NULL. */
+void jst_ptx_too_new_cause(char *buf, size_t n, unsigned isa, unsigned driver_cuda,
+                           const char *release);
 const struct jst_stack *jst_model_stack(const struct jst_process *p, uint64_t id);
 void jst_model_free(struct jst_run *run);
 

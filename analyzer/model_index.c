@@ -34,7 +34,7 @@ static int mi_kept(unsigned call, unsigned verdict)
 {
     return verdict != JST_V_NONE || mi_is_link_add(call) || call == JST_CALL_cuLinkComplete ||
            jst_is_rtc_call(call) || call == JST_CALL_cuInit || call == JST_CALL_cuCtxCreate ||
-           call == JST_CALL_cuDevicePrimaryCtxRetain;
+           call == JST_CALL_cuDevicePrimaryCtxRetain || mi_is_launch(call);
 }
 
 int jst_model_fold_call(struct jst_process *p, const struct jst_record *rec)
@@ -100,6 +100,8 @@ void jst_model_index_free(struct jst_process *p)
     free(p->stack_ix);
     p->seq_ix = NULL;
     p->stack_ix = NULL;
+    if (p->origin_ix_free)
+        p->origin_ix_free(p);
 }
 
 void jst_model_index(struct jst_process *p)

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include "hashidx.h"
 #include "model.h"
+#include "compiles.h"
 #include "model_index.h"
 #include "model_read.h"
 #include "trace.h"
@@ -137,8 +138,11 @@ int jst_model_add(struct jst_run *run, const char *path, char *err, size_t errle
         run->n_unreadable++;
         return -1;
     }
-    if (!S_ISDIR(st.st_mode))
-        return add_file(run, path, err, errlen);
+    if (!S_ISDIR(st.st_mode)) {
+        int r = add_file(run, path, err, errlen);
+        jst_compiles_link(run);
+        return r;
+    }
 
     DIR *d = opendir(path);
     if (!d) {
@@ -188,6 +192,7 @@ int jst_model_add(struct jst_run *run, const char *path, char *err, size_t errle
         }
     }
     free(names);
+    jst_compiles_link(run);
     if (ok + partial == 0)
         return -1;
     return (partial || bad) ? 1 : 0;
@@ -241,6 +246,7 @@ static void free_process(struct jst_process *p)
     free(p->cupti);
     free_strv(p->notes, p->n_notes);
     jst_queries_free(p);
+    jst_compile_records_free(p);
 }
 
 void jst_model_free(struct jst_run *run)

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include "compiles.h"
 #include "model_read.h"
 #include "model_index.h"
 #include "model_schema.h"
@@ -131,7 +132,7 @@ typedef const struct ms_slot *(*ms_find_fn)(uint16_t key);
 
 #define MS_SLOT(k, h, m, a, aux_ok)                                                                \
     case JST_F_##k: {                                                                              \
-        _Static_assert(JST_F_##k < 256, "the seen bitmap holds keys below 256");                   \
+        _Static_assert(JST_F_##k < 512, "the seen bitmap holds keys below 512");                   \
         _Static_assert(MS_TYPE_OK(h, ((ms_type *)0)->m), "member type does not fit " #h);          \
         _Static_assert(aux_ok, "aux member type does not fit " #h);                                \
         static const struct ms_slot s = {MS_##h, offsetof(ms_type, m), offsetof(ms_type, a)};      \
@@ -259,7 +260,7 @@ static int ms_store(struct jst_process *p, char *obj, const struct ms_slot *s,
  * the keys stored so far in this record: a repeat of a field that is not
  * meant to repeat is ignored, the first occurrence wins. */
 static int ms_field(struct jst_process *p, void *obj, ms_find_fn find, const struct jst_field *f,
-                    uint64_t seen[4])
+                    uint64_t seen[8])
 {
     const struct ms_slot *s = find(f->key);
     if (!s)
@@ -278,7 +279,7 @@ static int ms_field(struct jst_process *p, void *obj, ms_find_fn find, const str
 /* A record whose fields all have a row in its table. */
 static void ms_read(struct jst_process *p, void *obj, ms_find_fn find, struct jst_field_iter *it)
 {
-    uint64_t seen[4] = {0};
+    uint64_t seen[8] = {0};
     struct jst_field f;
     while (jst_fields_next(it, &f))
         ms_field(p, obj, find, &f, seen);
@@ -324,7 +325,7 @@ static void read_cache_state(struct jst_process *p, const struct jst_record *rec
 static void read_stack(struct jst_process *p, struct jst_field_iter *it)
 {
     struct jst_stack *s = jst_model_push(&p->stacks, &p->n_stacks, sizeof(*s));
-    uint64_t seen[4] = {0};
+    uint64_t seen[8] = {0};
     struct jst_field f;
     size_t n_native = 0;
     if (!s)
@@ -428,7 +429,10 @@ int jst_model_read_record(struct jst_process *p, const struct jst_record *rec, i
         jst_queries_read(p, &it);
         break;
     default:
-        p->n_unknown++;
+        if (jst_compile_read_record(p, rec) < 0)
+            p->n_unknown++;
+        else
+            return 0;
         break;
     }
     return it.bad;

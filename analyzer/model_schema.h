@@ -77,6 +77,8 @@
     A(ENTRY, ISTRS, entries, n_entries)                  \
     F(PTX_SIZE, U64, ptx_size)                           \
     F(TARGET_CC, UINT, target_cc)                        \
+    F(PTX_ISA, UINT, ptx_isa)                            \
+    F(PTX_ISA_MAX, UINT, ptx_isa_max)                    \
     F(CACHE, UINT, cache)                                \
     F(CACHE_REASON, UINT, cache_reason)                  \
     F(CACHE_NEW_BYTES, U64, cache_new_bytes)             \
@@ -127,7 +129,9 @@
     F(CUPTI_CACHE_PATH, STR, cache_path)
 
 /* note (8) into struct jst_process */
-#define JST_MODEL_NOTE(F, A, S) A(MESSAGE, STRS, notes, n_notes)
+#define JST_MODEL_NOTE(F, A, S)          \
+    A(MESSAGE, STRS, notes, n_notes)     \
+    F(TRACE_STOP, UINT, trace_stop)
 
 /* end (9) into struct jst_process */
 #define JST_MODEL_END(F, A, S)           \

@@ -10,7 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include "origin.h"
+#include "model_index.h"
+#include "modix.h"
+#include "xalloc.h"
 #include "sfmt.h"
+#include "openreg.h"
 
 #define ORIGIN_LINE_MAX 8192
 
@@ -87,7 +91,7 @@ static int record_names(const char *line, const char *rel)
 
 static int file_lists(const char *list, const char *rel, int record)
 {
-    FILE *f = fopen(list, "r");
+    FILE *f = jst_fopen_regular(list);
     if (!f)
         return 0;
     char *line = malloc(ORIGIN_LINE_MAX);
@@ -105,7 +109,7 @@ static void wheel_name(const char *dir, const char *dname, char *out, size_t n)
 {
     char path[4096], line[512], name[160] = "", ver[64] = "";
     jst_sfmt(path, sizeof path, "%s/%s/METADATA", dir, dname);
-    FILE *f = fopen(path, "r");
+    FILE *f = jst_fopen_regular(path);
     while (f && read_line(f, line, sizeof line) && line[0] && (!name[0] || !ver[0])) {
         if (has_prefix(line, "Name: "))
             jst_sfmt(name, sizeof name, "%s", line + 6);
@@ -196,7 +200,7 @@ static int wheel_of(const char *path, char *out, size_t n)
  * 256 MiB; a larger or unreadable file does not match. */
 static int file_holds(const char *file, const char *needle)
 {
-    FILE *f = fopen(file, "rb");
+    FILE *f = jst_fopen_regular(file);
     if (!f)
         return 0;
     char *buf = NULL;
@@ -319,6 +323,78 @@ void jst_origin_package(const char *path, char *out, size_t n)
     }
 }
 
+/* What jst_origin_of looks up for every load, built once per process (the
+ * model frees it with its indexes): scanning every call for every load, or
+ * the whole module map for every frame, made small hostile traces take
+ * minutes. */
+struct jst_origin_ix {
+    struct jst_modix *modix;   /* address -> module map entry */
+    const char **caller;       /* per stack position: caller_object's answer */
+    unsigned char *caller_set; /* ... once computed */
+    struct rtc_made {
+        uint64_t hash, seq;
+    } *rtc; /* successful NVRTC compiles' PTX hashes, by hash then seq */
+    size_t n_rtc;
+    uint64_t first_unhashed; /* seq of the first one without a hash, or UINT64_MAX */
+};
+
+static int cmp_rtc(const void *a, const void *b)
+{
+    const struct rtc_made *x = a, *y = b;
+    if (x->hash != y->hash)
+        return x->hash < y->hash ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static struct jst_origin_ix *origin_ix(const struct jst_process *cp)
+{
+    struct jst_process *p = (struct jst_process *)cp; /* a cache, not a change */
+    if (p->origin_ix)
+        return p->origin_ix;
+    struct jst_origin_ix *x = jst_xcalloc(1, sizeof *x);
+    x->modix = jst_modix_build(p->mods, p->n_mods);
+    x->caller = jst_xcalloc(p->n_stacks + 1, sizeof *x->caller);
+    x->caller_set = jst_xcalloc(p->n_stacks + 1, 1);
+    x->first_unhashed = UINT64_MAX;
+    size_t n = 0;
+    for (size_t i = 0; i < p->n_calls; i++) {
+        const struct jst_call_ev *a = &p->calls[i];
+        if (a->call == JST_CALL_nvrtcCompileProgram && a->result == 0)
+            n += 2;
+    }
+    x->rtc = jst_xcalloc(n + 1, sizeof *x->rtc);
+    for (size_t i = 0; i < p->n_calls; i++) {
+        const struct jst_call_ev *a = &p->calls[i];
+        if (a->call != JST_CALL_nvrtcCompileProgram || a->result != 0)
+            continue;
+        if (!a->rtc_ptx_hash[0]) {
+            if (a->seq < x->first_unhashed)
+                x->first_unhashed = a->seq;
+            continue;
+        }
+        for (int h = 0; h < 2; h++)
+            if (a->rtc_ptx_hash[h])
+                x->rtc[x->n_rtc++] = (struct rtc_made){a->rtc_ptx_hash[h], a->seq};
+    }
+    qsort(x->rtc, x->n_rtc, sizeof *x->rtc, cmp_rtc);
+    p->origin_ix = x;
+    p->origin_ix_free = jst_origin_ix_free;
+    return x;
+}
+
+void jst_origin_ix_free(struct jst_process *p)
+{
+    struct jst_origin_ix *x = p->origin_ix;
+    if (!x)
+        return;
+    jst_modix_free(x->modix);
+    free(x->caller);
+    free(x->caller_set);
+    free(x->rtc);
+    free(x);
+    p->origin_ix = NULL;
+}
+
 /* Was c's PTX made by NVRTC? The preload records the hash of each successful
  * nvrtcCompileProgram's PTX (interpose/rtc.c); when it did, a load is NVRTC's
  * only if its image hash is one of them. A compile without a hash (an older
@@ -328,20 +404,21 @@ void jst_origin_package(const char *path, char *out, size_t n)
  * text"). */
 static int nvrtc_made(const struct jst_process *p, const struct jst_call_ev *c)
 {
-    int unhashed = 0;
-    for (size_t i = 0; i < p->n_calls; i++) {
-        const struct jst_call_ev *a = &p->calls[i];
-        if (a->call != JST_CALL_nvrtcCompileProgram || a->result != 0 || a->seq >= c->seq)
-            continue;
-        if (!a->rtc_ptx_hash[0])
-            unhashed = 1;
-        else if (c->image_hash &&
-                 (a->rtc_ptx_hash[0] == c->image_hash || a->rtc_ptx_hash[1] == c->image_hash))
+    const struct jst_origin_ix *x = origin_ix(p);
+    if (c->image_hash) {
+        size_t lo = 0, hi = x->n_rtc; /* the first entry of this hash: its earliest seq */
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (x->rtc[mid].hash < c->image_hash)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo < x->n_rtc && x->rtc[lo].hash == c->image_hash && x->rtc[lo].seq < c->seq)
             return 1;
     }
-    return unhashed;
+    return x->first_unhashed < c->seq;
 }
-
 /* The image holds PTX and nothing else: its entries, or its kind. */
 static int ptx_only(const struct jst_call_ev *c)
 {
@@ -372,26 +449,96 @@ static int internal_object(const char *path)
            has_prefix(b, "libcudart");
 }
 
+/* The machinery of a foreign call, which makes it for someone else: libffi,
+ * CPython's _ctypes, cffi's backend, cuda-python's Cython driver shims. */
+static int ffi_object(const char *path)
+{
+    static const char *const names[] = {"libffi.so", "_ctypes",   "_cffi_backend",
+                                        "cydriver",  "_cydriver", "_bindings"};
+    const char *b = strrchr(path, '/');
+    b = b ? b + 1 : path;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (has_prefix(b, names[i]))
+            return 1;
+    return strstr(path, "/cuda/bindings/") != NULL; /* cuda-python's call shims */
+}
+
+/* The Python interpreter: its shared library or its executable. */
+static int interpreter_object(const char *path)
+{
+    const char *b = strrchr(path, '/');
+    b = b ? b + 1 : path;
+    return has_prefix(b, "libpython") || has_prefix(b, "python") || has_prefix(b, "pypy");
+}
+
+/* The innermost Python frame of the stack outside the FFI modules (ctypes,
+ * cffi) into buf: the Python code that made the call. 0 when none. */
+static int python_caller(const struct jst_stack *st, char *buf, size_t n)
+{
+    for (size_t i = 0; st && i < st->n_py && st->py_frames && st->py_frames[i]; i++) {
+        const char *f = strchr(st->py_frames[i], '\t');
+        if (!f)
+            continue;
+        f++;
+        size_t len = strcspn(f, "\t");
+        if (!len || (len > 0 && f[0] == '<') || memmem(f, len, "/ctypes/", 8) ||
+            memmem(f, len, "/cffi/", 6))
+            continue;
+        jst_sfmt(buf, n, "%.*s", (int)len, f);
+        return 1;
+    }
+    return 0;
+}
+
+/* caller_object's answer for a stack that reaches Python code through the
+ * interpreter: the Python file is worked out per call. */
+static const char origin_python[] = "(python)";
+
+/* The scan behind caller_object, once per stack: the object path, NULL, or
+ * origin_python. */
+static const char *caller_scan(const struct jst_process *p, const struct jst_origin_ix *x,
+                               const struct jst_stack *st)
+{
+    int ffi = 0;
+    for (size_t i = 0; i < st->n; i++) {
+        long k = jst_modix_latest(x->modix, st->ips[i]); /* the latest mapping there */
+        const char *obj = k >= 0 ? p->mods[k].path : NULL;
+        if (!obj || internal_object(obj))
+            continue;
+        if (ffi_object(obj)) {
+            ffi = 1;
+            continue;
+        }
+        if (interpreter_object(obj) || (ffi && p->exe && !strcmp(obj, p->exe)))
+            return origin_python;
+        return obj;
+    }
+    return NULL;
+}
+
 /* The ELF object that made a load of an image in memory: the one holding the
  * innermost frame of the call's stack outside CUDA and jitstall. A library
  * that keeps its PTX compressed or copies it out before loading it (cuDNN,
  * under JAX, does) is named this way, though the image itself is on the
- * heap. NULL when the stack or the module map does not say. */
-static const char *caller_object(const struct jst_process *p, const struct jst_call_ev *c)
+ * heap. A foreign call's machinery (ffi_object) is skipped: the library that
+ * made the load is the first frame beyond it; when that is the Python
+ * interpreter, the load came from Python code, whose file goes into py_file
+ * (returned then). NULL when the stack or the module map does not say. */
+static const char *caller_object(const struct jst_process *p, const struct jst_call_ev *c,
+                                 char *py_file, size_t py_n)
 {
     const struct jst_stack *st = jst_model_stack(p, c->stack_id);
-    for (size_t i = 0; st && i < st->n; i++) {
-        const char *obj = NULL;
-        for (size_t k = 0; k < p->n_mods; k++) {
-            const struct jst_modmap *m = &p->mods[k];
-            if (m->event != JST_MOD_DLCLOSE && m->path && st->ips[i] >= m->start &&
-                st->ips[i] < m->end)
-                obj = m->path; /* the latest mapping of that address */
-        }
-        if (obj && !internal_object(obj))
-            return obj;
+    if (!st)
+        return NULL;
+    struct jst_origin_ix *x = origin_ix(p);
+    size_t at = (size_t)(st - p->stacks); /* the answer is the stack's: once each */
+    if (!x->caller_set[at]) {
+        x->caller_set[at] = 1;
+        x->caller[at] = caller_scan(p, x, st);
     }
-    return NULL;
+    if (x->caller[at] == origin_python)
+        return python_caller(st, py_file, py_n) ? py_file : NULL;
+    return x->caller[at];
 }
 
 void jst_origin_of(const struct jst_process *p, const struct jst_call_ev *c, struct jst_origin *o)
@@ -413,7 +560,9 @@ void jst_origin_of(const struct jst_process *p, const struct jst_call_ev *c, str
         o->kind = ptx ? JST_ORIGIN_PTX_FILE : JST_ORIGIN_FATBIN_FILE;
         /* A third-party library that passed the image from memory: its fix
          * is the library's, not "compile your PTX". */
-        const char *caller = caller_object(p, c);
+        const char *caller = caller_object(p, c, o->py_file, sizeof o->py_file);
+        if (caller == o->py_file)
+            o->object = o->py_file; /* the program's own Python code */
         if (caller && (o->where = jst_origin_third_party(caller)) != NULL) {
             o->object = caller;
             o->kind = JST_ORIGIN_THIRD_PARTY;

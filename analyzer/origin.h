@@ -26,6 +26,7 @@ struct jst_origin {
     const char *object; /* the ELF object or file, or NULL (memory) */
     char package[160];  /* "nvidia_cudnn_cu13 9.13.0" (wheel) or "libfoo1 (dpkg)"; "" */
     const char *where;  /* third party: "a Python package", "a conda env", ... */
+    char py_file[1024]; /* a load made from Python through an FFI: the caller's file */
 };
 
 /* Decides where load c of process p got its image. */
@@ -41,5 +42,9 @@ const char *jst_origin_third_party(const char *path);
  * package whose dpkg list names it (the dpkg info directory is
  * $JITSTALL_DPKG_DIR, default /var/lib/dpkg/info). Writes "" when none. */
 void jst_origin_package(const char *path, char *out, size_t n);
+
+/* Frees the lookups jst_origin_of builds for p on first use (the model's
+ * jst_model_index_free calls it). */
+void jst_origin_ix_free(struct jst_process *p);
 
 #endif

@@ -4,7 +4,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
@@ -60,13 +62,78 @@ FILE *jst_outfile_create(struct jst_outfile *o, const char *path)
     return NULL;
 }
 
+/* The descriptor a path such as /dev/stdout, /dev/fd/N or /proc/self/fd/N
+ * names, or -1: such a path is the caller's own descriptor, written to as it
+ * is (these are links, and a regular file behind them must not be replaced). */
+static int outfile_fd_path(const char *path)
+{
+    static const char *const std[] = {"/dev/stdin", "/dev/stdout", "/dev/stderr"};
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(path, std[i]))
+            return i;
+    const char *n = NULL;
+    if (!strncmp(path, "/dev/fd/", 8))
+        n = path + 8;
+    else if (!strncmp(path, "/proc/self/fd/", 14))
+        n = path + 14;
+    if (!n || !*n || strlen(n) > 6 || strspn(n, "0123456789") != strlen(n))
+        return -1;
+    return atoi(n);
+}
+
 int jst_outfile_open(struct jst_outfile *o, const char *cmd, const char *path)
 {
     o->f = stdout;
     o->path = NULL;
     o->tmp[0] = '\0';
+    o->direct = 0;
     if (!path || !strcmp(path, "-"))
         return 0;
+    int fd = outfile_fd_path(path);
+    if (fd >= 0) {
+        int d = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+        if (d < 0 || !(o->f = fdopen(d, "w"))) {
+            jst_errorf(cmd, "%s: %s", path, strerror(errno));
+            if (d >= 0)
+                close(d);
+            return -1;
+        }
+        o->path = path;
+        o->direct = 1;
+        return 0;
+    }
+    struct stat st;
+    if (lstat(path, &st) == 0) {
+        if (S_ISLNK(st.st_mode)) {
+            jst_errorf(cmd, "%s: is a symbolic link; not following it (name its target)", path);
+            return -1;
+        }
+        if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) {
+            /* A device or a pipe is written through: replacing it by a
+             * regular file would break it for everyone else. */
+            fd = open(path, O_WRONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+            struct stat now;
+            if (fd >= 0 &&
+                (fstat(fd, &now) != 0 || (now.st_mode & S_IFMT) != (st.st_mode & S_IFMT))) {
+                close(fd);
+                fd = -1;
+                errno = EAGAIN;
+            }
+            if (fd < 0 || !(o->f = fdopen(fd, "w"))) {
+                jst_errorf(cmd, "%s: %s", path, strerror(errno));
+                if (fd >= 0)
+                    close(fd);
+                return -1;
+            }
+            o->path = path;
+            o->direct = 1;
+            return 0;
+        }
+        if (!S_ISREG(st.st_mode)) {
+            jst_errorf(cmd, "%s: not a regular file, a character device or a FIFO", path);
+            return -1;
+        }
+    }
     if (!(o->f = jst_outfile_create(o, path))) {
         o->tmp[0] = '\0';
         jst_errorf(cmd, "%s: %s", path, strerror(errno));
@@ -76,11 +143,52 @@ int jst_outfile_open(struct jst_outfile *o, const char *cmd, const char *path)
     return 0;
 }
 
+int jst_outfile_probe(const char *cmd, const char *path)
+{
+    if (!path || !strcmp(path, "-") || outfile_fd_path(path) >= 0)
+        return 0;
+    struct stat st;
+    if (lstat(path, &st) == 0) {
+        if (S_ISLNK(st.st_mode)) {
+            jst_errorf(cmd, "%s: is a symbolic link; not following it (name its target)", path);
+            return -1;
+        }
+        if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) {
+            if (access(path, W_OK) != 0) {
+                jst_errorf(cmd, "%s: %s", path, strerror(errno));
+                return -1;
+            }
+            return 0;
+        }
+        if (!S_ISREG(st.st_mode)) {
+            jst_errorf(cmd, "%s: not a regular file, a character device or a FIFO", path);
+            return -1;
+        }
+    }
+    struct jst_outfile o;
+    FILE *f = jst_outfile_create(&o, path);
+    if (!f) {
+        jst_errorf(cmd, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    fclose(f);
+    unlink(o.tmp);
+    return 0;
+}
+
 int jst_outfile_commit(struct jst_outfile *o, const char *cmd, int werr)
 {
     if (!o->path) {
-        if (werr || fflush(stdout) != 0) {
+        if (werr || fflush(stdout) != 0 || ferror(stdout)) {
             jst_errorf(cmd, "cannot write to standard output");
+            return -1;
+        }
+        return 0;
+    }
+    if (o->direct) {
+        werr |= ferror(o->f);
+        if ((fclose(o->f) != 0) | (werr != 0)) {
+            jst_errorf(cmd, "%s: cannot write: %s", o->path, strerror(errno ? errno : EIO));
             return -1;
         }
         return 0;
@@ -94,6 +202,7 @@ int jst_outfile_commit(struct jst_outfile *o, const char *cmd, int werr)
 
 int jst_outfile_finish(struct jst_outfile *o, const char *path, int werr)
 {
+    werr |= ferror(o->f) ? -1 : 0;
     werr |= fclose(o->f) != 0 ? -1 : 0;
     if (!werr && rename(o->tmp, path) != 0)
         werr = -1;

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "compiles.h"
 #include "fixes.h"
 #include "model.h"
 #include "trace.h"
@@ -242,6 +243,10 @@ void jst_queries_derive(struct jst_process *p)
             continue;
         top_tid = o->tid;
         top_end = s[i].end_ns;
+        /* A framework's compile (XLA's "XlaCompile:...") is never a query:
+         * the query around it holds it, and its time is compile time. */
+        if (jst_range_compiler(o->name, NULL))
+            continue;
         struct jst_query *x = &q[nq++];
         x->name = (char *)(o->name ? o->name : "");
         x->domain = o->domain;
@@ -255,8 +260,10 @@ void jst_queries_derive(struct jst_process *p)
     number_names(q, nq);
     size_t nt = 0;
     struct timed *t = collect_timed(p, &nt);
-    for (size_t i = 0; t && i < nq; i++)
+    for (size_t i = 0; t && i < nq; i++) {
         measure(t, nt, &q[i]);
+        q[i].compile_ns = jst_compile_ns_within(p, q[i].start_ns, q[i].start_ns + q[i].dur_ns);
+    }
     free(t);
     p->queries = q;
     p->n_queries = nq;

@@ -1,11 +1,16 @@
 /*
  * `jitstall report --json`: the report as one JSON object. The keys are
- * documented in docs/report-json.md; the stable ones named by issue 5 never
- * change meaning, others may be added.
+ * documented in docs/report-json.md; the keys it marks stable never change
+ * meaning, others may be added.
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include "compiles.h"
+#include "fixes.h"
+#include "curesult.h"
+#include "fleet.h"
 #include "jsonw.h"
+#include "report_compiles.h"
 #include "report_queries.h"
 #include "report_view.h"
 #include "trace.h"
@@ -87,6 +92,7 @@ static void json_module(struct jst_json *j, const struct rv_module *m)
     jst_json_ku64(j, "tid", c->tid);
     jst_json_kstr(j, "call", api);
     jst_json_ki64(j, "result", c->result);
+    jst_json_kstr(j, "result_name", jst_is_rtc_call(c->call) ? NULL : jst_curesult_name(c->result));
     jst_json_kbool(j, "culprit", m->culprit);
     jst_json_kbool(j, "jit", jst_is_jit_event(m->p, c));
     jst_json_ku64(j, "lost_ns", m->lost_ns);
@@ -198,17 +204,23 @@ static void json_process(struct jst_json *j, const struct rv_report *r, const st
     jst_json_ku64(j, "format_version", p->format_version);
     jst_json_kbool(j, "complete", !p->truncated && !p->damage);
     jst_json_kbool(j, "truncated", p->truncated);
+    jst_json_kstr(j, "trace_stop",
+                  p->truncated && jst_trace_stop_words(p) ? jst_trace_stop_name(p->trace_stop)
+                                                          : NULL);
     jst_json_kstr(j, "damage", p->damage);
     jst_json_kstrv(j, "missing", rp->missing, rp->n_missing);
     jst_json_kstr(j, "gpu_arch", rv_gpu_arch(p, arch, sizeof(arch)));
     json_devices(j, p);
     jst_json_kopt_u64(j, "first_launch_ns", p->first_launch_ns != 0, p->first_launch_ns);
     jst_json_kopt_u64(j, "projected_ttfk_ns", p->first_launch_ns != 0, rp->projected_ttfk_ns);
+    jst_json_kopt_u64(j, "projected_first_call_ns", jst_slowest_first_call(p) != NULL,
+                      jst_fixes_projected_first_call(p));
     json_ttfk_breakdown(j, p);
     jst_json_ku64(j, "jit_loads", rp->n_jit_loads);
     json_cache(j, p);
     jst_json_kopt_i64(j, "exit_status", p->has_end, p->exit_status);
     rv_queries_json(j, r, p);
+    rv_compiles_json(j, p);
     jst_json_kstrv(j, "notes", p->notes, p->n_notes);
     jst_json_end(j);
 }
@@ -248,8 +260,10 @@ static const char *fix_kind_name(unsigned k)
         return "race";
     case JST_FIX_CACHE_REWARM:
         return "cache_rewarm";
+    case JST_FIX_PTX_TOO_NEW:
+        return "ptx_too_new";
     default:
-        return "other";
+        return jst_fix_fw_kind_name(k) ? jst_fix_fw_kind_name(k) : "other";
     }
 }
 
@@ -307,6 +321,11 @@ int rv_write_json(const struct rv_report *r, FILE *f)
     }
     jst_json_end(&j);
     json_races(&j, r);
+    struct fl_fleet fl;
+    if (fl_build(&fl, r) < 0)
+        return -1;
+    fl_write_json(&j, &fl, r);
+    fl_free(&fl);
     jst_json_ku64(&j, "schema_version", 1);
     jst_json_kbool(&j, "partial", r->partial);
     jst_json_key(&j, "totals");

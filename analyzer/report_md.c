@@ -5,7 +5,12 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include "compiles.h"
+#include "fixes.h"
+#include "report_compiles.h"
+#include "utf8.h"
 #include "report_queries.h"
+#include "fleet.h"
 #include "report_view.h"
 #include "trace.h"
 
@@ -13,10 +18,8 @@
  * Markdown specials are escaped so that paths and C++ names show as written. */
 static void md_text(FILE *f, const char *s)
 {
-    for (; s && *s; s++) {
-        if ((unsigned char)*s < 0x20 || *s == 0x7f)
-            fputc(' ', f);
-        else if (strchr("|\\`*_[]<>#", *s))
+    for (s = s ? jst_text(s) : ""; *s; s++) {
+        if (strchr("|\\`*_[]<>#", *s))
             fprintf(f, "\\%c", *s);
         else
             fputc(*s, f);
@@ -28,13 +31,11 @@ static void md_text(FILE *f, const char *s)
 static void md_code(FILE *f, const char *s)
 {
     fputc('`', f);
-    for (; s && *s; s++) {
+    for (s = s ? jst_text(s) : ""; *s; s++) {
         if (*s == '`')
             fputc('\'', f);
         else if (*s == '|')
             fputs("\\|", f);
-        else if ((unsigned char)*s < 0x20 || *s == 0x7f)
-            fputc(' ', f);
         else
             fputc(*s, f);
     }
@@ -186,7 +187,10 @@ static void write_culprits(FILE *f, const struct rv_report *r)
     char buf[2048], d[32];
     if (!md_section(
             f, "Culprits, ranked by time lost", r->n_groups,
-            "None: no load needed the JIT or failed.",
+            rv_any_first_calls(r) ? "None among the loads: no load needed the JIT or failed; "
+                                    "where the first calls' time went is under each process's "
+                                    "first calls."
+                                  : "None: no load needed the JIT or failed.",
             "| # | time lost | loads | module | verdict | kernels | cache | call site | fix |\n"
             "| ---: | ---: | --- | --- | --- | --- | --- | --- | --- |\n"))
         return;
@@ -273,6 +277,15 @@ static void write_fixes(FILE *f, const struct rv_report *r)
         fprintf(f, " with these fixes: **%s** (now %s).\n",
                 rv_dur(r->procs[i].projected_ttfk_ns, d, sizeof(d)),
                 rv_dur(p->ttfk_ns, e, sizeof(e)));
+        char h[512];
+        if (!rv_first_call_headline(p, h, sizeof h))
+            continue;
+        fprintf(f, "\nProjected slowest first call");
+        if (r->n_procs > 1)
+            fprintf(f, " of pid %" PRIu64, p->pid);
+        fprintf(f, " with these fixes: **%s** (now %s).\n",
+                rv_dur(jst_fixes_projected_first_call(p), d, sizeof(d)),
+                rv_dur(jst_slowest_first_call(p)->dur_ns, e, sizeof(e)));
     }
 }
 
@@ -327,8 +340,21 @@ int rv_write_markdown(const struct rv_report *r, FILE *f)
         md_text(f, r->errors[i].msg);
         fputs("\n\n", f);
     }
-    write_headline(f, r);
+    struct fl_fleet fl;
+    if (fl_build(&fl, r) < 0)
+        return -1;
+    if (fl.most_runs > 1)
+        fl_write_markdown(f, &fl, r);
+    fl_free(&fl);
+    if (r->n_procs > FL_DETAIL_MAX && !r->per_process)
+        fprintf(f,
+                "\nThe detail of each of the %zu processes: `jitstall report --markdown "
+                "--per-process`.\n\n",
+                r->n_procs);
+    else
+        write_headline(f, r);
     rv_queries_markdown(f, r);
+    rv_compiles_markdown(f, r);
     write_culprits(f, r);
     write_races(f, r);
     write_fixes(f, r);

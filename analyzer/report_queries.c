@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include "utf8.h"
 #include "jsonw.h"
 #include "report_queries.h"
 
@@ -17,10 +18,12 @@
 /* Control characters from a trace never reach the terminal or a table. */
 static void put_clean(FILE *f, const char *s, int md)
 {
-    for (; s && *s; s++) {
-        if ((unsigned char)*s < 0x20 || *s == 0x7f)
-            fputc(md ? ' ' : '?', f);
-        else if (md && strchr("|\\`*_[]<>#", *s))
+    if (!md) {
+        jst_text_put(f, s);
+        return;
+    }
+    for (s = jst_text(s); *s; s++) {
+        if (strchr("|\\`*_[]<>#", *s))
             fprintf(f, "\\%c", *s);
         else
             fputc(*s, f);
@@ -134,6 +137,7 @@ void rv_queries_json(struct jst_json *j, const struct rv_report *r, const struct
         jst_json_ku64(j, "dur_ns", q->dur_ns);
         jst_json_ku64(j, "jit_ns", q->jit_ns);
         jst_json_ku64(j, "rtc_ns", q->rtc_ns);
+        jst_json_ku64(j, "compile_ns", q->compile_ns);
         jst_json_kstr(j, "domain", q->domain);
         jst_json_ku64(j, "tid", q->tid);
         jst_json_kbool(j, "open", q->open);

@@ -6,8 +6,13 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include "compiles.h"
+#include "fixes.h"
+#include "report_compiles.h"
+#include "fleet.h"
 #include "report_queries.h"
 #include "report_view.h"
+#include "utf8.h"
 #include "trace.h"
 
 struct tw {
@@ -25,22 +30,9 @@ static const char *C(const struct tw *t, const char *code)
 #define YELLOW "\033[33m"
 #define RESET "\033[0m"
 
-/* A string from a trace, safe for a terminal: control characters (escape
- * sequences, newlines) become '?'. Eight rotating buffers, so that several
- * may appear in one printf. */
-static const char *S(const char *s)
-{
-    static char bufs[8][4096];
-    static unsigned next;
-    char *b = bufs[next++ % 8];
-    size_t i = 0;
-    if (!s)
-        return "?";
-    for (; s[i] && i < sizeof(bufs[0]) - 1; i++)
-        b[i] = ((unsigned char)s[i] < 0x20 || s[i] == 0x7f) ? '?' : s[i];
-    b[i] = '\0';
-    return b;
-}
+/* A string from a trace, safe for a terminal: escaped by the CLI's one rule
+ * (utf8.h). Rotating buffers, so that several may appear in one printf. */
+#define S(s) jst_text(s)
 
 static void heading(const struct tw *t, const char *s)
 {
@@ -133,6 +125,7 @@ static void write_process(const struct tw *t, const struct rv_report *r, const s
             rv_dur(p->jit_cache_load_ns, b, sizeof(b)));
     if (p->self_ns)
         fprintf(t->f, "  jitstall's own cost: %s\n", rv_dur(p->self_ns, a, sizeof(a)));
+    rv_compiles_text(t->f, p);
     rv_queries_text(t->f, r, p);
     for (size_t i = 0; i < rp->n_missing; i++)
         fprintf(t->f, "  %smissing%s    %s\n", C(t, YELLOW), C(t, RESET), S(rp->missing[i]));
@@ -162,11 +155,11 @@ static void write_table(const struct tw *t, const struct rv_report *r)
             "(1st kernel and projected: the slowest process; JIT: the sum)");
 }
 
-static void write_culprits(const struct tw *t, const struct rv_report *r)
+static void write_culprits(const struct tw *t, const struct rv_report *r, size_t max)
 {
     char buf[2048], d[32];
     heading(t, "Culprits, ranked by time lost");
-    for (size_t g = 0; g < r->n_groups; g++) {
+    for (size_t g = 0; g < r->n_groups && g < max; g++) {
         const struct rv_group *gr = &r->groups[g];
         const struct rv_module *m = gr->m;
         fprintf(t->f, "  %zu. %s%s%s  %s", g + 1, C(t, gr->lost_ns ? RED : YELLOW),
@@ -208,7 +201,13 @@ static void write_culprits(const struct tw *t, const struct rv_report *r)
         if (m->fix)
             fprintf(t->f, "     fix        %s%s%s\n", C(t, GREEN), S(m->fix), C(t, RESET));
     }
-    if (!r->n_groups)
+    if (r->n_groups > max)
+        fprintf(t->f, "  ... %zu more (jitstall report --per-process shows them all)\n",
+                r->n_groups - max);
+    if (!r->n_groups && rv_any_first_calls(r))
+        fprintf(t->f, "  none among the loads: no load needed the JIT or failed; where the first "
+                      "calls' time went is under \"First calls\" above\n");
+    else if (!r->n_groups)
         fprintf(t->f, "  none: no load needed the JIT or failed\n");
     size_t sass = 0;
     for (size_t i = 0; i < r->n_mods; i++)
@@ -239,7 +238,7 @@ static void write_races(const struct tw *t, const struct rv_report *r)
     fprintf(t->f, "  (each compiled the whole image; the fix is under Fixes)\n");
 }
 
-static void write_fixes(const struct tw *t, const struct rv_report *r)
+static void write_fixes(const struct tw *t, const struct rv_report *r, int fold)
 {
     char d[32], e[32];
     heading(t, "Fixes, ranked by time saved");
@@ -256,7 +255,7 @@ static void write_fixes(const struct tw *t, const struct rv_report *r)
         fprintf(t->f, "  nothing to fix\n");
         return;
     }
-    for (size_t i = 0; i < r->n_procs; i++) {
+    for (size_t i = 0; i < r->n_procs && !fold; i++) {
         const struct jst_process *p = r->procs[i].p;
         if (!p->first_launch_ns)
             continue;
@@ -268,6 +267,16 @@ static void write_fixes(const struct tw *t, const struct rv_report *r)
             fprintf(t->f, "  Projected time to first kernel with these fixes: %s%s%s (now %s)\n",
                     C(t, BOLD), rv_dur(r->procs[i].projected_ttfk_ns, d, sizeof(d)), C(t, RESET),
                     rv_dur(p->ttfk_ns, e, sizeof(e)));
+        /* When a first call is slower than the first kernel, the fixes are
+         * for it: say what they make of the slowest one. */
+        char h[512], pid[40] = "";
+        if (!rv_first_call_headline(p, h, sizeof h))
+            continue;
+        if (r->n_procs > 1)
+            snprintf(pid, sizeof pid, " of pid %" PRIu64, p->pid);
+        fprintf(t->f, "  Projected slowest first call%s with these fixes: %s%s%s (now %s)\n", pid,
+                C(t, BOLD), rv_dur(jst_fixes_projected_first_call(p), d, sizeof(d)), C(t, RESET),
+                rv_dur(jst_slowest_first_call(p)->dur_ns, e, sizeof(e)));
     }
 }
 
@@ -321,13 +330,28 @@ int rv_write_text(const struct rv_report *r, FILE *f, int colour)
     fputc('\n', f);
     for (size_t i = 0; i < r->n_errors; i++)
         fprintf(f, "%sunreadable%s  %s\n", C(&t, YELLOW), C(&t, RESET), S(r->errors[i].msg));
-    if (r->n_procs > 1)
-        write_table(&t, r);
-    for (size_t i = 0; i < r->n_procs; i++)
-        write_process(&t, r, &r->procs[i]);
-    write_culprits(&t, r);
+    /* Many processes: the fleet view, and the detail one option away. */
+    struct fl_fleet fl;
+    if (fl_build(&fl, r) < 0)
+        return -1;
+    int fold = r->n_procs > FL_DETAIL_MAX && !r->per_process;
+    if (fl.most_runs > 1)
+        fl_write_text(f, &fl, r, colour);
+    fl_free(&fl);
+    if (fold) {
+        fprintf(f,
+                "\n(the detail of each of the %zu processes: jitstall report --per-process, or "
+                "--pid PID for one)\n",
+                r->n_procs);
+    } else {
+        if (r->n_procs > 1)
+            write_table(&t, r);
+        for (size_t i = 0; i < r->n_procs; i++)
+            write_process(&t, r, &r->procs[i]);
+    }
+    write_culprits(&t, r, fold ? 10 : (size_t)-1);
     write_races(&t, r);
-    write_fixes(&t, r);
+    write_fixes(&t, r, fold);
     write_cache(&t, r);
     fflush(f);
     return ferror(f) ? -1 : 0;

@@ -172,6 +172,11 @@ static void find_missing(struct rv_proc *rp)
     if (p->damage)
         add_missing(rp, "the trace is damaged (%s); the events in the damaged part are missing",
                     p->damage);
+    else if (p->truncated && jst_trace_stop_words(p))
+        add_missing(rp,
+                    "the trace is truncated: jitstall stopped writing it because %s; the "
+                    "process went on, and its later events are missing",
+                    jst_trace_stop_words(p));
     else if (p->truncated)
         add_missing(rp, "the trace is truncated: it has no END record (the process was killed, "
                         "crashed or is still running); events not yet written are missing");

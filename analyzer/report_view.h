@@ -95,6 +95,9 @@ struct rv_report {
     /* totals over processes */
     uint64_t ttfk_max_ns, jit_ns, jit_compile_ns, jit_cache_load_ns;
     uint64_t projected_ttfk_max_ns;
+    /* report --per-process: every process's detail, however many there are
+     * (by default more than FL_DETAIL_MAX fold into the fleet view) */
+    int per_process;
 };
 
 /* Builds the view (symbolizing call sites). errors: messages of unreadable

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "check_util.h"
+#include "curesult.h"
 #include "image.h"
 #include "report_view.h"
 #include "trace.h"
@@ -135,8 +137,10 @@ const char *rv_verdict_str(const struct rv_module *m, char *buf, size_t n)
     buf[0] = '\0';
     if (jst_is_rtc_call(c->call)) {
         rv_cat(buf, n, "%s",
-               c->call == JST_CALL_nvrtcCompileProgram ? "runtime compile (NVRTC)"
-                                                       : "runtime link (nvJitLink)");
+               c->call == JST_CALL_nvrtcCompileProgram     ? "runtime compile (NVRTC)"
+               : c->call == JST_CALL_nvvmCompileProgram    ? "runtime compile (NVVM)"
+               : c->call == JST_CALL_nvPTXCompilerCompile ? "runtime compile (nvPTXCompiler)"
+                                                          : "runtime link (nvJitLink)");
         if (c->result != 0)
             rv_cat(buf, n, " (the call failed: result %" PRId64 ")", c->result);
         return buf;
@@ -148,25 +152,16 @@ const char *rv_verdict_str(const struct rv_module *m, char *buf, size_t n)
         rv_cat(buf, n, ": %s", c->reason);
     else if (c->verdict == JST_V_SASS && c->sass_arch)
         rv_cat(buf, n, ": SASS %s", c->sass_arch);
-    if (c->result != 0)
-        rv_cat(buf, n, " (the call failed: CUresult %" PRId64 ")", c->result);
+    if (c->result != 0) {
+        char rs[96];
+        rv_cat(buf, n, " (the call failed: %s)", jst_curesult_str(rs, sizeof rs, c->result));
+    }
     return buf;
 }
 
 const char *rv_origin(const struct rv_module *m, char *buf, size_t n)
 {
-    const char *o = jst_load_origin(m->c);
-    const char *api = m->c->call_name ? m->c->call_name : jst_call_name(m->c->call);
-    if (jst_is_rtc_call(m->c->call))
-        snprintf(buf, n, "%s%s%s", api ? api : "?", m->c->name && *m->c->name ? " for " : "",
-                 m->c->name ? m->c->name : "");
-    else if (o)
-        snprintf(buf, n, "%s", o);
-    else if (m->c->name && *m->c->name)
-        snprintf(buf, n, "%s (via %s)", m->c->name, api ? api : "?");
-    else
-        snprintf(buf, n, "(image in memory, via %s)", api ? api : "?");
-    return buf;
+    return jst_load_label(m->c, buf, n); /* the same name in every command */
 }
 
 const char *rv_cache_state_str(const struct jst_cache_state *s, char *buf, size_t n)

@@ -6,11 +6,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "utf8.h"
 #include "cli.h"
 #include "scan.h"
 #include "image.h"
 #include "imgwalk.h"
+#include "fixes.h"
 #include "jsonw.h"
+#include "sfmt.h"
 #include "trace.h"
 
 const char *scan_verdict_name(unsigned v)
@@ -106,20 +109,40 @@ static const char *entry_arch(char *buf, size_t n, const struct jst_entry *e)
 }
 
 /* The fix line; text: PTX carried as a string, which the program hands to the
- * driver itself, so no -gencode of nvcc reaches it. */
+ * driver itself, so no -gencode of nvcc reaches it; ptx_file: a bare PTX
+ * file, which gets report's wording for a PTX file (fixes.c). */
 static void fix_line(char *buf, size_t n, const struct scan *sc, const char *path,
-                     const struct jst_decision *d, int text)
+                     const struct jst_decision *d, int text, int ptx_file)
 {
+    char gc[160], aot[240];
     buf[0] = 0;
+    jst_fix_gencode(gc, sizeof gc, sc->cc);
     if (text && d->verdict == JST_V_PTX_JIT)
         snprintf(buf, n,
                  "load a cubin for sm_%u instead of the PTX string in %s (nvcc -cubin "
                  "-arch=sm_%u), or fill the JIT cache first with jitstall warm %s",
                  sc->cc, base_name(path), sc->cc, base_name(path));
-    else if (d->verdict == JST_V_PTX_JIT || d->verdict == JST_V_NO_COMPATIBLE ||
-             d->verdict == JST_V_JIT_DISABLED)
-        snprintf(buf, n, "add -gencode arch=compute_%u,code=sm_%u when building %s", sc->cc, sc->cc,
-                 base_name(path));
+    else if (ptx_file && (d->verdict == JST_V_PTX_JIT || d->verdict == JST_V_NO_COMPATIBLE ||
+                          d->verdict == JST_V_JIT_DISABLED || d->verdict == JST_V_PTX_TOO_NEW))
+        snprintf(buf, n, "compile %s ahead of time for the GPU and load the result: %s",
+                 base_name(path), jst_fix_ptx_aot(aot, sizeof aot, sc->cc));
+    else if (d->verdict == JST_V_PTX_TOO_NEW) {
+        char cv[16], mk[16];
+        unsigned made = jst_ptx_isa_cuda(d->ptx_isa), branch = jst_cuda_min_driver(made);
+        if (made && branch)
+            snprintf(buf, n,
+                     "build %s with the driver's toolkit (CUDA %s) or add %s, or upgrade the "
+                     "driver to %u or newer (CUDA %s)",
+                     base_name(path), jst_cuda_str(cv, sizeof cv, sc->driver_cuda), gc, branch,
+                     jst_cuda_str(mk, sizeof mk, made));
+        else
+            snprintf(buf, n,
+                     "build %s with the driver's toolkit (CUDA %s) or add %s, or upgrade the "
+                     "driver",
+                     base_name(path), jst_cuda_str(cv, sizeof cv, sc->driver_cuda), gc);
+    } else if (d->verdict == JST_V_PTX_JIT || d->verdict == JST_V_NO_COMPATIBLE ||
+               d->verdict == JST_V_JIT_DISABLED)
+        snprintf(buf, n, "add %s when building %s", gc, base_name(path));
     else if (d->verdict == JST_V_DAMAGED)
         snprintf(buf, n, "rebuild %s: its CUDA image is damaged", base_name(path));
 }
@@ -135,7 +158,7 @@ void scan_file_begin(struct scan *sc, const char *path)
         jst_json_key(&sc->j, "images");
         jst_json_arr(&sc->j);
     } else {
-        printf("%s\n", path);
+        printf("%s\n", jst_text(path));
     }
 }
 
@@ -188,28 +211,28 @@ void scan_print_groups(const struct scan *sc, struct file_sass *fs)
         else
             printf("  %zu images like @0x%zx [%s]: %s", g->count, g->first_off, g->have, vname);
         if (g->jit_from[0])
-            printf(" from %s", g->jit_from);
-        printf(" (%s)\n", g->reason);
+            printf(" from %s", jst_text(g->jit_from));
+        printf(" (%s)\n", jst_text(g->reason));
         if (g->n_kernels) {
             if (g->verdict == JST_V_PTX_JIT)
                 printf("    %zu kernel%s would JIT from %s (%zu bytes of PTX):\n", g->n_kernels,
-                       g->n_kernels == 1 ? "" : "s", g->jit_from, g->ptx_bytes);
+                       g->n_kernels == 1 ? "" : "s", jst_text(g->jit_from), g->ptx_bytes);
             else
                 printf("    %zu kernel%s cannot run on sm_%u:\n", g->n_kernels,
                        g->n_kernels == 1 ? "" : "s", sc->cc);
             for (size_t i = 0; i < g->shown.n; i++) {
-                char dm[1024];
-                jst_demangle(g->shown.v[i], dm, sizeof(dm));
-                if (strcmp(dm, g->shown.v[i]))
-                    printf("      %s  [%s]\n", dm, g->shown.v[i]);
+                char *dm = jst_demangle_dup(g->shown.v[i]);
+                if (dm && strcmp(dm, g->shown.v[i]))
+                    printf("      %s  [%s]\n", jst_text(dm), jst_text(g->shown.v[i]));
                 else
-                    printf("      %s\n", dm);
+                    printf("      %s\n", jst_text(g->shown.v[i]));
+                free(dm);
             }
             if (g->n_kernels > g->shown.n)
                 printf("      ... and %zu more\n", g->n_kernels - g->shown.n);
         }
         if (g->fix[0])
-            printf("    fix: %s\n", g->fix);
+            printf("    fix: %s\n", jst_text(g->fix));
         names_free(&g->shown);
     }
     free(fs->g);
@@ -217,117 +240,202 @@ void scan_print_groups(const struct scan *sc, struct file_sass *fs)
     fs->ng = 0;
 }
 
-/* An image that would JIT or cannot run but has no kernels is "empty": nvcc
- * puts an sm_75 cubin without kernels into every host-only program, and
- * nothing in it is ever launched, so it is neither a problem nor a fix. LTO-IR
- * names are not read, so an LTO-IR image is never called empty. */
+/* An image with no kernels is "empty", whatever the architecture: nvcc puts
+ * a cubin without kernels into every host-only program, and nothing in it is
+ * ever launched, so it is neither a problem nor a fix, and it counts the same
+ * on a GPU whose SASS it happens to carry as on any other. LTO-IR names are
+ * not read, so an LTO-IR image is never called empty. */
 static void mark_empty(const struct jst_image *img, int ni, int nk, struct jst_decision *d)
 {
     if (ni < 0 || nk != 0 || img->entries[ni].kind == JST_E_LTOIR ||
         (d->verdict != JST_V_PTX_JIT && d->verdict != JST_V_NO_COMPATIBLE &&
-         d->verdict != JST_V_JIT_DISABLED))
+         d->verdict != JST_V_JIT_DISABLED && d->verdict != JST_V_SASS))
         return;
+    d->sass_arch[0] = 0;
     d->verdict = SCAN_V_EMPTY;
     d->jit_from[0] = 0;
     d->ptx_index = -1;
     snprintf(d->reason, sizeof(d->reason), "no kernels: nothing in it is ever launched");
 }
 
-/* JSON output: every image, with its kernels and entries. */
-static void image_json(struct scan *sc, size_t offset, const struct jst_image *img,
-                       const struct jst_decision *d, const struct names *ns, const char *fix,
-                       int text)
+/* An entry as JSON shows it, kept after the image's bytes are gone. */
+struct pent {
+    unsigned kind, sm, variant, compress;
+    size_t size;
+};
+
+struct scan_pending {
+    size_t off, ptx_bytes, n_e;
+    int text, ptx_file, other, img_kind;
+    struct jst_decision d;
+    struct names ns;
+    char have[256];
+    struct pent *e;
+};
+
+void scan_report_image(struct scan *sc, const char *path, size_t offset,
+                       const struct jst_image *img, struct file_sass *fs, int text)
 {
-    const char *vname = scan_verdict_name(d->verdict);
+    (void)path;
+    struct scan_pending *pv = realloc(fs->pend, (fs->npend + 1) * sizeof(*pv));
+    if (!pv)
+        return;
+    fs->pend = pv;
+    struct scan_pending *q = &pv[fs->npend++];
+    memset(q, 0, sizeof(*q));
+    jst_image_decide_drv(img, sc->cc, 0, sc->driver_cuda, &q->d);
+    int ni = img->damaged ? -1 : names_entry(img, &q->d);
+    int nk = ni >= 0 ? jst_entry_kernels(&img->entries[ni], names_add, &q->ns) : 0;
+    mark_empty(img, ni, nk, &q->d);
+    q->off = offset;
+    q->text = text;
+    q->img_kind = (int)img->kind;
+    q->ptx_file = !text && img->kind == JST_IMG_PTX;
+    q->other = q->d.verdict == JST_V_NO_COMPATIBLE && jst_image_for_other_gpus(img, sc->cc);
+    if (q->d.ptx_index >= 0)
+        q->ptx_bytes = img->entries[q->d.ptx_index].raw_size;
+    size_t used = 0;
+    for (size_t i = 0; i < img->n_entries && used + 24 < sizeof(q->have); i++) {
+        char a[24];
+        used += (size_t)snprintf(q->have + used, sizeof(q->have) - used, "%s%s", used ? " " : "",
+                                 entry_arch(a, sizeof(a), &img->entries[i]));
+    }
+    if (text)
+        snprintf(q->have + used, sizeof(q->have) - used, ", PTX text in data");
+    if (sc->json && img->n_entries) {
+        q->e = calloc(img->n_entries, sizeof(*q->e));
+        for (size_t i = 0; q->e && i < img->n_entries; i++) {
+            const struct jst_entry *e = &img->entries[i];
+            q->e[i] = (struct pent){e->kind, e->sm, e->variant, e->compress, e->payload_size};
+        }
+        q->n_e = q->e ? img->n_entries : 0;
+    }
+}
+
+/* JSON output: every image, with its kernels and entries. */
+static void pending_json(struct scan *sc, const struct scan_pending *q, const char *fix)
+{
+    const struct jst_decision *d = &q->d;
     struct jst_json *j = &sc->j;
     jst_json_obj(j);
-    jst_json_ku64(j, "offset", offset);
-    jst_json_kstr(j, "origin", text ? "data" : img->kind == JST_IMG_FATBIN ? "fatbin" : "file");
-    jst_json_kstr(j, "verdict", vname);
+    jst_json_ku64(j, "offset", q->off);
+    jst_json_kstr(j, "origin",
+                  q->text                         ? "data"
+                  : q->img_kind == JST_IMG_FATBIN ? "fatbin"
+                                                  : "file");
+    jst_json_kstr(j, "verdict", scan_verdict_name(d->verdict));
     jst_json_kstr(j, "sass_arch", d->sass_arch[0] ? d->sass_arch : NULL);
     jst_json_kstr(j, "jit_from", d->jit_from[0] ? d->jit_from : NULL);
     jst_json_kstr(j, "reason", d->reason);
     jst_json_kstr(j, "fix", fix[0] ? fix : NULL);
     if (d->ptx_index >= 0)
-        jst_json_ku64(j, "ptx_size", img->entries[d->ptx_index].raw_size);
+        jst_json_ku64(j, "ptx_size", q->ptx_bytes);
+    if (d->ptx_isa) {
+        char v[16];
+        snprintf(v, sizeof v, "%u.%u", d->ptx_isa / 10, d->ptx_isa % 10);
+        jst_json_kstr(j, "ptx_isa", v);
+    }
     jst_json_key(j, "kernels");
     jst_json_arr(j);
-    for (size_t i = 0; i < ns->n; i++)
-        jst_json_str(j, ns->v[i]);
+    for (size_t i = 0; i < q->ns.n; i++)
+        jst_json_str(j, q->ns.v[i]);
     jst_json_end(j);
     jst_json_key(j, "kernels_demangled");
     jst_json_arr(j);
-    for (size_t i = 0; i < ns->n; i++) {
-        char dm[1024];
-        jst_json_str(j, jst_demangle(ns->v[i], dm, sizeof(dm)));
+    for (size_t i = 0; i < q->ns.n; i++) { /* whole, however long (c++filt agrees) */
+        char *dm = jst_demangle_dup(q->ns.v[i]);
+        jst_json_str(j, dm ? dm : q->ns.v[i]);
+        free(dm);
     }
     jst_json_end(j);
     jst_json_key(j, "entries");
     jst_json_arr(j);
-    for (size_t i = 0; i < img->n_entries; i++) {
-        const struct jst_entry *e = &img->entries[i];
+    for (size_t i = 0; i < q->n_e; i++) {
+        const struct pent *e = &q->e[i];
         char a[24];
+        struct jst_entry je = {.kind = (uint16_t)e->kind, .sm = e->sm, .variant = e->variant};
         jst_json_obj(j);
         jst_json_kstr(j, "kind", kind_name(e->kind));
-        jst_json_kstr(j, "arch", entry_arch(a, sizeof(a), e));
+        jst_json_kstr(j, "arch", entry_arch(a, sizeof(a), &je));
         jst_json_kstr(j, "compressed", z_name(e->compress));
-        jst_json_ku64(j, "size", e->payload_size);
+        jst_json_ku64(j, "size", e->size);
         jst_json_end(j);
     }
     jst_json_end(j);
     jst_json_end(j);
 }
 
-void scan_report_image(struct scan *sc, const char *path, size_t offset,
-                       const struct jst_image *img, struct file_sass *fs, int text)
+/* One image, its verdict final: counted, checked against --fail-on, said. */
+static void pending_say(struct scan *sc, const char *path, struct scan_pending *q,
+                        struct file_sass *fs)
 {
-    struct jst_decision d;
-    jst_image_decide(img, sc->cc, 0, &d);
-    struct names ns = {0};
-    int ni = img->damaged ? -1 : names_entry(img, &d);
-    int nk = ni >= 0 ? jst_entry_kernels(&img->entries[ni], names_add, &ns) : 0;
-    mark_empty(img, ni, nk, &d);
+    struct jst_decision *d = &q->d;
     sc->t.images++;
-    sc->t.verdicts[d.verdict <= SCAN_V_EMPTY ? d.verdict : JST_V_NONE]++;
-    if (d.verdict == JST_V_PTX_JIT)
-        sc->t.kernels_jit += ns.n;
-    else if (d.verdict == JST_V_NO_COMPATIBLE)
-        sc->t.kernels_dead += ns.n;
+    sc->t.verdicts[d->verdict <= SCAN_V_EMPTY ? d->verdict : JST_V_NONE]++;
+    if (d->verdict < 32 && (sc->fail_mask >> d->verdict & 1))
+        sc->failed++;
+    if (d->verdict == JST_V_PTX_JIT) {
+        sc->t.kernels_jit += q->ns.n;
+        sc->t.ptx_jit_bytes += q->ptx_bytes;
+    } else if (d->verdict == JST_V_NO_COMPATIBLE || d->verdict == JST_V_PTX_TOO_NEW) {
+        sc->t.kernels_dead += q->ns.n;
+    }
     char fix[320];
-    fix_line(fix, sizeof(fix), sc, path, &d, text);
+    fix_line(fix, sizeof(fix), sc, path, d, q->text, q->ptx_file);
     scan_file_begin(sc, path);
-
     if (sc->json) {
-        image_json(sc, offset, img, &d, &ns, fix, text);
-        names_free(&ns);
+        pending_json(sc, q, fix);
         return;
     }
-    if (d.verdict == JST_V_SASS) {
-        sass_note(fs, d.sass_arch);
-        names_free(&ns);
+    if (d->verdict == JST_V_SASS) {
+        sass_note(fs, d->sass_arch);
         return;
     }
-    char have[256] = "";
-    size_t used = 0;
-    for (size_t i = 0; i < img->n_entries && used + 24 < sizeof(have); i++) {
-        char a[24];
-        used += (size_t)snprintf(have + used, sizeof(have) - used, "%s%s", used ? " " : "",
-                                 entry_arch(a, sizeof(a), &img->entries[i]));
+    if (d->verdict == JST_V_OTHER_GPUS) {
+        fs->n_other++;
+        if (!strstr(fs->other_archs, q->have)) {
+            size_t u = strlen(fs->other_archs);
+            jst_sfmt(fs->other_archs + u, sizeof(fs->other_archs) - u, "%s%s", u ? ", " : "",
+                     q->have);
+        }
+        return;
     }
-    if (text)
-        snprintf(have + used, sizeof(have) - used, ", PTX text in data");
-    struct group *g = group_for(fs, d.verdict, have, d.reason);
+    struct group *g = group_for(fs, d->verdict, q->have, d->reason);
     if (g) {
         if (!g->count++) {
-            g->first_off = offset;
-            snprintf(g->jit_from, sizeof(g->jit_from), "%s", d.jit_from);
+            g->first_off = q->off;
+            snprintf(g->jit_from, sizeof(g->jit_from), "%s", d->jit_from);
             snprintf(g->fix, sizeof(g->fix), "%s", fix);
         }
-        g->n_kernels += ns.n;
-        if (d.ptx_index >= 0)
-            g->ptx_bytes += img->entries[d.ptx_index].raw_size;
-        for (size_t i = 0; i < ns.n && g->shown.n < SCAN_TEXT_KERNELS; i++)
-            names_add(&g->shown, ns.v[i], strlen(ns.v[i]));
+        g->n_kernels += q->ns.n;
+        g->ptx_bytes += q->ptx_bytes;
+        for (size_t i = 0; i < q->ns.n && g->shown.n < SCAN_TEXT_KERNELS; i++)
+            names_add(&g->shown, q->ns.v[i], strlen(q->ns.v[i]));
     }
-    names_free(&ns);
+}
+
+void scan_file_flush(struct scan *sc, const char *path)
+{
+    struct file_sass *fs = &sc->fs;
+    int runs = 0;
+    for (size_t i = 0; i < fs->npend; i++)
+        runs |= jst_verdict_runs(fs->pend[i].d.verdict);
+    for (size_t i = 0; i < fs->npend; i++) {
+        struct scan_pending *q = &fs->pend[i];
+        /* The file has code for the GPU: an image of other GPUs' SASS only
+         * is a variant the library never loads here, not a failure. */
+        if (runs && q->other) {
+            char gpu[16];
+            q->d.verdict = JST_V_OTHER_GPUS;
+            jst_sfmt(q->d.reason, sizeof(q->d.reason),
+                     "SASS for other GPUs only (%.100s); the file has code that runs on %s",
+                     q->have, jst_arch_str(gpu, sizeof gpu, 0, sc->cc, JST_A_PLAIN));
+        }
+        pending_say(sc, path, q, fs);
+        names_free(&q->ns);
+        free(q->e);
+    }
+    free(fs->pend);
+    fs->pend = NULL;
+    fs->npend = 0;
 }

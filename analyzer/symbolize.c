@@ -12,6 +12,7 @@
 #include <elfutils/libdw.h>
 #include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <inttypes.h>
@@ -24,8 +25,10 @@
 
 #include "image.h"
 #include "ixfind.h"
+#include "modix.h"
 #include "symclass.h"
 #include "symbolize.h"
+#include "openreg.h"
 
 #define SYM_NOTE_CHANGED "module changed since the trace"
 #define SYM_NOTE_MISSING "module file not found"
@@ -63,6 +66,8 @@ struct jst_symbolizer {
     size_t *stack_ix;     /* stacks sorted by id, built on first use */
     struct jst_seq_pos *seq_ix;
     int indexed;
+    struct jst_modix *modix; /* address -> map entry, built on first use */
+    int modix_built;
     char debug_root[PATH_MAX];
 };
 
@@ -114,6 +119,7 @@ void jst_symbolizer_free(struct jst_symbolizer *s)
     free(s->mods);
     free(s->stack_ix);
     free(s->seq_ix);
+    jst_modix_free(s->modix);
     free(s);
 }
 
@@ -144,9 +150,9 @@ size_t jst_symbolize_files_opened(void)
 static int sym_file_build_id(const char *path, uint8_t *out, size_t cap, size_t *len)
 {
     *len = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = jst_open_regular(path);
     if (fd < 0)
-        return 0;
+        return errno == JST_ENOTREG ? -1 : 0;
     Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
     int rc = -1;
     if (elf && elf_kind(elf) == ELF_K_ELF) {
@@ -331,26 +337,13 @@ static void sym_index(struct jst_symbolizer *s)
 /* The map entry that held ip when call number k ran: loaded (initially or by a
  * dlopen recorded before the call) and not closed since. When k is unknown or
  * no entry fits in time, the latest entry whose range holds ip. -1: none. */
-static long sym_find_mod(const struct jst_process *p, uint64_t ip, long k)
+static long sym_find_mod(struct jst_symbolizer *s, uint64_t ip, long k)
 {
-    long best = -1, any = -1;
-    for (size_t i = 0; i < p->n_mods; i++) {
-        const struct jst_modmap *m = &p->mods[i];
-        if (m->event == JST_MOD_DLCLOSE || ip < m->start || ip >= m->end)
-            continue;
-        any = (long)i;
-        if (k < 0 || m->seq_after > (uint64_t)k)
-            continue;
-        int closed = 0;
-        for (size_t j = i + 1; j < p->n_mods && !closed; j++) {
-            const struct jst_modmap *c = &p->mods[j];
-            closed = c->event == JST_MOD_DLCLOSE && c->seq_after <= (uint64_t)k &&
-                     c->bias == m->bias && strcmp(c->path, m->path) == 0;
-        }
-        if (!closed)
-            best = (long)i;
+    if (!s->modix_built) {
+        s->modix_built = 1;
+        s->modix = jst_modix_build(s->p->mods, s->p->n_mods);
     }
-    return best >= 0 ? best : any;
+    return jst_modix_at(s->modix, ip, k);
 }
 
 static void sym_copy(char *dst, size_t n, const char *src)
@@ -467,7 +460,7 @@ static size_t sym_frames(struct jst_symbolizer *s, uint64_t ip, long k, struct j
     struct jst_frame *f = &out[0];
     memset(f, 0, sizeof *f);
     f->ip = ip;
-    long mi = sym_find_mod(s->p, ip, k);
+    long mi = sym_find_mod(s, ip, k);
     if (mi < 0) {
         f->offset = ip;
         f->note = SYM_NOTE_UNKNOWN;
@@ -528,7 +521,7 @@ static void sym_py_frame(struct jst_symbolizer *s, const char *text, uint64_t ip
     memset(f, 0, sizeof *f);
     f->python = 1;
     f->ip = ip;
-    long mi = ip ? sym_find_mod(s->p, ip, k) : -1;
+    long mi = ip ? sym_find_mod(s, ip, k) : -1;
     if (mi >= 0) {
         f->module = s->p->mods[mi].path;
         f->offset = ip - s->p->mods[mi].bias;

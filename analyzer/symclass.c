@@ -53,6 +53,17 @@ int jst_sym_pylib_file(const char *file)
            strstr(file, "/lib64/python3") != NULL;
 }
 
+/* A file of Python's standard library (not an installed package): the
+ * plumbing between a framework and what it runs (subprocess.py's wait). */
+int jst_sym_pystd_file(const char *file)
+{
+    if (strncmp(file, "<frozen ", 8) == 0)
+        return 1;
+    if (strstr(file, "/site-packages/") || strstr(file, "/dist-packages/"))
+        return 0;
+    return strstr(file, "/lib/python3") != NULL || strstr(file, "/lib64/python3") != NULL;
+}
+
 /* Frames of the CUDA runtime linked statically into the program (nvcc's
  * default; CUDA 13 names its functions libcudart_static_<hash>), the launch
  * helpers of the toolkit's headers (__cudaLaunchKernel_helper, the

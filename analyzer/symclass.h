@@ -26,6 +26,8 @@ int jst_sym_python_path(const char *path);
 int jst_sym_pyglue_path(const char *path);
 /* A Python file of the standard library or an installed package. */
 int jst_sym_pylib_file(const char *file);
+/* Python's standard library only (installed packages are not). */
+int jst_sym_pystd_file(const char *file);
 /* The CUDA runtime linked statically, the toolkit's launch helpers and the
  * stubs nvcc generates. */
 int jst_sym_internal_func(const char *func, const char *file);

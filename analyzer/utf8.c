@@ -1,5 +1,8 @@
-/* UTF-8 validation for the CLI's text output (JSON strings, JUnit XML). */
+/* UTF-8 validation for the CLI's text output (JSON strings, JUnit XML), and
+ * the one escaping rule for text from a trace (see utf8.h). */
 #include "utf8.h"
+
+#include <string.h>
 
 size_t jst_utf8_len(const unsigned char *s, size_t n, uint32_t *cpp)
 {
@@ -36,4 +39,116 @@ size_t jst_utf8_len(const unsigned char *s, size_t n, uint32_t *cpp)
     if (cpp)
         *cpp = cp;
     return len;
+}
+
+/* The escape for the character at s (len bytes, cp its code point; len 0:
+ * a byte that is not UTF-8) into out, or 0 when it is shown as it is. */
+static size_t esc_one(const unsigned char *s, size_t len, uint32_t cp, char *out)
+{
+    static const char hex[] = "0123456789abcdef";
+    if (!len)
+        return (size_t)snprintf(out, 8, "\\x%c%c", hex[s[0] >> 4], hex[s[0] & 15]);
+    if (cp == '\n')
+        return memcpy(out, "\\n", 3), 2;
+    if (cp == '\t')
+        return memcpy(out, "\\t", 3), 2;
+    if (cp == '\r')
+        return memcpy(out, "\\r", 3), 2;
+    if (cp < 0x20 || cp == 0x7f)
+        return (size_t)snprintf(out, 8, "\\x%c%c", hex[cp >> 4], hex[cp & 15]);
+    if ((cp >= 0x80 && cp <= 0x9f) || cp == 0x2028 || cp == 0x2029 ||
+        (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069))
+        return (size_t)snprintf(out, 8, "\\u%04x", (unsigned)cp);
+    return 0;
+}
+
+/* Walks s, handing each piece (copied bytes or an escape) to put; stops
+ * when put returns non-zero. */
+static void esc_walk(const char *str, size_t left, int (*put)(const char *p, size_t n, void *ctx),
+                     void *ctx)
+{
+    const unsigned char *s = (const unsigned char *)str;
+    while (left) {
+        uint32_t cp = 0;
+        size_t len = jst_utf8_len(s, left, &cp);
+        char e[8];
+        size_t el = esc_one(s, len, cp, e);
+        if (el ? put(e, el, ctx) : put((const char *)s, len, ctx))
+            return;
+        s += len ? len : 1;
+        left -= len ? len : 1;
+    }
+}
+
+struct esc_buf {
+    char *d;
+    size_t n, used;
+    size_t safe; /* the last piece boundary that leaves room for "..." */
+    int full;
+};
+
+static int buf_put(const char *p, size_t n, void *ctx)
+{
+    struct esc_buf *b = ctx;
+    if (b->used + n + 1 > b->n) {
+        b->full = 1;
+        return 1;
+    }
+    memcpy(b->d + b->used, p, n);
+    b->used += n;
+    if (b->used + 4 <= b->n)
+        b->safe = b->used;
+    return 0;
+}
+
+char *jst_text_esc(char *dst, size_t n, const char *s)
+{
+    struct esc_buf b = {dst, n, 0, 0, 0};
+    if (!s)
+        s = "?";
+    esc_walk(s, strlen(s), buf_put, &b);
+    dst[b.used] = '\0';
+    if (b.full && n >= 4) /* at a whole character or escape */
+        memcpy(dst + b.safe, "...", 4);
+    return dst;
+}
+
+const char *jst_text(const char *s)
+{
+    static char bufs[8][16384];
+    static unsigned next;
+    return jst_text_esc(bufs[next++ % 8], sizeof bufs[0], s);
+}
+
+static int file_put(const char *p, size_t n, void *ctx)
+{
+    fwrite(p, 1, n, (FILE *)ctx);
+    return 0;
+}
+
+void jst_text_put(FILE *f, const char *s)
+{
+    s = s ? s : "?";
+    esc_walk(s, strlen(s), file_put, f);
+}
+
+void jst_text_putn(FILE *f, const char *s, size_t n)
+{
+    esc_walk(s, n, file_put, f);
+}
+
+int jst_text_unsafe(const char *str)
+{
+    const unsigned char *s = (const unsigned char *)str;
+    size_t left = str ? strlen(str) : 0;
+    while (left) {
+        uint32_t cp = 0;
+        size_t len = jst_utf8_len(s, left, &cp);
+        char e[8];
+        if (esc_one(s, len, cp, e))
+            return 1;
+        s += len;
+        left -= len;
+    }
+    return 0;
 }

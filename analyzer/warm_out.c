@@ -3,6 +3,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include "utf8.h"
 #include "jsonw.h"
 #include "warm.h"
 
@@ -52,9 +53,9 @@ struct warm_sum warm_summarize(const struct warm *w)
 static void print_img(const struct warm_img *m)
 {
     char b[32];
-    printf("  %-10s %s @0x%zx [%s%s]: %zu kernel%s", status_name(m->status), m->path, m->off,
-           m->jit_from[0] ? m->jit_from : "?", m->text ? ", PTX text in data" : "", m->kernels,
-           m->kernels == 1 ? "" : "s");
+    printf("  %-10s %s @0x%zx [%s%s]: %zu kernel%s", status_name(m->status), jst_text(m->path),
+           m->off, m->jit_from[0] ? jst_text(m->jit_from) : "?",
+           m->text ? ", PTX text in data" : "", m->kernels, m->kernels == 1 ? "" : "s");
     if (m->status == WS_WARMED) {
         human(b, sizeof(b), m->new_bytes);
         printf(", compiled in %.2f s, +%" PRIu64 " entr%s (%s)\n", (double)m->dur_ns / 1e9,
@@ -64,7 +65,7 @@ static void print_img(const struct warm_img *m)
     } else if (m->status == WS_DUP) {
         printf(", same image as one above\n");
     } else {
-        printf(": %s\n", m->why);
+        printf(": %s\n", jst_text(m->why));
     }
 }
 
@@ -72,9 +73,15 @@ void warm_print_text(const struct warm *w)
 {
     char mx[32], add[32], tot[32];
     const struct jst_warm_for *t = &w->target;
-    printf("cache %s (CUDA_CACHE_MAXSIZE %" PRIu64 ")\n", w->before.path, w->before.max_bytes);
-    printf("GPU %d: %s (sm_%u), driver %s%sCUDA %" PRIu64 ".%" PRIu64 "%s\n", w->ordinal, t->gpu,
-           w->cc, t->driver, t->driver[0] ? " (" : "", t->driver_version / 1000,
+    printf("cache %s (CUDA_CACHE_MAXSIZE %" PRIu64 ")\n", jst_text(w->before.path),
+           w->before.max_bytes);
+    /* A name that already says its architecture (the simulated driver's
+     * "... (sm_90)") is not told it twice. */
+    char arch[24];
+    snprintf(arch, sizeof arch, "(sm_%u)", w->cc);
+    printf("GPU %d: %s%s%s, driver %s%sCUDA %" PRIu64 ".%" PRIu64 "%s\n", w->ordinal,
+           jst_text(t->gpu), strstr(t->gpu, arch) ? "" : " ", strstr(t->gpu, arch) ? "" : arch,
+           jst_text(t->driver), t->driver[0] ? " (" : "", t->driver_version / 1000,
            t->driver_version % 1000 / 10, t->driver[0] ? ")" : "");
     for (size_t i = 0; i < w->n; i++)
         print_img(&w->v[i]);
@@ -95,11 +102,14 @@ void warm_print_text(const struct warm *w)
     human(tot, sizeof(tot), w->after.size_bytes);
     printf("summary for sm_%u: %zu image%s need%s the JIT: %zu warmed, %zu already cached, %zu "
            "not warmed (%zu kernel%s ready); %.2f s; cache +%" PRIu64 " entr%s, +%s (now %" PRIu64
-           " entr%s, %s); %zu SASS, %zu empty, %zu cannot run, %zu damaged\n",
+           " entr%s, %s); %zu SASS, %zu empty, %zu cannot run, %zu damaged",
            w->cc, w->n - s.dup, w->n - s.dup == 1 ? "" : "s", w->n - s.dup == 1 ? "s" : "",
            s.warmed, s.cached, s.bad, s.kernels, s.kernels == 1 ? "" : "s",
            (double)w->total_ns / 1e9, de, de == 1 ? "y" : "ies", add, w->after.entries,
            w->after.entries == 1 ? "y" : "ies", tot, w->sass, w->empty, w->cannot_run, w->damaged);
+    if (w->other_gpus)
+        printf(", %zu for other GPUs", w->other_gpus);
+    printf("\n");
 }
 
 static void json_img(struct jst_json *j, const struct warm_img *m)
@@ -160,6 +170,7 @@ int warm_print_json(const struct warm *w)
     jst_json_ku64(&j, "sass", w->sass);
     jst_json_ku64(&j, "empty", w->empty);
     jst_json_ku64(&j, "cannot_run", w->cannot_run);
+    jst_json_ku64(&j, "other_gpus", w->other_gpus);
     jst_json_ku64(&j, "damaged", w->damaged);
     jst_json_end(&j);
     jst_json_end(&j);

@@ -20,6 +20,7 @@
 #include "jsonw.h"
 #include "outfile.h"
 #include "model.h"
+#include "openreg.h"
 
 #define WARM_FILE_MAX (64u << 10) /* a real file is a few hundred bytes */
 
@@ -32,7 +33,7 @@ static int warm_path(char *buf, size_t n, const char *dir, const char *suffix)
 /* Reads the whole file, at most WARM_FILE_MAX bytes; malloc'd, or NULL. */
 static char *slurp(const char *path, size_t *len)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = jst_open_regular(path);
     if (fd < 0)
         return NULL;
     char *buf = malloc(WARM_FILE_MAX + 1);

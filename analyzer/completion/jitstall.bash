@@ -61,7 +61,15 @@ _jitstall()
         COMPREPLY=($(compgen -W "${fmts:-chrome}" -- "$cur"))
         return ;;
     --arch)
-        COMPREPLY=($(compgen -W "sm_50 sm_52 sm_53 sm_60 sm_61 sm_62 sm_70 sm_72 sm_75 sm_80 sm_86 sm_87 sm_89 sm_90 sm_90a sm_100 sm_100a sm_103 sm_120" -- "$cur"))
+        # From the program itself: every architecture it accepts (and a
+        # list, as --arch takes one).
+        COMPREPLY=($(compgen -W "$("$prog" scan --list-archs 2>/dev/null) sm_90,sm_100,sm_120" -- "$cur"))
+        return ;;
+    --fail-on)
+        COMPREPLY=($(compgen -W "ptx_jit no_compatible ptx_too_new jit_disabled damaged ptx_jit,no_compatible,ptx_too_new" -- "$cur"))
+        return ;;
+    --driver)
+        COMPREPLY=($(compgen -W "12.4 12.8 12.9 13.0 13.1 550.54 570.86 575.51 580.65 590.44" -- "$cur"))
         return ;;
     esac
     if [[ $cur == -* ]]; then

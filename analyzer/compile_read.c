@@ -1,0 +1,297 @@
+/*
+ * Reads the records of compilers run as child processes (COMPILE), of Python
+ * frames sampled before a first launch (SAMPLE) and of framework compile
+ * caches (FW_CACHE) into the model, and turns the children into compiles
+ * (analyzer/compiles.h). Unknown keys are skipped, as everywhere.
+ */
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include "compiles.h"
+#include "model.h"
+#include "model_read.h"
+#include "trace.h"
+
+/* A string field as a new C string (NULs in it end it). */
+static char *fstr(const struct jst_field *f)
+{
+    if (f->kind != JST_K_STR && f->kind != JST_K_BYTES)
+        return NULL;
+    char *s = malloc((size_t)f->len + 1);
+    if (s) {
+        memcpy(s, f->data, f->len);
+        s[f->len] = 0;
+    }
+    return s;
+}
+
+static void set_str(char **dst, const struct jst_field *f)
+{
+    if (!*dst) /* a field given twice: the first counts (docs/FORMAT.md) */
+        *dst = fstr(f);
+}
+
+/* Whether this is the first field with key in the record (keys below 512;
+ * others always are): repeated single-valued fields count once, the first. */
+static int first_of(uint64_t *seen, uint16_t key)
+{
+    if (key >= 512)
+        return 1;
+    uint64_t bit = 1ull << (key % 64);
+    if (seen[key / 64] & bit)
+        return 0;
+    seen[key / 64] |= bit;
+    return 1;
+}
+
+static int num(const struct jst_field *f)
+{
+    return f->kind == JST_K_U64 || f->kind == JST_K_I64;
+}
+
+#define MAX_LIST 256 /* inputs or frames kept per record: a hostile trace gets no more */
+
+static void add_list(char ***v, size_t *n, const struct jst_field *f)
+{
+    if (*n >= MAX_LIST)
+        return;
+    char *s = fstr(f);
+    char **nv = s ? realloc(*v, (*n + 1) * sizeof(**v)) : NULL;
+    if (!nv) {
+        free(s);
+        return;
+    }
+    nv[(*n)++] = s;
+    *v = nv;
+}
+
+/* How a record's field goes into its struct: one table a record type, one
+ * reader for them all. */
+enum fkind {
+    F_U64,  /* uint64_t at off, when numeric; the int at has (if any) set */
+    F_FLAG, /* int at off: nonzero numeric; the int at has (if any) set */
+    F_STR,  /* char * at off, the first one given */
+    F_LIST, /* char ** at off, its count (size_t) at has; repeats kept */
+};
+
+#define NO_HAS ((size_t)-1)
+
+struct fmap {
+    uint16_t key;
+    uint8_t kind;
+    size_t off, has;
+};
+
+#define U64(t, k, m) {k, F_U64, offsetof(t, m), NO_HAS}
+#define U64H(t, k, m, h) {k, F_U64, offsetof(t, m), offsetof(t, h)}
+#define FLAG(t, k, m) {k, F_FLAG, offsetof(t, m), NO_HAS}
+#define FLAGH(t, k, m, h) {k, F_FLAG, offsetof(t, m), offsetof(t, h)}
+#define STR(t, k, m) {k, F_STR, offsetof(t, m), NO_HAS}
+#define LIST(t, k, m, n) {k, F_LIST, offsetof(t, m), offsetof(t, n)}
+
+#define SP struct jst_subproc_ev
+static const struct fmap subproc_map[] = {
+    U64(SP, JST_F_TID, tid),
+    U64(SP, JST_F_START_NS, start_ns),
+    U64(SP, JST_F_DUR_NS, dur_ns),
+    U64(SP, JST_F_STACK_ID, stack_id),
+    U64(SP, JST_F_SEQ, seq),
+    U64(SP, JST_F_CHILD_PID, child_pid),
+    U64H(SP, JST_F_WAIT_STATUS, wait_status, has_status),
+    U64(SP, JST_F_WAIT_NS, wait_ns),
+    U64(SP, JST_F_OUT_SIZE, out_size),
+    STR(SP, JST_F_COMPILER, compiler),
+    STR(SP, JST_F_PROGRAM, program),
+    STR(SP, JST_F_TARGET, target),
+    STR(SP, JST_F_OUTPUT, output),
+    LIST(SP, JST_F_INPUT, inputs, n_inputs),
+};
+#undef SP
+
+#define SE struct jst_sample_ev
+static const struct fmap sample_map[] = {
+    U64(SE, JST_F_TID, tid),
+    U64(SE, JST_F_STACK_ID, stack_id),
+    U64(SE, JST_F_SAMPLE_NS, sample_ns),
+    U64(SE, JST_F_START_NS, start_ns),
+    U64(SE, JST_F_DUR_NS, dur_ns),
+    U64(SE, JST_F_SAMPLES, samples),
+    U64(SE, JST_F_BEFORE_SEQ, before_seq),
+    U64(SE, JST_F_PERIOD_NS, period_ns),
+    U64(SE, JST_F_WINDOW_NS, window_ns),
+    LIST(SE, JST_F_PY_FRAME, py, n_py),
+};
+#undef SE
+
+#define FC struct jst_fw_cache
+static const struct fmap fw_cache_map[] = {
+    STR(FC, JST_F_FRAMEWORK, framework),
+    STR(FC, JST_F_CACHE_PATH, path),
+    STR(FC, JST_F_PATH, path),
+    STR(FC, JST_F_ENV_NAME, env_name),
+    STR(FC, JST_F_FS_TYPE, fs_type),
+    STR(FC, JST_F_MOUNT, mount),
+    FLAG(FC, JST_F_CACHE_PATH_ENV, from_env),
+    FLAGH(FC, JST_F_EXISTS, exists, has_exists),
+    FLAG(FC, JST_F_WRITABLE, writable),
+    FLAG(FC, JST_F_EPHEMERAL, ephemeral),
+    U64H(FC, JST_F_ENTRIES, entries, has_entries),
+};
+#undef FC
+
+/* The record's fields into the struct at base, by the table map (n rows).
+ * A single-valued field given twice counts once, the first; a list keeps
+ * every one (up to MAX_LIST). */
+static void read_fields(void *base, const struct fmap *map, size_t n, struct jst_field_iter *it)
+{
+    char *b = base;
+    uint64_t seen[8] = {0};
+    struct jst_field f;
+    while (jst_fields_next(it, &f)) {
+        const struct fmap *m = NULL;
+        for (size_t i = 0; i < n && !m; i++)
+            if (map[i].key == f.key)
+                m = &map[i];
+        if (!m || (m->kind != F_LIST && !first_of(seen, f.key)))
+            continue;
+        switch (m->kind) {
+        case F_U64:
+        case F_FLAG:
+            if (!num(&f))
+                break;
+            if (m->kind == F_U64)
+                *(uint64_t *)(b + m->off) = f.u64;
+            else
+                *(int *)(b + m->off) = f.u64 != 0;
+            if (m->has != NO_HAS)
+                *(int *)(b + m->has) = 1;
+            break;
+        case F_STR:
+            set_str((char **)(b + m->off), &f);
+            break;
+        case F_LIST:
+            if (f.kind == JST_K_STR || f.kind == JST_K_BYTES)
+                add_list((char ***)(b + m->off), (size_t *)(b + m->has), &f);
+            break;
+        }
+    }
+}
+
+#define NROWS(a) (sizeof(a) / sizeof((a)[0]))
+
+int jst_compile_read_record(struct jst_process *p, const struct jst_record *rec)
+{
+    struct jst_field_iter it;
+    jst_fields_begin(&it, rec);
+    void *e;
+    switch (rec->type) {
+    case JST_REC_COMPILE:
+        if ((e = jst_model_push(&p->subprocs, &p->n_subprocs, sizeof(struct jst_subproc_ev))))
+            read_fields(e, subproc_map, NROWS(subproc_map), &it);
+        break;
+    case JST_REC_SAMPLE:
+        if ((e = jst_model_push(&p->samples, &p->n_samples, sizeof(struct jst_sample_ev))))
+            read_fields(e, sample_map, NROWS(sample_map), &it);
+        break;
+    case JST_REC_FW_CACHE:
+        if ((e = jst_model_push(&p->fw_caches, &p->n_fw_caches, sizeof(struct jst_fw_cache))))
+            read_fields(e, fw_cache_map, NROWS(fw_cache_map), &it);
+        break;
+    default:
+        return -1;
+    }
+    return it.bad;
+}
+
+void jst_compile_records_free(struct jst_process *p)
+{
+    for (size_t i = 0; i < p->n_subprocs; i++) {
+        struct jst_subproc_ev *e = &p->subprocs[i];
+        free(e->compiler);
+        free(e->program);
+        free(e->target);
+        free(e->output);
+        for (size_t k = 0; k < e->n_inputs; k++)
+            free(e->inputs[k]);
+        free(e->inputs);
+    }
+    free(p->subprocs);
+    for (size_t i = 0; i < p->n_samples; i++) {
+        for (size_t k = 0; k < p->samples[i].n_py; k++)
+            free(p->samples[i].py[k]);
+        free(p->samples[i].py);
+    }
+    free(p->samples);
+    for (size_t i = 0; i < p->n_fw_caches; i++) {
+        struct jst_fw_cache *e = &p->fw_caches[i];
+        free(e->framework);
+        free(e->path);
+        free(e->env_name);
+        free(e->fs_type);
+        free(e->mount);
+    }
+    free(p->fw_caches);
+    p->subprocs = NULL;
+    p->samples = NULL;
+    p->fw_caches = NULL;
+    p->n_subprocs = p->n_samples = p->n_fw_caches = 0;
+    jst_compiles_free(p);
+}
+
+/* A program's compiler by its file name, when the record has no compiler. */
+static unsigned compiler_of_program(const char *prog)
+{
+    static const struct {
+        const char *name;
+        unsigned compiler;
+    } rows[] = {
+        {"ptxas", JST_CMP_PTXAS},   {"nvcc", JST_CMP_NVCC},           {"cicc", JST_CMP_CICC},
+        {"nvlink", JST_CMP_NVLINK}, {"fatbinary", JST_CMP_FATBINARY}, {"gcc", JST_CMP_HOST_CC},
+        {"g++", JST_CMP_HOST_CC},   {"cc", JST_CMP_HOST_CC},          {"c++", JST_CMP_HOST_CC},
+        {"clang", JST_CMP_HOST_CC}, {"clang++", JST_CMP_HOST_CC},
+    };
+    const char *b = prog ? strrchr(prog, '/') : NULL;
+    b = b ? b + 1 : prog;
+    for (size_t i = 0; b && i < sizeof rows / sizeof rows[0]; i++) {
+        size_t l = strlen(rows[i].name);
+        /* "gcc", "gcc-12", "x86_64-linux-gnu-gcc-12" */
+        const char *m = strstr(b, rows[i].name);
+        if (m && (m == b || m[-1] == '-') && (m[l] == 0 || m[l] == '-'))
+            return rows[i].compiler;
+    }
+    return 0;
+}
+
+void jst_subprocs_compiles(struct jst_process *p, size_t *cap)
+{
+    for (size_t i = 0; i < p->n_subprocs; i++) {
+        const struct jst_subproc_ev *e = &p->subprocs[i];
+        unsigned k = jst_compiler_by_name(e->compiler);
+        if (!k)
+            k = compiler_of_program(e->program);
+        if (!k)
+            continue;
+        struct jst_compile *c = jst_compiles_push(p, cap);
+        if (!c)
+            return;
+        c->compiler = k;
+        c->start_ns = e->start_ns;
+        c->dur_ns = e->dur_ns;
+        c->in_flight = !e->has_status;
+        if (c->in_flight && p->end_ns > e->start_ns && !e->dur_ns)
+            c->dur_ns = p->end_ns - e->start_ns;
+        c->tid = e->tid;
+        c->stack_id = e->stack_id;
+        c->seq = e->seq;
+        c->pid = e->child_pid;
+        c->target = e->target ? strdup(e->target) : NULL;
+        const char *what = e->output ? e->output : e->n_inputs ? e->inputs[0] : e->program;
+        c->what = what ? strdup(what) : NULL;
+        if (e->has_status) {
+            int st = (int)e->wait_status;
+            c->has_exit = 1;
+            c->exit_status = WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? -WTERMSIG(st) : st;
+        }
+    }
+}

@@ -1,0 +1,412 @@
+/*
+ * Every compile of a process as one kind of row (analyzer/compiles.h): the
+ * driver's JIT events, runtime compiler calls, compiler subprocesses and the
+ * compile ranges a framework marks with NVTX. Which compiler a call, a program
+ * or a range is, and which framework a stack belongs to, are table rows.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "compiles.h"
+#include "model.h"
+#include "trace.h"
+
+struct compiler_row {
+    const char *name, *label;
+    unsigned cause;
+};
+
+static const struct compiler_row compilers[JST_CMP_MAX_] = {
+    [JST_CMP_DRIVER] = {"driver", "driver PTX JIT", JST_CAUSE_DRIVER_JIT},
+    [JST_CMP_NVRTC] = {"nvrtc", "NVRTC", JST_CAUSE_RUNTIME_COMPILER},
+    [JST_CMP_NVJITLINK] = {"nvjitlink", "nvJitLink", JST_CAUSE_RUNTIME_COMPILER},
+    [JST_CMP_NVVM] = {"nvvm", "NVVM", JST_CAUSE_RUNTIME_COMPILER},
+    [JST_CMP_NVPTXCOMPILER] = {"nvptxcompiler", "nvPTXCompiler", JST_CAUSE_RUNTIME_COMPILER},
+    [JST_CMP_PTXAS] = {"ptxas", "ptxas (subprocess)", JST_CAUSE_SUBPROCESS},
+    [JST_CMP_NVCC] = {"nvcc", "nvcc (subprocess)", JST_CAUSE_SUBPROCESS},
+    [JST_CMP_CICC] = {"cicc", "cicc (subprocess)", JST_CAUSE_SUBPROCESS},
+    [JST_CMP_NVLINK] = {"nvlink", "nvlink (subprocess)", JST_CAUSE_SUBPROCESS},
+    [JST_CMP_FATBINARY] = {"fatbinary", "fatbinary (subprocess)", JST_CAUSE_SUBPROCESS},
+    [JST_CMP_HOST_CC] = {"host_cc", "host C compiler (subprocess)", JST_CAUSE_SUBPROCESS},
+    [JST_CMP_XLA] = {"xla", "XLA compile", JST_CAUSE_FRAMEWORK_COMPILE},
+};
+
+static const char *const frameworks[JST_FW_MAX_] = {
+    [JST_FW_TRITON] = "triton", [JST_FW_INDUCTOR] = "inductor", [JST_FW_XLA] = "xla",
+    [JST_FW_NUMBA] = "numba",   [JST_FW_CUPY] = "cupy",
+};
+
+static const struct {
+    const char *name, *label;
+} causes[JST_CAUSE_MAX_] = {
+    [JST_CAUSE_DRIVER_JIT] = {"driver_jit", "driver JIT"},
+    [JST_CAUSE_RUNTIME_COMPILER] = {"runtime_compiler", "runtime compilers"},
+    [JST_CAUSE_SUBPROCESS] = {"subprocess", "compiler subprocesses"},
+    [JST_CAUSE_FRAMEWORK_COMPILE] = {"framework_compile", "framework compiles"},
+    [JST_CAUSE_MODULE_LOAD] = {"module_load", "module loads"},
+    [JST_CAUSE_DRIVER_INIT] = {"driver_init", "driver init and context"},
+    [JST_CAUSE_PYTHON] = {"python", "Python (sampled)"},
+    [JST_CAUSE_UNEXPLAINED] = {"unexplained", "unexplained"},
+};
+
+const char *jst_compiler_name(unsigned c)
+{
+    return c < JST_CMP_MAX_ ? compilers[c].name : NULL;
+}
+
+const char *jst_compiler_label(unsigned c)
+{
+    return c < JST_CMP_MAX_ && compilers[c].label ? compilers[c].label : "compiler";
+}
+
+unsigned jst_compiler_cause(unsigned c)
+{
+    return c < JST_CMP_MAX_ && compilers[c].name ? compilers[c].cause : JST_CAUSE_UNEXPLAINED;
+}
+
+unsigned jst_compiler_by_name(const char *name)
+{
+    for (unsigned c = 1; name && c < JST_CMP_MAX_; c++)
+        if (compilers[c].name && !strcmp(compilers[c].name, name))
+            return c;
+    return 0;
+}
+
+const char *jst_framework_name(unsigned f)
+{
+    return f < JST_FW_MAX_ ? frameworks[f] : NULL;
+}
+
+const char *jst_cause_name(unsigned c)
+{
+    return c < JST_CAUSE_MAX_ ? causes[c].name : "unexplained";
+}
+
+const char *jst_cause_label(unsigned c)
+{
+    return c < JST_CAUSE_MAX_ ? causes[c].label : "unexplained";
+}
+
+/* Library calls that are compiles, by the call they were recorded as. */
+static const struct {
+    unsigned call, compiler;
+} call_rows[] = {
+    {JST_CALL_nvrtcCompileProgram, JST_CMP_NVRTC},
+    {JST_CALL_nvJitLinkComplete, JST_CMP_NVJITLINK},
+    {JST_CALL_nvvmCompileProgram, JST_CMP_NVVM},
+    {JST_CALL_nvPTXCompilerCompile, JST_CMP_NVPTXCOMPILER},
+};
+
+/* NVTX ranges that mark a framework's compile, by name prefix. */
+static const struct {
+    const char *prefix;
+    unsigned compiler, framework;
+} range_rows[] = {
+    {"XlaCompile:", JST_CMP_XLA, JST_FW_XLA},
+};
+
+unsigned jst_range_compiler(const char *name, unsigned *framework)
+{
+    for (size_t i = 0; name && i < sizeof range_rows / sizeof range_rows[0]; i++)
+        if (!strncmp(name, range_rows[i].prefix, strlen(range_rows[i].prefix))) {
+            if (framework)
+                *framework = range_rows[i].framework;
+            return range_rows[i].compiler;
+        }
+    return 0;
+}
+
+/* Frameworks by where their code lives: a Python frame's file or a native
+ * frame's object path containing the needle. Earlier rows win: Inductor
+ * drives Triton's compiler, and its cache is the one to keep. */
+static const struct {
+    const char *needle;
+    unsigned framework;
+} fw_rows[] = {
+    {"torch/_inductor/", JST_FW_INDUCTOR},
+    {"triton/compiler/", JST_FW_TRITON},
+    {"triton/backends/nvidia/compiler.py", JST_FW_TRITON},
+    {"triton/runtime/", JST_FW_TRITON},
+    {"/libtriton", JST_FW_TRITON},
+    {"jax/_src/", JST_FW_XLA},
+    {"jaxlib/", JST_FW_XLA},
+    {"xla_extension", JST_FW_XLA},
+    {"numba/", JST_FW_NUMBA},
+    {"numba_cuda/", JST_FW_NUMBA},
+    {"cupy/", JST_FW_CUPY},
+    {"cupy_backends/", JST_FW_CUPY},
+};
+
+#define N_FW_ROWS (sizeof fw_rows / sizeof fw_rows[0])
+
+/* The object mapped at ip when the stack was taken, or NULL. */
+static const char *object_at(const struct jst_process *p, uint64_t ip)
+{
+    for (size_t i = p->n_mods; i-- > 0;) {
+        const struct jst_modmap *m = &p->mods[i];
+        if (m->event != JST_MOD_DLCLOSE && ip >= m->start && ip < m->end)
+            return m->path;
+    }
+    return NULL;
+}
+
+static unsigned framework_of_path(const char *s, size_t *best)
+{
+    for (size_t r = 0; s && r < *best; r++)
+        if (strstr(s, fw_rows[r].needle)) {
+            *best = r;
+            return fw_rows[r].framework;
+        }
+    return 0;
+}
+
+static unsigned framework_of_stack(const struct jst_process *p, uint64_t stack_id)
+{
+    const struct jst_stack *s = jst_model_stack(p, stack_id);
+    if (!s)
+        return 0;
+    size_t best = N_FW_ROWS;
+    for (size_t i = 0; i < s->n_py; i++)
+        if (s->py_frames[i]) {
+            const char *file = strchr(s->py_frames[i], '\t');
+            framework_of_path(file, &best);
+        }
+    for (size_t i = 0; i < s->n && i < 64; i++) /* native frames: enough of them */
+        framework_of_path(object_at(p, s->ips[i]), &best);
+    return best < N_FW_ROWS ? fw_rows[best].framework : 0;
+}
+
+static char *xstrdup(const char *s)
+{
+    return s ? strdup(s) : NULL;
+}
+
+static char *fmt_target(unsigned cc)
+{
+    char b[32];
+    if (!cc)
+        return NULL;
+    snprintf(b, sizeof b, "sm_%u", cc);
+    return strdup(b);
+}
+
+/* The kernels a load made, joined: "a, b, c and 4 more". */
+static char *kernels_what(const struct jst_call_ev *c)
+{
+    if (!c->n_kernels)
+        return xstrdup(c->source ? c->source : c->path ? c->path : c->name);
+    char b[512] = "";
+    size_t i = 0;
+    for (; i < c->n_kernels && i < 3; i++) {
+        size_t l = strlen(b);
+        snprintf(b + l, sizeof b - l, "%s%s", i ? ", " : "", c->kernels[i] ? c->kernels[i] : "?");
+    }
+    if (i < c->n_kernels) {
+        size_t l = strlen(b);
+        snprintf(b + l, sizeof b - l, " and %zu more", c->n_kernels - i);
+    }
+    return strdup(b);
+}
+
+struct jst_compile *jst_compiles_push(struct jst_process *p, size_t *cap)
+{
+    if (p->n_compiles == *cap) {
+        size_t n = *cap ? *cap * 2 : 16;
+        struct jst_compile *v = realloc(p->compiles, n * sizeof(*v));
+        if (!v) {
+            p->n_oom++;
+            return NULL;
+        }
+        p->compiles = v;
+        *cap = n;
+    }
+    struct jst_compile *c = &p->compiles[p->n_compiles++];
+    memset(c, 0, sizeof *c);
+    return c;
+}
+
+static unsigned call_compiler(const struct jst_process *p, const struct jst_call_ev *c)
+{
+    if (jst_is_jit_event(p, c))
+        return JST_CMP_DRIVER;
+    for (size_t i = 0; i < sizeof call_rows / sizeof call_rows[0]; i++)
+        if (call_rows[i].call == c->call)
+            return call_rows[i].compiler;
+    return 0;
+}
+
+static void from_calls(struct jst_process *p, size_t *cap)
+{
+    for (size_t i = 0; i < p->n_calls; i++) {
+        const struct jst_call_ev *e = &p->calls[i];
+        unsigned k = call_compiler(p, e);
+        if (!k)
+            continue;
+        struct jst_compile *c = jst_compiles_push(p, cap);
+        if (!c)
+            return;
+        c->compiler = k;
+        c->start_ns = e->start_ns;
+        c->dur_ns = e->dur_ns;
+        c->tid = e->tid;
+        c->stack_id = e->stack_id;
+        c->seq = e->seq;
+        c->call = e;
+        c->in_flight = e->in_flight;
+        c->target = fmt_target(e->target_cc);
+        if (k == JST_CMP_DRIVER)
+            c->cache = e->cache ? jst_cache_name(e->cache) : NULL;
+        c->what = k == JST_CMP_DRIVER ? kernels_what(e) : xstrdup(e->name ? e->name : e->path);
+    }
+}
+
+/* "XlaCompile:#module=jit_f#" -> "jit_f"; otherwise the name after the prefix. */
+static char *range_what(const char *name)
+{
+    const char *m = strstr(name, "#module=");
+    if (m) {
+        m += 8;
+        size_t l = strcspn(m, "#");
+        char *s = malloc(l + 1);
+        if (s) {
+            memcpy(s, m, l);
+            s[l] = 0;
+        }
+        return s;
+    }
+    const char *c = strchr(name, ':');
+    return strdup(c && c[1] ? c + 1 : name);
+}
+
+/* Compile ranges: each push (or start) with a compile name, paired with its
+ * pop (or end) the way queries pair them, by thread, domain and depth. */
+static void from_ranges(struct jst_process *p, size_t *cap)
+{
+    for (size_t i = 0; i < p->n_ranges; i++) {
+        const struct jst_range_ev *o = &p->ranges[i];
+        unsigned fw = 0, k;
+        if (o->op != JST_RANGE_PUSH && o->op != JST_RANGE_START)
+            continue;
+        if (!(k = jst_range_compiler(o->name, &fw)))
+            continue;
+        uint64_t end = 0;
+        int found = 0;
+        size_t depth = 0; /* pushes of the same thread and domain opened since */
+        for (size_t j = i + 1; j < p->n_ranges && !found; j++) {
+            const struct jst_range_ev *e = &p->ranges[j];
+            int same =
+                e->tid == o->tid && ((!e->domain && !o->domain) ||
+                                     (e->domain && o->domain && !strcmp(e->domain, o->domain)));
+            if (o->op == JST_RANGE_START) {
+                if (e->op == JST_RANGE_END && e->id && e->id == o->id)
+                    found = 1, end = e->t_ns;
+                continue;
+            }
+            if (!same)
+                continue;
+            if (e->op == JST_RANGE_PUSH)
+                depth++;
+            else if (e->op == JST_RANGE_POP) {
+                if (depth)
+                    depth--;
+                else
+                    found = 1, end = e->t_ns;
+            }
+        }
+        struct jst_compile *c = jst_compiles_push(p, cap);
+        if (!c)
+            return;
+        c->compiler = k;
+        c->framework = fw;
+        c->start_ns = o->t_ns;
+        c->in_flight = !found;
+        if (!found)
+            end = p->end_ns;
+        c->dur_ns = end > o->t_ns ? end - o->t_ns : 0;
+        c->tid = o->tid;
+        c->what = range_what(o->name);
+    }
+}
+
+static int cmp_compile(const void *a, const void *b)
+{
+    const struct jst_compile *x = a, *y = b;
+    if (x->start_ns != y->start_ns)
+        return x->start_ns < y->start_ns ? -1 : 1;
+    if (x->tid != y->tid)
+        return x->tid < y->tid ? -1 : 1;
+    return x->compiler < y->compiler ? -1 : x->compiler > y->compiler;
+}
+
+void jst_first_call_free(struct jst_first_call *f)
+{
+    free(f->kernel);
+    for (size_t k = 0; k < f->n_samples; k++) {
+        free(f->samples[k].func);
+        free(f->samples[k].file);
+    }
+    free(f->samples);
+}
+
+void jst_compiles_free(struct jst_process *p)
+{
+    for (size_t i = 0; i < p->n_compiles; i++) {
+        free(p->compiles[i].target);
+        free(p->compiles[i].what);
+        free(p->compiles[i].kernel);
+    }
+    free(p->compiles);
+    p->compiles = NULL;
+    p->n_compiles = 0;
+    for (size_t i = 0; i < p->n_first_calls; i++)
+        jst_first_call_free(&p->first_calls[i]);
+    free(p->first_calls);
+    p->first_calls = NULL;
+    p->n_first_calls = 0;
+}
+
+void jst_compiles_derive(struct jst_process *p)
+{
+    size_t cap = 0;
+    jst_compiles_free(p);
+    from_calls(p, &cap);
+    from_ranges(p, &cap);
+    jst_subprocs_compiles(p, &cap);
+    for (size_t i = 0; i < p->n_compiles; i++) {
+        struct jst_compile *c = &p->compiles[i];
+        if (!c->framework && c->stack_id)
+            c->framework = framework_of_stack(p, c->stack_id);
+    }
+    if (p->n_compiles > 1)
+        qsort(p->compiles, p->n_compiles, sizeof *p->compiles, cmp_compile);
+}
+
+/* Merged intervals of [s, e) pairs, in place; returns how many remain. */
+size_t jst_iv_merge(uint64_t (*iv)[2], size_t n);
+
+uint64_t jst_compile_ns_within(const struct jst_process *p, uint64_t a, uint64_t b)
+{
+    uint64_t(*iv)[2] = malloc((p->n_compiles ? p->n_compiles : 1) * sizeof *iv);
+    size_t n = 0;
+    uint64_t sum = 0;
+    if (!iv)
+        return 0;
+    for (size_t i = 0; i < p->n_compiles; i++) {
+        const struct jst_compile *c = &p->compiles[i];
+        uint64_t s = c->start_ns, e = c->start_ns + c->dur_ns;
+        if (e < s)
+            e = UINT64_MAX;
+        s = s > a ? s : a;
+        e = e < b ? e : b;
+        if (e > s) {
+            iv[n][0] = s;
+            iv[n][1] = e;
+            n++;
+        }
+    }
+    n = jst_iv_merge(iv, n);
+    for (size_t i = 0; i < n; i++)
+        sum += iv[i][1] - iv[i][0];
+    free(iv);
+    return sum;
+}

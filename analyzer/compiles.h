@@ -1,0 +1,137 @@
+/*
+ * One model of a compile, whatever the compiler (implementation:
+ * analyzer/compiles.c, analyzer/firstcall.c). The driver's PTX JIT, the
+ * runtime compilers (NVRTC, nvJitLink, NVVM, nvPTXCompiler), compiler
+ * subprocesses (ptxas, nvcc, gcc, ...) and a framework's own compiles marked by
+ * NVTX ranges (XLA) all become rows of one kind: report, check, diff, export and
+ * baseline read them through this, so a new compiler is a new table row.
+ */
+#ifndef JST_ANALYZER_COMPILES_H
+#define JST_ANALYZER_COMPILES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct jst_process;
+struct jst_call_ev;
+
+enum jst_compiler {
+    JST_CMP_NONE = 0,
+    JST_CMP_DRIVER,
+    JST_CMP_NVRTC,
+    JST_CMP_NVJITLINK,
+    JST_CMP_NVVM,
+    JST_CMP_NVPTXCOMPILER,
+    JST_CMP_PTXAS,
+    JST_CMP_NVCC,
+    JST_CMP_CICC,
+    JST_CMP_NVLINK,
+    JST_CMP_FATBINARY,
+    JST_CMP_HOST_CC,
+    JST_CMP_XLA,
+    JST_CMP_MAX_
+};
+
+enum jst_framework {
+    JST_FW_NONE = 0,
+    JST_FW_TRITON,
+    JST_FW_INDUCTOR,
+    JST_FW_XLA,
+    JST_FW_NUMBA,
+    JST_FW_CUPY,
+    JST_FW_MAX_
+};
+
+/* What a first call's time went to (its blame table), in the order that
+ * decides overlaps: a moment covered by several causes counts for the first. */
+enum jst_cause {
+    JST_CAUSE_DRIVER_JIT = 0,
+    JST_CAUSE_RUNTIME_COMPILER,
+    JST_CAUSE_SUBPROCESS,
+    JST_CAUSE_FRAMEWORK_COMPILE,
+    JST_CAUSE_MODULE_LOAD,
+    JST_CAUSE_DRIVER_INIT,
+    JST_CAUSE_PYTHON,
+    JST_CAUSE_UNEXPLAINED,
+    JST_CAUSE_MAX_
+};
+
+struct jst_compile {
+    unsigned compiler;  /* enum jst_compiler */
+    unsigned framework; /* enum jst_framework */
+    uint64_t start_ns, dur_ns, tid;
+    uint64_t stack_id, seq;         /* seq: the call count when it started (symbolizing) */
+    const struct jst_call_ev *call; /* the driver or library call it is, or NULL */
+    char *target;                   /* "sm_90", or NULL */
+    const char *cache;              /* cache outcome when known ("hit", ...), or NULL */
+    char *what;                     /* what it compiled or produced, or NULL */
+    char *kernel;                   /* the kernel whose first call holds it, or NULL */
+    uint64_t pid;                   /* a subprocess's pid, else 0 */
+    int has_exit;
+    int64_t exit_status; /* a subprocess's, when has_exit */
+    uint64_t child_of;   /* compiled in a child process of pid child_of, else 0 */
+    int in_flight;       /* not finished when the trace ended */
+};
+
+/* A kernel's first call: the compile work on its thread before its first launch. */
+struct jst_sample_fn {
+    char *func, *file;
+    unsigned line;    /* the line most of its samples were at */
+    uint64_t dur_ns;  /* all its lines */
+    uint64_t line_ns; /* at that line */
+};
+
+struct jst_first_call {
+    char *kernel;
+    uint64_t tid, start_ns, dur_ns; /* start of its compile work to its launch */
+    uint64_t launch_seq;            /* seq of the launch call */
+    uint64_t blame[JST_CAUSE_MAX_]; /* sums to dur_ns */
+    unsigned top_framework;         /* framework of its compiles, or 0 */
+    struct jst_sample_fn *samples;  /* top Python functions by sampled time */
+    size_t n_samples;
+};
+
+/* The table rows: names as the JSON and the options spell them. */
+const char *jst_compiler_name(unsigned compiler);   /* "ptxas"; NULL when out of range */
+const char *jst_compiler_label(unsigned compiler);  /* "driver PTX JIT", "ptxas (subprocess)" */
+unsigned jst_compiler_cause(unsigned compiler);     /* enum jst_cause */
+unsigned jst_compiler_by_name(const char *name);    /* 0 when unknown */
+const char *jst_framework_name(unsigned framework); /* "triton"; NULL for none */
+const char *jst_cause_name(unsigned cause);         /* "driver_jit" */
+const char *jst_cause_label(unsigned cause);        /* "driver JIT" */
+
+/* A range name that marks a framework's compile (XLA's "XlaCompile:..."): the
+ * compiler, else 0. Such ranges are never queries. */
+unsigned jst_range_compiler(const char *name, unsigned *framework);
+
+/* Builds p->compiles (in start order) and p->first_calls; jst_model_derive
+ * calls it. Child processes (p->ppid) are tied later by jst_compiles_link. */
+void jst_compiles_derive(struct jst_process *p);
+void jst_first_calls_derive(struct jst_process *p);
+/* Ties the compiles of each process's children (traces of the same run whose
+ * ppid is its pid) into the parent's first calls that they overlap, then
+ * keeps only the first calls that had compile work (a launch after module
+ * loads, driver start-up and the program's Python alone has none). */
+struct jst_run;
+void jst_compiles_link(struct jst_run *run);
+void jst_compiles_free(struct jst_process *p);
+/* Frees what one first call owns (its kernel name and sampled functions). */
+void jst_first_call_free(struct jst_first_call *f);
+
+/* analyzer/compile_read.c: COMPILE, SAMPLE and FW_CACHE records into the
+ * model (-1: not one of them; else 1 when a field ran past the record). */
+struct jst_record;
+int jst_compile_read_record(struct jst_process *p, const struct jst_record *rec);
+void jst_compile_records_free(struct jst_process *p);
+/* Adds a compile row for each compiler child (used by jst_compiles_derive). */
+void jst_subprocs_compiles(struct jst_process *p, size_t *cap);
+struct jst_compile *jst_compiles_push(struct jst_process *p, size_t *cap);
+/* Merges [s, e) intervals in place (sorted by start); returns how many remain. */
+size_t jst_iv_merge(uint64_t (*iv)[2], size_t n);
+
+/* Compile time (union of intervals, any compiler, any thread) within [a, b). */
+uint64_t jst_compile_ns_within(const struct jst_process *p, uint64_t a, uint64_t b);
+/* The first call that took longest, or NULL. */
+const struct jst_first_call *jst_slowest_first_call(const struct jst_process *p);
+
+#endif

@@ -1,0 +1,549 @@
+/*
+ * The first call of each kernel (analyzer/compiles.h): a kernel whose first
+ * launch came after compile work on its thread, since that thread's previous
+ * launch. Its time runs from the start of that work (or of the sampler's
+ * window) to the launch, and its blame table splits that time by cause with
+ * one rule: intervals of every cause are laid on the window, and each moment
+ * counts once, for the first cause of enum jst_cause that covers it. The
+ * sampler's records carry no times, only how long each stack was seen for in
+ * a window: the time no interval covers is Python's in the share of the window
+ * in which the sampler found Python frames (its ticks fall alike in covered and
+ * uncovered time), and the rest is unexplained; so the parts always sum to the
+ * first call's time.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "compiles.h"
+#include "model.h"
+#include "trace.h"
+
+static int is_launch(unsigned call)
+{
+    return call == JST_CALL_cuLaunchKernel || call == JST_CALL_cuLaunchKernelEx;
+}
+
+static uint64_t end_of(uint64_t s, uint64_t d)
+{
+    return s > UINT64_MAX - d ? UINT64_MAX : s + d;
+}
+
+static int cmp_iv(const void *a, const void *b)
+{
+    const uint64_t *x = a, *y = b;
+    return x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : (x[1] < y[1] ? -1 : x[1] > y[1]);
+}
+
+size_t jst_iv_merge(uint64_t (*iv)[2], size_t n)
+{
+    if (n < 2)
+        return n;
+    qsort(iv, n, sizeof *iv, cmp_iv);
+    size_t k = 0;
+    for (size_t i = 1; i < n; i++) {
+        if (iv[i][0] <= iv[k][1]) {
+            if (iv[i][1] > iv[k][1])
+                iv[k][1] = iv[i][1];
+        } else {
+            k++;
+            iv[k][0] = iv[i][0];
+            iv[k][1] = iv[i][1];
+        }
+    }
+    return k + 1;
+}
+
+/* An edge of a cause's interval: +1 at its start, -1 at its end. */
+struct edge {
+    uint64_t t;
+    int delta;
+    unsigned cause;
+};
+
+struct edges {
+    struct edge *v;
+    size_t n, cap;
+};
+
+static void add_iv(struct edges *e, uint64_t s, uint64_t t, uint64_t lo, uint64_t hi,
+                   unsigned cause)
+{
+    s = s > lo ? s : lo;
+    t = t < hi ? t : hi;
+    if (t <= s)
+        return;
+    if (e->n + 2 > e->cap) {
+        size_t cap = e->cap ? e->cap * 2 : 32;
+        struct edge *v = realloc(e->v, cap * sizeof *v);
+        if (!v)
+            return;
+        e->v = v;
+        e->cap = cap;
+    }
+    e->v[e->n++] = (struct edge){s, +1, cause};
+    e->v[e->n++] = (struct edge){t, -1, cause};
+}
+
+static int cmp_edge(const void *a, const void *b)
+{
+    const struct edge *x = a, *y = b;
+    return x->t < y->t ? -1 : x->t > y->t;
+}
+
+/* Sweeps the edges over [lo, hi): each stretch counts for the first cause
+ * open over it. Returns the time no cause covers. */
+static uint64_t sweep(struct edges *e, uint64_t lo, uint64_t hi, uint64_t *blame)
+{
+    unsigned open[JST_CAUSE_MAX_] = {0};
+    uint64_t at = lo, covered = 0;
+    if (e->n > 1)
+        qsort(e->v, e->n, sizeof *e->v, cmp_edge);
+    for (size_t i = 0; i <= e->n; i++) {
+        uint64_t t = i < e->n ? e->v[i].t : hi;
+        if (t > at) {
+            for (unsigned c = 0; c < JST_CAUSE_MAX_; c++)
+                if (open[c]) {
+                    blame[c] += t - at;
+                    covered += t - at;
+                    break;
+                }
+            at = t;
+        }
+        if (i < e->n) {
+            unsigned c = e->v[i].cause < JST_CAUSE_MAX_ ? e->v[i].cause : JST_CAUSE_UNEXPLAINED;
+            if (e->v[i].delta > 0)
+                open[c]++;
+            else if (open[c])
+                open[c]--;
+        }
+    }
+    return hi - lo > covered ? hi - lo - covered : 0;
+}
+
+/* Everything with a time a first call's window is measured against, by
+ * thread and start, so that each window looks only at what overlaps it (a
+ * trace may hold many thousands of compiles and launches): the compiles, and
+ * the driver calls that are not compiles but take time (loads of ready
+ * images, initialization, context creation). The sample records, by the
+ * launch they came before. */
+struct tiv {
+    uint64_t tid, s, e, maxe; /* maxe: the latest end of this thread's entries up to here */
+    unsigned cause;
+    struct jst_compile *c; /* NULL: a driver call */
+};
+
+struct fc_ix {
+    struct tiv *v;
+    size_t n;
+    size_t *samp; /* indices into p->samples, by before_seq */
+    size_t n_samp;
+    const struct jst_process *p;
+};
+
+static int cmp_tiv(const void *a, const void *b)
+{
+    const struct tiv *x = a, *y = b;
+    if (x->tid != y->tid)
+        return x->tid < y->tid ? -1 : 1;
+    return x->s < y->s ? -1 : x->s > y->s;
+}
+
+static const struct jst_process *g_samp_p; /* qsort has no context argument */
+static int cmp_samp(const void *a, const void *b)
+{
+    uint64_t x = g_samp_p->samples[*(const size_t *)a].before_seq,
+             y = g_samp_p->samples[*(const size_t *)b].before_seq;
+    return x < y   ? -1
+           : x > y ? 1
+                   : (*(const size_t *)a > *(const size_t *)b) -
+                         (*(const size_t *)a < *(const size_t *)b);
+}
+
+static void ix_free(struct fc_ix *ix)
+{
+    free(ix->v);
+    free(ix->samp);
+    memset(ix, 0, sizeof *ix);
+}
+
+static int ix_build(struct fc_ix *ix, struct jst_process *p)
+{
+    memset(ix, 0, sizeof *ix);
+    ix->p = p;
+    ix->v = malloc((p->n_compiles + p->n_calls + 1) * sizeof *ix->v);
+    ix->samp = malloc((p->n_samples + 1) * sizeof *ix->samp);
+    if (!ix->v || !ix->samp) {
+        ix_free(ix);
+        return -1;
+    }
+    for (size_t i = 0; i < p->n_compiles; i++) {
+        struct jst_compile *c = &p->compiles[i];
+        ix->v[ix->n++] = (struct tiv){
+            c->tid, c->start_ns, end_of(c->start_ns, c->dur_ns), 0, jst_compiler_cause(c->compiler),
+            c};
+    }
+    for (size_t i = 0; i < p->n_calls; i++) {
+        const struct jst_call_ev *c = &p->calls[i];
+        unsigned cause;
+        if (jst_is_jit_event(p, c) || jst_is_rtc_call(c->call))
+            continue; /* compiles already */
+        if (c->verdict != JST_V_NONE)
+            cause = JST_CAUSE_MODULE_LOAD;
+        else if (c->call == JST_CALL_cuInit || c->call == JST_CALL_cuCtxCreate ||
+                 c->call == JST_CALL_cuDevicePrimaryCtxRetain)
+            cause = JST_CAUSE_DRIVER_INIT;
+        else
+            continue;
+        ix->v[ix->n++] =
+            (struct tiv){c->tid, c->start_ns, end_of(c->start_ns, c->dur_ns), 0, cause, NULL};
+    }
+    qsort(ix->v, ix->n, sizeof *ix->v, cmp_tiv);
+    for (size_t i = 0; i < ix->n; i++) {
+        struct tiv *t = &ix->v[i];
+        t->maxe = t->e;
+        if (i && ix->v[i - 1].tid == t->tid && ix->v[i - 1].maxe > t->maxe)
+            t->maxe = ix->v[i - 1].maxe;
+    }
+    for (size_t i = 0; i < p->n_samples; i++)
+        ix->samp[ix->n_samp++] = i;
+    g_samp_p = p;
+    qsort(ix->samp, ix->n_samp, sizeof *ix->samp, cmp_samp);
+    return 0;
+}
+
+/* The first entry of thread tid starting at or after t (or the next thread's). */
+static size_t ix_find(const struct fc_ix *ix, uint64_t tid, uint64_t t)
+{
+    size_t lo = 0, hi = ix->n;
+    while (lo < hi) {
+        size_t m = lo + (hi - lo) / 2;
+        const struct tiv *x = &ix->v[m];
+        if (x->tid < tid || (x->tid == tid && x->s < t))
+            lo = m + 1;
+        else
+            hi = m;
+    }
+    return lo;
+}
+
+/* The sampled functions of a first call, by innermost Python frame (function
+ * and file, as a profiler counts them), largest first. */
+static int cmp_sample(const void *a, const void *b)
+{
+    const struct jst_sample_fn *x = a, *y = b;
+    if (x->dur_ns != y->dur_ns)
+        return x->dur_ns > y->dur_ns ? -1 : 1;
+    int c = strcmp(x->func ? x->func : "", y->func ? y->func : "");
+    return c ? c : strcmp(x->file ? x->file : "", y->file ? y->file : "");
+}
+
+#define MAX_SAMPLE_FNS 10
+
+static const char *leaf_frame(const struct jst_process *p, const struct jst_sample_ev *s)
+{
+    if (s->n_py)
+        return s->py[0];
+    const struct jst_stack *st = jst_model_stack(p, s->stack_id);
+    return st && st->n_py ? st->py_frames[0] : NULL;
+}
+
+static void add_sample_fn(struct jst_first_call *f, const char *frame, uint64_t ns)
+{
+    char func[512] = "?", file[1024] = "";
+    unsigned line = 0;
+    if (frame) {
+        const char *t1 = strchr(frame, '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
+        size_t l = t1 ? (size_t)(t1 - frame) : strlen(frame);
+        l = l < sizeof func - 1 ? l : sizeof func - 1;
+        memcpy(func, frame, l);
+        func[l] = 0;
+        if (t1) {
+            size_t m = t2 ? (size_t)(t2 - t1 - 1) : strlen(t1 + 1);
+            m = m < sizeof file - 1 ? m : sizeof file - 1;
+            memcpy(file, t1 + 1, m);
+            file[m] = 0;
+        }
+        if (t2)
+            line = (unsigned)strtoul(t2 + 1, NULL, 10);
+    }
+    for (size_t i = 0; i < f->n_samples; i++) {
+        struct jst_sample_fn *x = &f->samples[i];
+        if (!strcmp(x->func, func) && !strcmp(x->file, file)) {
+            x->dur_ns += ns;
+            if (x->line != line && ns > x->line_ns) {
+                x->line = line;
+                x->line_ns = ns;
+            } else if (x->line == line) {
+                x->line_ns += ns;
+            }
+            return;
+        }
+    }
+    struct jst_sample_fn *v = realloc(f->samples, (f->n_samples + 1) * sizeof *v);
+    if (!v)
+        return;
+    f->samples = v;
+    v[f->n_samples] = (struct jst_sample_fn){strdup(func), strdup(file), line, ns, ns};
+    if (!v[f->n_samples].func || !v[f->n_samples].file) {
+        free(v[f->n_samples].func);
+        free(v[f->n_samples].file);
+        return;
+    }
+    f->n_samples++;
+}
+
+/* Sample records belonging to the launch of seq: their time in all, their
+ * window and its earliest sample (0 when not recorded); functions into f. */
+static uint64_t take_samples(const struct fc_ix *ix, uint64_t seq, struct jst_first_call *f,
+                             uint64_t *window, uint64_t *first)
+{
+    const struct jst_process *p = ix->p;
+    uint64_t sum = 0;
+    size_t lo = 0, hi = ix->n_samp;
+    *window = 0;
+    *first = 0;
+    while (lo < hi) {
+        size_t m = lo + (hi - lo) / 2;
+        if (p->samples[ix->samp[m]].before_seq < seq)
+            lo = m + 1;
+        else
+            hi = m;
+    }
+    for (size_t i = lo; seq && i < ix->n_samp; i++) {
+        const struct jst_sample_ev *s = &p->samples[ix->samp[i]];
+        if (s->before_seq != seq)
+            break;
+        uint64_t ns = s->sample_ns ? s->sample_ns : s->samples * s->period_ns;
+        sum = end_of(sum, ns);
+        if (s->window_ns > *window)
+            *window = s->window_ns;
+        if (s->start_ns && (!*first || s->start_ns < *first))
+            *first = s->start_ns;
+        if (f)
+            add_sample_fn(f, leaf_frame(p, s), ns);
+    }
+    if (f && f->n_samples > 1)
+        qsort(f->samples, f->n_samples, sizeof *f->samples, cmp_sample);
+    while (f && f->n_samples > MAX_SAMPLE_FNS) {
+        struct jst_sample_fn *x = &f->samples[--f->n_samples];
+        free(x->func);
+        free(x->file);
+    }
+    return sum;
+}
+
+/* The blame of f on thread tid, with the compiles given (the process's and,
+ * when linked, its children's) and the samples' time. */
+static void blame(const struct fc_ix *ix, struct jst_first_call *f, const struct jst_compile *extra,
+                  size_t n_extra, uint64_t sampled, uint64_t window)
+{
+    struct edges e = {0};
+    uint64_t lo = f->start_ns, hi = end_of(f->start_ns, f->dur_ns);
+    memset(f->blame, 0, sizeof f->blame);
+    size_t at = ix_find(ix, f->tid, lo);
+    for (size_t i = at; i < ix->n && ix->v[i].tid == f->tid && ix->v[i].s < hi; i++)
+        add_iv(&e, ix->v[i].s, ix->v[i].e, lo, hi, ix->v[i].cause);
+    /* entries that started before the window and still ran in it */
+    for (size_t i = at; i-- > 0 && ix->v[i].tid == f->tid && ix->v[i].maxe > lo;)
+        add_iv(&e, ix->v[i].s, ix->v[i].e, lo, hi, ix->v[i].cause);
+    for (size_t i = 0; i < n_extra; i++)
+        add_iv(&e, extra[i].start_ns, end_of(extra[i].start_ns, extra[i].dur_ns), lo, hi,
+               jst_compiler_cause(extra[i].compiler));
+    uint64_t rest = sweep(&e, lo, hi, f->blame);
+    free(e.v);
+    /* rest * min(sampled, window) / max(window, dur): a window shorter than
+     * the first call vouches only for its own part of it. */
+    uint64_t w = window ? window : f->dur_ns;
+    double share =
+        w ? (double)(sampled < w ? sampled : w) / (double)(w > f->dur_ns ? w : f->dur_ns) : 0.0;
+    uint64_t py = (uint64_t)((double)rest * share + 0.5);
+    py = py < rest ? py : rest;
+    f->blame[JST_CAUSE_PYTHON] += py;
+    f->blame[JST_CAUSE_UNEXPLAINED] += rest - py;
+}
+
+static int cmp_launch(const void *a, const void *b)
+{
+    const struct jst_call_ev *x = *(const struct jst_call_ev *const *)a,
+                             *y = *(const struct jst_call_ev *const *)b;
+    if (x->tid != y->tid)
+        return x->tid < y->tid ? -1 : 1;
+    return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
+}
+
+/* The first compile on thread tid that started in [lo, hi), by start order. */
+static const struct jst_compile *first_compile(const struct fc_ix *ix, uint64_t tid, uint64_t lo,
+                                               uint64_t hi, unsigned *fw)
+{
+    const struct jst_compile *first = NULL;
+    uint64_t longest = 0;
+    *fw = 0;
+    for (size_t i = ix_find(ix, tid, lo); i < ix->n && ix->v[i].tid == tid && ix->v[i].s < hi;
+         i++) {
+        const struct jst_compile *c = ix->v[i].c;
+        if (!c)
+            continue;
+        if (!first)
+            first = c;
+        if (c->framework && c->dur_ns >= longest) {
+            longest = c->dur_ns;
+            *fw = c->framework;
+        }
+    }
+    return first;
+}
+
+static void name_compiles(const struct fc_ix *ix, uint64_t tid, uint64_t lo, uint64_t hi,
+                          const char *kernel)
+{
+    for (size_t i = ix_find(ix, tid, lo);
+         kernel && i < ix->n && ix->v[i].tid == tid && ix->v[i].s < hi; i++) {
+        struct jst_compile *c = ix->v[i].c;
+        if (c && !c->kernel)
+            c->kernel = strdup(kernel);
+    }
+}
+
+void jst_first_calls_derive(struct jst_process *p)
+{
+    size_t n = 0, cap = 0;
+    struct fc_ix ix;
+    if (ix_build(&ix, p) < 0) {
+        p->n_oom++;
+        return;
+    }
+    const struct jst_call_ev **l = malloc((p->n_calls ? p->n_calls : 1) * sizeof *l);
+    if (!l) {
+        ix_free(&ix);
+        return;
+    }
+    for (size_t i = 0; i < p->n_calls; i++)
+        if (is_launch(p->calls[i].call) && p->calls[i].start_ns)
+            l[n++] = &p->calls[i];
+    qsort(l, n, sizeof *l, cmp_launch);
+    uint64_t floor0 = p->proc_start_ns ? p->proc_start_ns : 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct jst_call_ev *c = l[i];
+        uint64_t lo =
+            i && l[i - 1]->tid == c->tid ? end_of(l[i - 1]->start_ns, l[i - 1]->dur_ns) : floor0;
+        if (lo > c->start_ns)
+            lo = c->start_ns;
+        unsigned fw = 0;
+        const struct jst_compile *w = first_compile(&ix, c->tid, lo, c->start_ns, &fw);
+        uint64_t window = 0, first = 0, sampled = take_samples(&ix, c->seq, NULL, &window, &first);
+        if (!w && !sampled)
+            continue;
+        /* From the first compile or the first sample, whichever came first;
+         * samples without times: the window before the launch. Never before
+         * the thread's previous launch. */
+        uint64_t start = w ? w->start_ns : c->start_ns;
+        uint64_t from_samples = first                            ? first
+                                : window && c->start_ns > window ? c->start_ns - window
+                                                                 : start;
+        if (sampled && from_samples < start)
+            start = from_samples;
+        if (start < lo)
+            start = lo;
+        if (p->n_first_calls == cap) {
+            size_t nc = cap ? cap * 2 : 8;
+            struct jst_first_call *v = realloc(p->first_calls, nc * sizeof *v);
+            if (!v) {
+                p->n_oom++;
+                break;
+            }
+            p->first_calls = v;
+            cap = nc;
+        }
+        struct jst_first_call *f = &p->first_calls[p->n_first_calls++];
+        memset(f, 0, sizeof *f);
+        f->kernel = c->name ? strdup(c->name) : NULL;
+        f->tid = c->tid;
+        f->start_ns = start;
+        f->dur_ns = c->start_ns - start;
+        f->launch_seq = c->seq;
+        f->top_framework = fw;
+        take_samples(&ix, c->seq, f, &window, &first);
+        blame(&ix, f, NULL, 0, sampled, window);
+        name_compiles(&ix, c->tid, lo, c->start_ns, c->name);
+    }
+    free(l);
+    ix_free(&ix);
+}
+
+const struct jst_first_call *jst_slowest_first_call(const struct jst_process *p)
+{
+    const struct jst_first_call *best = NULL;
+    for (size_t i = 0; i < p->n_first_calls; i++)
+        if (!best || p->first_calls[i].dur_ns > best->dur_ns)
+            best = &p->first_calls[i];
+    return best;
+}
+
+/* Keeps the first calls that had compile work (the driver's JIT, a runtime
+ * compiler, a compiler child, a framework's compile; a child process's
+ * counts once linked). One found from samples alone, before a launch that
+ * followed only module loads and driver start-up, is the program's own
+ * Python, not a compile: a slow machine (or an emulator) gives a trivial
+ * first kernel samples that a fast one does not. */
+static void keep_compiling(struct jst_process *p)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < p->n_first_calls; i++) {
+        struct jst_first_call *f = &p->first_calls[i];
+        if (f->blame[JST_CAUSE_DRIVER_JIT] || f->blame[JST_CAUSE_RUNTIME_COMPILER] ||
+            f->blame[JST_CAUSE_SUBPROCESS] || f->blame[JST_CAUSE_FRAMEWORK_COMPILE]) {
+            p->first_calls[n++] = *f;
+            continue;
+        }
+        jst_first_call_free(f);
+    }
+    p->n_first_calls = n;
+}
+
+/* Compiles of the children of p (traces in the run whose ppid is p's pid)
+ * count in p's first calls they overlap: an Inductor compile worker compiles
+ * while the parent's first call waits for it. Then the first calls without
+ * compile work are dropped (keep_compiling). */
+void jst_compiles_link(struct jst_run *run)
+{
+    for (size_t i = 0; i < run->n_procs; i++) {
+        struct jst_process *p = &run->procs[i];
+        if (!p->n_first_calls || !p->pid)
+            continue;
+        size_t n = 0;
+        for (size_t k = 0; k < run->n_procs; k++)
+            if (k != i && run->procs[k].ppid == p->pid)
+                n += run->procs[k].n_compiles;
+        if (!n)
+            continue;
+        struct jst_compile *v = malloc(n * sizeof *v);
+        struct fc_ix ix;
+        if (!v || ix_build(&ix, p) < 0) {
+            free(v);
+            continue;
+        }
+        n = 0;
+        for (size_t k = 0; k < run->n_procs; k++) {
+            struct jst_process *ch = &run->procs[k];
+            if (k == i || ch->ppid != p->pid)
+                continue;
+            for (size_t j = 0; j < ch->n_compiles; j++) {
+                ch->compiles[j].child_of = p->pid;
+                v[n++] = ch->compiles[j];
+            }
+        }
+        for (size_t f = 0; f < p->n_first_calls; f++) {
+            struct jst_first_call *fc = &p->first_calls[f];
+            uint64_t window = 0, first = 0,
+                     sampled = take_samples(&ix, fc->launch_seq, NULL, &window, &first);
+            blame(&ix, fc, v, n, sampled, window);
+            for (size_t j = 0; j < n && !fc->top_framework; j++)
+                if (v[j].framework && v[j].start_ns < fc->start_ns + fc->dur_ns &&
+                    v[j].start_ns + v[j].dur_ns > fc->start_ns)
+                    fc->top_framework = v[j].framework;
+        }
+        free(v);
+        ix_free(&ix);
+    }
+    for (size_t i = 0; i < run->n_procs; i++)
+        keep_compiling(&run->procs[i]);
+}

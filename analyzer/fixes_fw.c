@@ -1,0 +1,192 @@
+/*
+ * The fixes of frameworks that compile on a program's first call (Triton,
+ * Inductor, XLA, Numba, CuPy): each keeps a cache of its own, and the fix is
+ * to keep that cache where the next run finds it. One table row per
+ * framework: the cache, the setting that moves it, where it lives by default,
+ * and how the cache was found at start (the FW_CACHE record: whether it
+ * existed, and whether it lies on storage that does not outlive the container).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "compiles.h"
+#include "fixes.h"
+#include "sfmt.h"
+
+struct fw_fix {
+    unsigned framework, kind;
+    const char *kind_name;
+    const char *cache_name; /* as FW_CACHE records name the framework */
+    const char *text;       /* the fix; "%s" is replaced by how the cache was found */
+};
+
+static const struct fw_fix rows[] = {
+    {JST_FW_TRITON, JST_FIX_TRITON_CACHE, "triton_cache", "triton",
+     "keep Triton's kernel cache: set TRITON_CACHE_DIR to a directory on a persistent volume "
+     "(default ~/.triton/cache)%s"},
+    {JST_FW_INDUCTOR, JST_FIX_INDUCTOR_CACHE, "inductor_cache", "inductor",
+     "keep Inductor's cache: set TORCHINDUCTOR_CACHE_DIR to a directory on a persistent volume "
+     "(default /tmp/torchinductor_$USER, lost with /tmp), or ship the compiled artifacts with "
+     "torch.compiler.save_cache_artifacts() and load_cache_artifacts()%s"},
+    {JST_FW_XLA, JST_FIX_JAX_CACHE, "jax_cache", "jax",
+     "turn on JAX's persistent compilation cache (off by default): "
+     "jax.config.update(\"jax_compilation_cache_dir\", DIR) or JAX_COMPILATION_CACHE_DIR=DIR, "
+     "with DIR on a persistent volume%s"},
+    {JST_FW_NUMBA, JST_FIX_NUMBA_CACHE, "numba_cache", "numba",
+     "cache Numba's compiled kernels: @cuda.jit(cache=True) (NUMBA_CACHE_DIR sets where, on a "
+     "persistent volume)%s"},
+    {JST_FW_CUPY, JST_FIX_CUPY_CACHE, "cupy_cache", "cupy",
+     "keep CuPy's kernel cache: set CUPY_CACHE_DIR to a directory on a persistent volume "
+     "(default ~/.cupy/kernel_cache)%s"},
+};
+
+#define N_ROWS (sizeof rows / sizeof rows[0])
+
+const char *jst_fix_fw_kind_name(unsigned kind)
+{
+    for (size_t i = 0; i < N_ROWS; i++)
+        if (rows[i].kind == kind)
+            return rows[i].kind_name;
+    return NULL;
+}
+
+static const struct jst_fw_cache *cache_of(const struct jst_process *p, const char *name)
+{
+    for (size_t i = 0; i < p->n_fw_caches; i++)
+        if (p->fw_caches[i].framework && !strcmp(p->fw_caches[i].framework, name))
+            return &p->fw_caches[i];
+    return NULL;
+}
+
+/* "; at start /root/.triton/cache did not exist" and the like, or "". */
+static void state_words(const struct jst_fw_cache *s, char *buf, size_t n)
+{
+    buf[0] = 0;
+    if (!s)
+        return;
+    jst_sfmt(buf, n, "; at start %s%s%s", s->path ? s->path : "the cache",
+             s->from_env && s->env_name ? " (from " : "",
+             s->from_env && s->env_name ? s->env_name : "");
+    if (s->from_env && s->env_name)
+        jst_sfmt(buf + strlen(buf), n - strlen(buf), ")");
+    if (s->has_exists && !s->exists)
+        jst_sfmt(buf + strlen(buf), n - strlen(buf), " did not exist");
+    else if (s->has_exists && s->has_entries && !s->entries) /* made, not filled, by the program */
+        jst_sfmt(buf + strlen(buf), n - strlen(buf), " existed but was empty%s",
+                 s->writable ? "" : " and not writable");
+    else if (s->has_exists && s->has_entries)
+        jst_sfmt(buf + strlen(buf), n - strlen(buf), " existed with %llu entr%s%s",
+                 (unsigned long long)s->entries, s->entries == 1 ? "y" : "ies",
+                 s->writable ? "" : " but was not writable");
+    else if (s->has_exists)
+        jst_sfmt(buf + strlen(buf), n - strlen(buf), " existed%s",
+                 s->writable ? "" : " but was not writable");
+    else
+        jst_sfmt(buf + strlen(buf), n - strlen(buf), " was not checked");
+    if (s->ephemeral)
+        jst_sfmt(buf + strlen(buf), n - strlen(buf),
+                 ", and it lies on %s, which does not outlive the container",
+                 s->fs_type && !strcmp(s->fs_type, "overlay") ? "an overlay's upper layer"
+                 : s->fs_type                                 ? s->fs_type
+                                                              : "temporary storage");
+}
+
+/* How many of p's compiles framework fw ran (its fix is given when any). */
+static size_t fw_compiles(const struct jst_process *p, unsigned fw)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < p->n_compiles; i++)
+        n += p->compiles[i].framework == fw;
+    return n;
+}
+
+/* What a warm cache saves: the framework's first calls less their module
+ * loads and driver start-up (which a warm cache still pays); without a first
+ * call, its compiles' time. */
+static uint64_t saves(const struct jst_process *p, unsigned fw, size_t *n_compiles)
+{
+    uint64_t s = 0;
+    *n_compiles = fw_compiles(p, fw);
+    int any_fc = 0;
+    for (size_t i = 0; i < p->n_first_calls; i++) {
+        const struct jst_first_call *f = &p->first_calls[i];
+        if (f->top_framework != fw)
+            continue;
+        uint64_t keep = f->blame[JST_CAUSE_MODULE_LOAD] + f->blame[JST_CAUSE_DRIVER_INIT];
+        s += f->dur_ns > keep ? f->dur_ns - keep : 0;
+        any_fc = 1;
+    }
+    if (!any_fc)
+        for (size_t i = 0; i < p->n_compiles; i++)
+            if (p->compiles[i].framework == fw)
+                s += p->compiles[i].dur_ns;
+    return s;
+}
+
+static int add(struct jst_fixes *out, const struct fw_fix *r, const char *text, const char *target,
+               uint64_t saves_ns, size_t n)
+{
+    for (size_t i = 0; i < out->n; i++) {
+        struct jst_fix *f = &out->v[i];
+        if (f->kind == r->kind && !strcmp(f->text, text)) {
+            f->saves_ns += saves_ns;
+            f->n_loads += n;
+            return 0;
+        }
+    }
+    struct jst_fix *v = realloc(out->v, (out->n + 1) * sizeof *v);
+    if (!v)
+        return -1;
+    out->v = v;
+    struct jst_fix *f = &v[out->n++];
+    memset(f, 0, sizeof *f);
+    f->kind = r->kind;
+    jst_sfmt(f->text, sizeof f->text, "%s", text);
+    jst_sfmt(f->target, sizeof f->target, "%s", target);
+    f->saves_ns = saves_ns;
+    f->n_loads = n;
+    return 0;
+}
+
+int jst_fixes_frameworks(const struct jst_run *run, struct jst_fixes *out)
+{
+    for (size_t i = 0; i < run->n_procs; i++) {
+        const struct jst_process *p = &run->procs[i];
+        for (size_t r = 0; r < N_ROWS; r++) {
+            size_t n = 0;
+            uint64_t s = saves(p, rows[r].framework, &n);
+            if (!n)
+                continue;
+            const struct jst_fw_cache *st = cache_of(p, rows[r].cache_name);
+            char words[512], text[1024];
+            state_words(st, words, sizeof words);
+            jst_sfmt(text, sizeof text, rows[r].text, words);
+            if (add(out, &rows[r], text, st && st->path ? st->path : rows[r].cache_name, s, n) < 0)
+                return -1;
+        }
+    }
+    return 0;
+}
+
+uint64_t jst_fixes_projected_first_call(const struct jst_process *p)
+{
+    uint64_t worst = 0;
+    for (size_t i = 0; i < p->n_first_calls; i++) {
+        const struct jst_first_call *f = &p->first_calls[i];
+        /* The driver's JIT and runtime compiles go with their own fixes
+         * (SASS shipped, the output kept); a framework's whole compile with
+         * its cache, but for the module loads and driver start-up. */
+        uint64_t gone = f->blame[JST_CAUSE_DRIVER_JIT] + f->blame[JST_CAUSE_RUNTIME_COMPILER];
+        int fixed = 0;
+        for (size_t r = 0; r < N_ROWS; r++)
+            fixed |= rows[r].framework == f->top_framework;
+        if (fixed && f->top_framework && fw_compiles(p, f->top_framework)) {
+            uint64_t keep = f->blame[JST_CAUSE_MODULE_LOAD] + f->blame[JST_CAUSE_DRIVER_INIT];
+            gone = f->dur_ns > keep ? f->dur_ns - keep : 0;
+        }
+        uint64_t d = f->dur_ns > gone ? f->dur_ns - gone : 0;
+        if (d > worst)
+            worst = d;
+    }
+    return worst;
+}

@@ -1,0 +1,370 @@
+/*
+ * The compiles and first calls of a process in `jitstall report`'s three
+ * forms (analyzer/compiles.h has the model). Text and Markdown show a
+ * process's first calls only when one of them is not its first kernel's
+ * (which the time-to-first-kernel breakdown already explains), and the
+ * compiles only when some compiler other than the driver ran; JSON always
+ * has both.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include "compiles.h"
+#include "jsonw.h"
+#include "report_compiles.h"
+#include "report_view.h"
+#include "symclass.h"
+#include "symbolize.h"
+
+#define STACK_MAX 64
+
+static void json_frames(struct jst_json *j, struct jst_symbolizer **sym,
+                        const struct jst_process *p, const struct jst_compile *c)
+{
+    static struct jst_frame fr[STACK_MAX];
+    char buf[1024];
+    size_t n = 0;
+    if (c->stack_id && jst_model_stack(p, c->stack_id)) {
+        if (!*sym)
+            *sym = jst_symbolizer_new(p);
+        if (*sym)
+            n = jst_symbolize_stack(*sym, c->stack_id, c->seq, fr, STACK_MAX);
+    }
+    int site = n ? jst_call_site(fr, n) : -1;
+    jst_json_kstr(j, "call_site", site >= 0 ? jst_frame_str(&fr[site], buf, sizeof buf) : NULL);
+    jst_json_key(j, "stack");
+    jst_json_arr(j);
+    for (size_t i = site >= 0 ? (size_t)site : 0; i < n; i++) {
+        if (fr[i].internal)
+            continue;
+        jst_json_obj(j);
+        jst_json_kstr(j, "func", fr[i].func[0] ? fr[i].func : NULL);
+        jst_json_kstr(j, "file", fr[i].file[0] ? fr[i].file : NULL);
+        jst_json_kopt_u64(j, "line", fr[i].line != 0, fr[i].line);
+        jst_json_kstr(j, "object", fr[i].python ? "python" : fr[i].module);
+        jst_json_end(j);
+    }
+    jst_json_end(j);
+}
+
+static void json_compile(struct jst_json *j, struct jst_symbolizer **sym,
+                         const struct jst_process *p, const struct jst_compile *c)
+{
+    jst_json_obj(j);
+    jst_json_kstr(j, "compiler", jst_compiler_name(c->compiler));
+    jst_json_kstr(j, "framework", jst_framework_name(c->framework));
+    jst_json_ku64(j, "start_ns", c->start_ns);
+    jst_json_ku64(j, "dur_ns", c->dur_ns);
+    jst_json_ku64(j, "tid", c->tid);
+    json_frames(j, sym, p, c);
+    jst_json_kstr(j, "target", c->target);
+    jst_json_kstr(j, "cache", c->cache);
+    jst_json_kstr(j, "what", c->what);
+    jst_json_kstr(j, "kernel", c->kernel);
+    jst_json_kopt_u64(j, "pid", c->pid != 0, c->pid);
+    jst_json_kopt_i64(j, "exit_status", c->has_exit, c->exit_status);
+    jst_json_kbool(j, "in_flight", c->in_flight);
+    jst_json_end(j);
+}
+
+static void json_first_call(struct jst_json *j, const struct jst_first_call *f)
+{
+    jst_json_obj(j);
+    jst_json_kstr(j, "kernel", f->kernel);
+    jst_json_ku64(j, "tid", f->tid);
+    jst_json_ku64(j, "start_ns", f->start_ns);
+    jst_json_ku64(j, "dur_ns", f->dur_ns);
+    jst_json_kstr(j, "framework", jst_framework_name(f->top_framework));
+    jst_json_key(j, "blame");
+    jst_json_arr(j);
+    for (unsigned c = 0; c < JST_CAUSE_MAX_; c++) {
+        if (!f->blame[c])
+            continue;
+        jst_json_obj(j);
+        jst_json_kstr(j, "cause", jst_cause_name(c));
+        jst_json_ku64(j, "dur_ns", f->blame[c]);
+        jst_json_end(j);
+    }
+    jst_json_end(j);
+    jst_json_key(j, "samples");
+    jst_json_arr(j);
+    for (size_t i = 0; i < f->n_samples; i++) {
+        const struct jst_sample_fn *s = &f->samples[i];
+        jst_json_obj(j);
+        jst_json_kstr(j, "func", s->func);
+        jst_json_kstr(j, "file", s->file[0] ? s->file : NULL);
+        jst_json_kopt_u64(j, "line", s->line != 0, s->line);
+        jst_json_ku64(j, "dur_ns", s->dur_ns);
+        jst_json_end(j);
+    }
+    jst_json_end(j);
+    jst_json_end(j);
+}
+
+void rv_compiles_json(struct jst_json *j, const struct jst_process *p)
+{
+    struct jst_symbolizer *sym = NULL;
+    jst_json_key(j, "compiles");
+    jst_json_arr(j);
+    for (size_t i = 0; i < p->n_compiles; i++)
+        json_compile(j, &sym, p, &p->compiles[i]);
+    jst_json_end(j);
+    if (sym)
+        jst_symbolizer_free(sym);
+    jst_json_key(j, "first_calls");
+    jst_json_arr(j);
+    for (size_t i = 0; i < p->n_first_calls; i++)
+        json_first_call(j, &p->first_calls[i]);
+    jst_json_end(j);
+    char h[1024];
+    jst_json_kstr(j, "first_call_headline", rv_first_call_headline(p, h, sizeof h));
+}
+
+/* Whether text and Markdown show p's first calls: some first call is not
+ * the process's first kernel's. */
+int rv_first_calls_shown(const struct jst_process *p)
+{
+    for (size_t i = 0; i < p->n_first_calls; i++)
+        if (p->first_calls[i].start_ns + p->first_calls[i].dur_ns != p->first_launch_ns)
+            return 1;
+    return 0;
+}
+
+static int other_compilers(const struct jst_process *p)
+{
+    for (size_t i = 0; i < p->n_compiles; i++)
+        if (p->compiles[i].compiler != JST_CMP_DRIVER)
+            return 1;
+    return 0;
+}
+
+/* Per compiler: how many compiles and their summed time. */
+static void per_compiler(const struct jst_process *p, size_t *n, uint64_t *ns)
+{
+    memset(n, 0, JST_CMP_MAX_ * sizeof *n);
+    memset(ns, 0, JST_CMP_MAX_ * sizeof *ns);
+    for (size_t i = 0; i < p->n_compiles; i++) {
+        unsigned k = p->compiles[i].compiler < JST_CMP_MAX_ ? p->compiles[i].compiler : 0;
+        n[k]++;
+        ns[k] += p->compiles[i].dur_ns;
+    }
+}
+
+static void put_clean(FILE *f, const char *s, int md)
+{
+    for (; s && *s; s++) {
+        if ((unsigned char)*s < 0x20 || *s == 0x7f)
+            fputc(md ? ' ' : '?', f);
+        else if (md && strchr("|\\`*_[]<>#", *s))
+            fprintf(f, "\\%c", *s);
+        else
+            fputc(*s, f);
+    }
+}
+
+/* The innermost Python frame of a compile's stack that is not Python's
+ * standard library (a framework's "make_cubin (compiler.py:300)", not
+ * subprocess.py's wait), else the innermost one; "" when it has none (native
+ * call sites are in the Culprits). */
+static const char *py_site(const struct jst_process *p, const struct jst_compile *c, char *buf,
+                           size_t n)
+{
+    const struct jst_stack *s = jst_model_stack(p, c->stack_id);
+    buf[0] = 0;
+    const char *fr = NULL, *t1 = NULL, *t2 = NULL;
+    for (size_t i = 0; s && i < s->n_py; i++) {
+        const char *f = s->py_frames[i], *a = f ? strchr(f, '\t') : NULL,
+                   *b = a ? strchr(a + 1, '\t') : NULL;
+        if (!b)
+            continue;
+        char file[4096];
+        snprintf(file, sizeof file, "%.*s", (int)(b - a - 1), a + 1);
+        int std = jst_sym_pystd_file(file);
+        if (!fr || !std) {
+            fr = f, t1 = a, t2 = b;
+            if (!std)
+                break;
+        }
+    }
+    if (!fr)
+        return buf;
+    const char *base = t1 + 1;
+    for (const char *q = t1 + 1; q < t2; q++)
+        if (*q == '/')
+            base = q + 1;
+    snprintf(buf, n, "%.*s (%.*s:%s)", (int)(t1 - fr), fr, (int)(t2 - base), base, t2 + 1);
+    return buf;
+}
+
+#define RV_COMPILES_SHOWN 5
+
+/* The longest compiles that are not the driver's (those are culprits). */
+static void top_compiles(FILE *f, const struct jst_process *p)
+{
+    const struct jst_compile *top[RV_COMPILES_SHOWN];
+    size_t n = 0, others = 0;
+    char a[32], site[512];
+    for (size_t i = 0; i < p->n_compiles; i++) {
+        const struct jst_compile *c = &p->compiles[i];
+        if (c->compiler == JST_CMP_DRIVER)
+            continue;
+        others++;
+        size_t k = n < RV_COMPILES_SHOWN ? n++ : RV_COMPILES_SHOWN;
+        if (k == RV_COMPILES_SHOWN && c->dur_ns <= top[k - 1]->dur_ns)
+            continue;
+        if (k == RV_COMPILES_SHOWN)
+            k--;
+        while (k > 0 && top[k - 1]->dur_ns < c->dur_ns) {
+            top[k] = top[k - 1];
+            k--;
+        }
+        top[k] = c;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const struct jst_compile *c = top[i];
+        fprintf(f, "    %-13s %10s", jst_compiler_name(c->compiler),
+                rv_dur(c->dur_ns, a, sizeof a));
+        if (c->framework)
+            fprintf(f, "  [%s]", jst_framework_name(c->framework));
+        if (c->kernel) {
+            fputs("  for ", f);
+            put_clean(f, c->kernel, 0);
+        }
+        if (c->what) {
+            fputs("  -> ", f);
+            put_clean(f, c->what, 0);
+        }
+        if (c->pid)
+            fprintf(f, "  (pid %" PRIu64 "%s", c->pid, c->has_exit ? ", exit " : ")");
+        if (c->pid && c->has_exit)
+            fprintf(f, "%" PRId64 ")", c->exit_status);
+        if (*py_site(p, c, site, sizeof site)) {
+            fputs("  at ", f);
+            put_clean(f, site, 0);
+        }
+        fputc('\n', f);
+    }
+    if (others > n)
+        fprintf(f, "    ... and %zu more (all in --json)\n", others - n);
+}
+
+const char *rv_first_call_headline(const struct jst_process *p, char *buf, size_t n)
+{
+    const struct jst_first_call *f = jst_slowest_first_call(p);
+    char a[32], b[32];
+    if (!f || !rv_first_calls_shown(p) || !p->first_launch_ns || f->dur_ns <= p->ttfk_ns)
+        return NULL;
+    snprintf(buf, n, "first call of %s took %s, slower than time to first kernel (%s)",
+             f->kernel ? f->kernel : "?", rv_dur(f->dur_ns, a, sizeof a),
+             rv_dur(p->ttfk_ns, b, sizeof b));
+    return buf;
+}
+
+void rv_compiles_text(FILE *f, const struct jst_process *p)
+{
+    char a[32], h[1024];
+    if (other_compilers(p)) {
+        size_t n[JST_CMP_MAX_];
+        uint64_t ns[JST_CMP_MAX_];
+        per_compiler(p, n, ns);
+        fputs("  Compiles   ", f);
+        int first = 1;
+        for (unsigned k = 1; k < JST_CMP_MAX_; k++) {
+            if (!n[k])
+                continue;
+            fprintf(f, "%s%s %zu (%s)", first ? "" : ", ", jst_compiler_name(k), n[k],
+                    rv_dur(ns[k], a, sizeof a));
+            first = 0;
+        }
+        fputc('\n', f);
+        top_compiles(f, p);
+    }
+    if (!rv_first_calls_shown(p))
+        return;
+    if (rv_first_call_headline(p, h, sizeof h)) {
+        fputs("  Slowest first call  ", f);
+        put_clean(f, h + strlen("first call of "), 0);
+        fputc('\n', f);
+    }
+    fputs("  First calls (compile work before a kernel's first launch, and where it went)\n", f);
+    for (size_t i = 0; i < p->n_first_calls; i++) {
+        const struct jst_first_call *fc = &p->first_calls[i];
+        fputs("    ", f);
+        put_clean(f, fc->kernel ? fc->kernel : "?", 0);
+        fprintf(f, "  %s", rv_dur(fc->dur_ns, a, sizeof a));
+        if (fc->top_framework)
+            fprintf(f, "  [%s]", jst_framework_name(fc->top_framework));
+        fputc('\n', f);
+        for (unsigned c = 0; c < JST_CAUSE_MAX_; c++) {
+            if (!fc->blame[c])
+                continue;
+            fprintf(f, "      %-24s %10s %5.1f%%\n", jst_cause_label(c),
+                    rv_dur(fc->blame[c], a, sizeof a), rv_pct(fc->blame[c], fc->dur_ns));
+        }
+        for (size_t k = 0; k < fc->n_samples && k < 5; k++) {
+            const struct jst_sample_fn *s = &fc->samples[k];
+            fputs(k ? "                               " : "      sampled Python (top)     ", f);
+            put_clean(f, s->func, 0);
+            fputs(" (", f);
+            const char *base = strrchr(s->file, '/');
+            put_clean(f, base ? base + 1 : s->file, 0);
+            fprintf(f, ":%u) %s\n", s->line, rv_dur(s->dur_ns, a, sizeof a));
+        }
+    }
+}
+
+void rv_compiles_markdown(FILE *f, const struct rv_report *r)
+{
+    char a[32];
+    int any = 0;
+    for (size_t i = 0; i < r->n_procs; i++)
+        any |= rv_first_calls_shown(r->procs[i].p);
+    if (!any)
+        return;
+    fputs("\nFirst calls (compile work before a kernel's first launch):\n\n"
+          "| pid | kernel | time | framework | where it went |\n"
+          "| ---: | --- | ---: | --- | --- |\n",
+          f);
+    for (size_t i = 0; i < r->n_procs; i++) {
+        const struct jst_process *p = r->procs[i].p;
+        if (!rv_first_calls_shown(p))
+            continue;
+        for (size_t k = 0; k < p->n_first_calls; k++) {
+            const struct jst_first_call *fc = &p->first_calls[k];
+            fprintf(f, "| %" PRIu64 " | ", p->pid);
+            put_clean(f, fc->kernel ? fc->kernel : "?", 1);
+            fprintf(f, " | %s | %s | ", rv_dur(fc->dur_ns, a, sizeof a),
+                    fc->top_framework ? jst_framework_name(fc->top_framework) : "-");
+            int first = 1;
+            for (unsigned c = 0; c < JST_CAUSE_MAX_; c++) {
+                if (!fc->blame[c])
+                    continue;
+                fprintf(f, "%s%s %s (%.0f%%)", first ? "" : ", ", jst_cause_label(c),
+                        rv_dur(fc->blame[c], a, sizeof a), rv_pct(fc->blame[c], fc->dur_ns));
+                first = 0;
+            }
+            if (fc->n_samples) {
+                fputs("; top sampled: ", f);
+                put_clean(f, fc->samples[0].func, 1);
+            }
+            fputs(" |\n", f);
+        }
+    }
+    for (size_t i = 0; i < r->n_procs; i++) {
+        char h[1024];
+        const struct jst_process *p = r->procs[i].p;
+        if (!rv_first_call_headline(p, h, sizeof h))
+            continue;
+        fprintf(f, "\n**Process %" PRIu64 "**: ", p->pid);
+        put_clean(f, h, 1);
+        fputs(".\n", f);
+    }
+}
+
+int rv_any_first_calls(const struct rv_report *r)
+{
+    for (size_t i = 0; i < r->n_procs; i++)
+        if (rv_first_calls_shown(r->procs[i].p))
+            return 1;
+    return 0;
+}

@@ -1,0 +1,24 @@
+/*
+ * Compiles and first calls in `jitstall report` (analyzer/report_compiles.c).
+ */
+#ifndef JST_ANALYZER_REPORT_COMPILES_H
+#define JST_ANALYZER_REPORT_COMPILES_H
+
+#include <stdio.h>
+#include "report_view.h"
+
+struct jst_json;
+/* Adds compiles[] and first_calls[] to the open process object. */
+void rv_compiles_json(struct jst_json *j, const struct jst_process *p);
+/* The per-compiler line and the first calls with their blame, under a process. */
+void rv_compiles_text(FILE *f, const struct jst_process *p);
+void rv_compiles_markdown(FILE *f, const struct rv_report *r);
+/* Whether text and Markdown show p's first calls. */
+int rv_first_calls_shown(const struct jst_process *p);
+struct rv_report;
+/* Whether any process of the report shows first calls. */
+int rv_any_first_calls(const struct rv_report *r);
+/* "first call of K took X, slower than time to first kernel (Y)", or NULL. */
+const char *rv_first_call_headline(const struct jst_process *p, char *buf, size_t n);
+
+#endif
