@@ -2,7 +2,7 @@
 # Sourced by tests/run.sh and examples/demo.sh: makes sure the Debian packages
 # the build needs are there (installs them as root, else prints the apt-get line).
 jst_need_pkgs=(build-essential cmake pkg-config libzstd-dev libunwind-dev liblz4-dev
-               libelf-dev libdw-dev libjansson-dev libcmocka-dev python3 python3-pytest libxml2-utils go-md2man man-db
+               libelf-dev libdw-dev libjansson-dev libcmocka-dev libcurl4-openssl-dev python3 python3-pytest libxml2-utils go-md2man man-db
                python3-venv python3-setuptools prometheus prometheus-node-exporter)
 # CI also runs the fuzz targets, which need clang's libFuzzer.
 if [ "${CI:-}" = true ] || [ "${JITSTALL_FUZZ:-0}" = 1 ]; then

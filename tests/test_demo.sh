@@ -22,6 +22,12 @@ need 'cache miss_stored -> hit'
 # Fix 1 applied: the module rebuilt with SASS, no JIT left at all.
 need '^== 4\. Fix 1 applied: the PTX compiled ahead of time: nvcc -fatbin -gencode arch=compute_[0-9]+,code=\[sm_[0-9]+,compute_[0-9]+\]'
 need 'JIT time +[0-9.]+ ms -> 0\.0 ms \(-[0-9.]+ ms, -100%\)'
+# The rebuilt module is the same module, changed: not appeared + disappeared.
+need '^  changed .*\[.*\]: ptx_jit -> sass'
+if grep -qE '^  (appeared|disappeared) ' <<<"$out"; then
+  echo "FAIL: the rebuilt module shows as appeared/disappeared, not changed"
+  fails=$((fails + 1))
+fi
 need '^== With fix 1, time to first kernel [0-9.]+ [mu]?s -> [0-9.]+ [mu]?s, and no cache is needed'
 if [ $fails -ne 0 ]; then
   echo "$out"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Every figure of issue 14 in one run (CMake target `bench`; docs/PERFORMANCE.md
+# Every figure of what tracing costs in one run (CMake target `bench`; docs/PERFORMANCE.md
 # has the table and the command behind each line):
 #   idle cost (/bin/true 400 runs, the two empty-.so floors, sh -c, python),
 #   start-up and exit cost (a driver program on the simulated driver),
@@ -68,6 +68,9 @@ echo "  preloaded: $(LD_PRELOAD="$B/libjitstall.so" JITSTALL_DIR="$(mktemp -d)" 
 
 section "analyzer throughput"
 "$X/bench_analyzer" "$B/jitstall" 1000000 || missed=1
+
+section "hostile traces: growth with the input (linear is about x2 for x2)"
+python3 "$top/tests/bench/bench_hostile.py" "$B" || missed=1
 
 section "scan throughput"
 "$X/bench_scan" --jitstall "$B/jitstall"

@@ -3,7 +3,7 @@
  * real writer (one process; every 1000th event a module load, one of them
  * a JIT load, the rest function lookups and first launches of distinct
  * functions: a program's loads are few, its lookups and launches many), then times `jitstall report
- * --json` and `jitstall dump` on it and prints events per second. Goal (issue 14): at least 1 M
+ * --json` and `jitstall dump` on it and prints events per second. Goal: at least 1 M
  * events/s for report.
  *
  * usage: bench_analyzer JITSTALL_CLI [EVENTS]   (default 1000000)

@@ -3,7 +3,7 @@
  * times, interleaving plain runs with runs under LD_PRELOAD (and, for
  * start-up, with JITSTALL_DISABLE=1 too), and prints the mean and median
  * wall time and CPU time (user + system, from wait4) of each, and the
- * difference. Issue 14's targets: an idle process (one that never calls the
+ * difference. The targets: an idle process (one that never calls the
  * driver, e.g. /bin/true) within 5% CPU time of plain; a traced start at
  * most 1 ms (or 1%) slower.
  *

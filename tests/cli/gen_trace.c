@@ -6,13 +6,15 @@
  * usage: gen_trace [--truncate] OUT.jst [SPEC]   (SPEC defaults to stdin)
  *
  * Each SPEC line is one record: "<type> key=value key=value ...". Types:
- * process device call cache stack modmap cupti note end range. Values are numbers
+ * process device call begin cache stack modmap cupti note end range compile sample
+ * fw_cache ("begin": a call's start record, as the preload writes before a long
+ * call). Values are numbers
  * (decimal, 0x hex, or with a time suffix ns/us/ms/s, converted to ns), enum
  * names (verdict=ptx_jit, cache=hit, call_id=cuModuleLoadData, ...), text
  * ("quoted" when it has spaces; inside quotes \n is a newline, \xHH a byte and
  * \c the character c), or for ips/build_id a comma-separated hex list.
  * key_N=value writes key number N (a key a newer preload may add) as a number.
- * '#' starts a comment. A call record gets seq, tid and call_id filled in when
+ * '#' starts a comment. A call (or begin) record gets seq, tid and call_id filled in when
  * they are missing. --truncate leaves the stream unfinished, like a killed
  * process: no END record (each record is its own block, all written).
  */
@@ -120,6 +122,27 @@ static const struct keydef keys[] = {
     {"range_id", JST_F_RANGE_ID, V_U64, NULL},
     {"domain", JST_F_DOMAIN, V_STR, NULL},
     {"depth", JST_F_DEPTH, V_U64, NULL},
+    {"py_frame", JST_F_PY_FRAME, V_STR, NULL},
+    {"compiler", JST_F_COMPILER, V_STR, NULL},
+    {"program", JST_F_PROGRAM, V_STR, NULL},
+    {"target", JST_F_TARGET, V_STR, NULL},
+    {"input", JST_F_INPUT, V_STR, NULL},
+    {"output", JST_F_OUTPUT, V_STR, NULL},
+    {"child_pid", JST_F_CHILD_PID, V_U64, NULL},
+    {"wait_status", JST_F_WAIT_STATUS, V_U64, NULL},
+    {"spawn_how", JST_F_SPAWN_HOW, V_U64, jst_spawn_name},
+    {"wait_ns", JST_F_WAIT_NS, V_U64, NULL},
+    {"out_size", JST_F_OUT_SIZE, V_U64, NULL},
+    {"framework", JST_F_FRAMEWORK, V_STR, NULL},
+    {"fs_type", JST_F_FS_TYPE, V_STR, NULL},
+    {"ephemeral", JST_F_EPHEMERAL, V_U64, NULL},
+    {"env_name", JST_F_ENV_NAME, V_STR, NULL},
+    {"mount", JST_F_MOUNT, V_STR, NULL},
+    {"sample_ns", JST_F_SAMPLE_NS, V_U64, NULL},
+    {"samples", JST_F_SAMPLES, V_U64, NULL},
+    {"before_seq", JST_F_BEFORE_SEQ, V_U64, NULL},
+    {"period_ns", JST_F_PERIOD_NS, V_U64, NULL},
+    {"window_ns", JST_F_WINDOW_NS, V_U64, NULL},
 };
 
 static const struct {
@@ -129,7 +152,8 @@ static const struct {
     {"process", JST_REC_PROCESS},   {"device", JST_REC_DEVICE}, {"call", JST_REC_CALL},
     {"cache", JST_REC_CACHE_STATE}, {"stack", JST_REC_STACK},   {"modmap", JST_REC_MODMAP},
     {"cupti", JST_REC_CUPTI_JIT},   {"note", JST_REC_NOTE},     {"end", JST_REC_END},
-    {"range", JST_REC_RANGE},
+    {"range", JST_REC_RANGE},       {"compile", JST_REC_COMPILE}, {"sample", JST_REC_SAMPLE},
+    {"fw_cache", JST_REC_FW_CACHE}, {"begin", JST_REC_BEGIN},
 };
 
 static int lineno;
@@ -273,9 +297,10 @@ int main(int argc, char **argv)
     }
     static uint8_t buf[1 << 20];
     static uint8_t bytes[1 << 16];
-    char line[16384];
+    char *line = NULL; /* a line of any length: a deep stack is long */
+    size_t line_cap = 0;
     uint64_t seq = 0, pid = 0;
-    while (fgets(line, sizeof line, in)) {
+    while (getline(&line, &line_cap, in) >= 0) {
         lineno++;
         line[strcspn(line, "\n")] = 0;
         char *p = line, *tok = next_token(&p);
@@ -332,7 +357,7 @@ int main(int argc, char **argv)
             if (k->key == JST_F_CALL)
                 api = val;
         }
-        if (type == JST_REC_CALL) {
+        if (type == JST_REC_CALL || type == JST_REC_BEGIN) {
             if (!have_seq)
                 jst_rec_u64(&r, JST_F_SEQ, ++seq);
             if (!have_tid)
@@ -347,6 +372,7 @@ int main(int argc, char **argv)
             return 2;
         }
     }
+    free(line);
     if (truncate) {
         jst_writer_abandon(w);
         return 0;

@@ -29,7 +29,7 @@ def test_baseline_file(env):
     expect(m[1]["verdict"] == "sass" and m[1]["jit"] is False and m[1]["cache"] == "none", m[1])
     # Same run against itself: nothing to report.
     out, _ = env.expect_rc(0, "check", "--baseline", b, t)
-    expect("OK: 1 process within budget (4 checks)" in out, out)
+    expect("OK: 1 process within budget (5 checks)" in out, out)  # 4 baseline checks + compiles
     # stdout when no -o.
     out, _ = env.expect_rc(0, "baseline", t)
     expect(json.loads(out) == doc, "baseline to stdout is the same document")
@@ -124,11 +124,31 @@ def test_baseline_process_matching(env):
     env.trace("a", run_spec(pid=21, args=("prog", "--shard", "2")), subdir=d2)
     out, _ = env.expect_rc(1, "check", "--baseline", b, env.path(d2))
     expect(all(l.startswith("FAIL prog[21] ") for l in fail_lines(out)), out)
-    # An exe the baseline does not know: warned about, budgets only.
-    out, err = env.expect_rc(0, "check", "--baseline", b,
-                             env.trace("other", run_spec(exe="/usr/bin/other", pid=30)))
+    # An exe the baseline does not know beside one it knows: warned about.
+    d3 = "mixed"
+    env.trace("a", run_spec(pid=21, args=("prog", "--shard", "2"), fixed=True), subdir=d3)
+    env.trace("o", run_spec(exe="/usr/bin/other", pid=30), subdir=d3)
+    out, err = env.expect_rc(0, "check", "--baseline", b, env.path(d3))
     expect("other[30]: no matching process in the baseline" in err, err)
     expect("baseline process prog (pid 10) has no match in this run" in err, err)
+
+
+@case
+def test_baseline_matches_nothing(env):
+    # A baseline none of whose processes is in the run compared nothing: the
+    # gate fails (exit 1) instead of an OK that turns it off.
+    b = env.path("base.json")
+    env.expect_rc(0, "baseline", env.trace("a", run_spec(pid=10)), "-o", b)
+    other = env.trace("other", run_spec(exe="/usr/bin/other", pid=30, fixed=True))
+    out, err = env.expect_rc(1, "check", "--baseline", b, other)
+    expect("OK" not in out, out)
+    lines = fail_lines(out)
+    expect(len(lines) == 1 and lines[0].startswith(
+        f"FAIL baseline: no process of this run matches the baseline {b} (it has prog)"), out)
+    expect("jitstall check: FAILED: 1 regression" in out, out)
+    expect("other[30]: no matching process in the baseline" in err, err)
+    out, _ = env.expect_rc(1, "check", "--github", "--baseline", b, other)
+    expect("::error title=jitstall::baseline: no process of this run matches" in out, out)
 
 
 @case

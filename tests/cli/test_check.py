@@ -327,6 +327,23 @@ def test_junit(env):
 
 
 @case
+def test_junit_unwritable_before_check(env):
+    # The JUnit path is tried before the check runs: exit 2 with one line on
+    # stderr, and no check output at all (not a FAIL list then exit 2, which
+    # hid the check's verdict).
+    t = env.trace("a", run_spec())
+    for bad in (env.path("no/such/dir/j.xml"), env.tmp):
+        out, err = env.expect_rc(2, "check", "--max-jit-ms", "1", "--junit", bad, t)
+        expect(out == "", f"the check must not run: {out!r}")
+        expect(err.startswith(f"jitstall check --junit: {bad}: ") and err.count("\n") == 1, err)
+    # A writable path that did not exist is not left behind by the probe
+    # when the run then turns out unreadable.
+    j = env.path("j.xml")
+    env.expect_rc(2, "check", "--max-jit-ms", "1", "--junit", j, env.path("missing.jst"))
+    expect(not os.path.exists(j), "the probe's file is removed")
+
+
+@case
 def test_junit_escaping(env):
     # Markup characters, quotes, a newline, invalid UTF-8 and U+FFFE (valid
     # UTF-8 that XML 1.0 forbids) in the exe and the library path must still
@@ -355,9 +372,35 @@ def test_github(env):
     expect(len(errs) == 1, out)
     e = errs[0]
     expect(e.startswith("::error title=jitstall::prog[100] max-jit-ms: JIT took 11000.0 ms"), e)
-    expect("/opt/100%25/lib%0Akern.so" in e, f"% and newline escaped: {e}")
+    # The newline by the CLI's one escaping rule (shown as \n, never a line
+    # break of GitHub's), then '%' by GitHub's.
+    expect("/opt/100%25/lib\\nkern.so" in e, f"% and newline escaped: {e}")
     expect(not fail_lines(out), "annotations replace the plain lines")
     expect("jitstall check: FAILED: 1 regression" in out, out)
+
+
+@case
+def test_github_step_summary(env):
+    # GitHub Actions sets GITHUB_STEP_SUMMARY: check --github appends its
+    # verdict and the Markdown report there (after what was already in it).
+    t = env.trace("gh", run_spec())
+    summ = env.path("summary.md")
+    open(summ, "w").write("earlier step\n")
+    out, _ = env.expect_rc(1, "check", "--github", "--max-jit-ms", "500", t,
+                           env={"GITHUB_STEP_SUMMARY": summ})
+    md, _ = env.expect_rc(0, "report", "--markdown", t)
+    text = open(summ).read()
+    expect(text.startswith("earlier step\n### jitstall check: FAILED: 1 regression in 1 of 1 process\n"),
+           text[:300])
+    expect(md in text, f"the Markdown report is in the summary:\n{text[:2000]}")
+    # Without --github, or without the variable: nothing is written.
+    open(summ, "w").write("")
+    env.expect_rc(1, "check", "--max-jit-ms", "500", t, env={"GITHUB_STEP_SUMMARY": summ})
+    expect(open(summ).read() == "", "no summary without --github")
+    # An unwritable summary is a warning; the status stays the check's.
+    _, err = env.expect_rc(1, "check", "--github", "--max-jit-ms", "500", t,
+                           env={"GITHUB_STEP_SUMMARY": env.path("no/dir/s.md")})
+    expect("GITHUB_STEP_SUMMARY" in err, err)
 
 
 @case
@@ -394,6 +437,33 @@ def test_github_file_line(env):
     out, _ = env.expect_rc(1, "check", "--github", "--forbid-verdict", "ptx_jit",
                            env.trace("nostack", run_spec()))
     expect("::error title=jitstall::" in out, out)
+
+
+@case
+def test_github_in_flight_file_line(env):
+    # A load still in flight when the trace ends, with a call site that DWARF
+    # knows: its ::error annotation carries file= and line= too.
+    nm = subprocess.run(["nm", env.gen], capture_output=True, text=True)
+    if nm.returncode != 0:
+        raise Skip("nm not available")
+    addr = [int(p[0], 16) for p in (l.split() for l in nm.stdout.splitlines())
+            if len(p) == 3 and p[2] == "main" and p[1] in "Tt"]
+    expect(addr, "main in gen_trace's symbol table")
+    bias = 0x555555554000
+    size = os.path.getsize(env.gen)
+    spec = (process() +
+            f"modmap mod_event=initial mod_path={q(env.gen)} bias={hex(bias)} "
+            f"mod_start={hex(bias)} mod_end={hex(bias + size + 0x100000)}\n"
+            f"stack stack_id=1 ips={hex(bias + addr[0] + 8)}\n"
+            + call("cuInit", 1010, 150)
+            + "begin call=cuModuleLoadData start=1300ms stack_id=1 image_kind=fatbin "
+              f"source={q('/opt/app/lib/libkern.so')}\n")
+    t = env.trace("inflight", spec, truncate=True)
+    out, _ = env.expect_rc(1, "check", "--github", t)
+    e = [l for l in out.splitlines() if l.startswith("::error")]
+    expect(len(e) == 1 and "in-flight" in e[0], out)
+    expect(re.match(r"::error file=[^,]*gen_trace\.c,line=\d+,title=jitstall::prog\[100\] in-flight: ",
+                    e[0]), e[0])
 
 
 # ---- diff ----

@@ -45,6 +45,14 @@ out=$(complete_words export --format "")
 expect_has "export --format" "$out" chrome prometheus otlp
 out=$(complete_words scan --arch sm_9)
 expect_has "scan --arch" "$out" sm_90 sm_90a
+# The list comes from the program: every architecture it accepts, the newest
+# included, and nothing it refuses.
+out=$(complete_words scan --arch sm_1)
+expect_has "scan --arch sm_1" "$out" sm_100 sm_100a sm_100f sm_101 sm_120 sm_120f sm_121
+expect_not "scan --arch sm_1" "$out" sm_10 sm_111
+for a in $("$J" scan --list-archs); do
+  "$J" scan --arch "$a" "$J" >/dev/null 2>&1 || { echo "FAIL: --list-archs names $a, which scan refuses"; fails=$((fails + 1)); }
+done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 touch "$tmp/trace-1.jst"

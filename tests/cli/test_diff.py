@@ -72,6 +72,43 @@ def test_diff_json(env):
     expect("B must be traces" in err, err)
 
 
+@case
+def test_diff_rebuilt_same_path(env):
+    # The library rebuilt at the same path, PTX only before and SASS after,
+    # with no kernel names recorded for the SASS load (an older preload, or a
+    # compressed cubin): one module, changed, not appeared + disappeared.
+    a = env.trace("before", run_spec())
+    spec = re.sub(f" kernel={KERNEL}(?=[ \\n])", "", run_spec(pid=200, fixed=True, h="0xabd"),
+                  count=1)
+    expect(spec.count(f"kernel={KERNEL}") == 0, spec)
+    b = env.trace("after", spec)
+    out, _ = env.expect_rc(0, "diff", a, b)
+    expect(re.search(r"changed\s+/opt/app/lib/libkern.so.*: ptx_jit -> sass", out), out)
+    expect("appeared" not in out and "disappeared" not in out, out)
+
+
+@case
+def test_diff_rebuilt_in_memory(env):
+    # An image in memory (no library, no file) rebuilt from PTX to SASS: its
+    # hash changed, its kernels did not (listed in another order): changed,
+    # named as report names it.
+    def in_memory(spec):
+        return spec.replace(f" source={q('/opt/app/lib/libkern.so')}", "", 1)
+    one = f" kernel={KERNEL}(?=[ \\n])"
+    a_spec = re.sub(one, f" kernel={KERNEL} kernel=_Z4zzzzPf", in_memory(run_spec()), count=1)
+    b_spec = re.sub(one, f" kernel=_Z4zzzzPf kernel={KERNEL}",
+                    in_memory(run_spec(pid=200, fixed=True, h="0xabd")), count=1)
+    expect("_Z4zzzzPf" in a_spec and "_Z4zzzzPf" in b_spec, b_spec)
+    a, b = env.trace("before", a_spec), env.trace("after", b_spec)
+    out, _ = env.expect_rc(0, "diff", a, b)
+    expect(re.search(r"changed\s+\(image in memory 0x0000000000000abd, via cuLibraryLoadData\) "
+                     r".*: ptx_jit -> sass", out), out)
+    expect("appeared" not in out and "disappeared" not in out, out)
+    rep, _ = env.expect_rc(0, "report", a)
+    expect("(image in memory 0x0000000000000abc, via cuLibraryLoadData)" in rep,
+           f"report names it alike:\n{rep}")
+
+
 # ---- export ----
 
 

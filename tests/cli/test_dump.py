@@ -64,7 +64,7 @@ def test_dump_text_and_json(env):
     expect("partial trace: damaged compressed data" in err and err.count("\n") == 1, err)
     expect('{"type":"end"' in out, out)
     out, _ = env.expect_rc(0, "dump", "--help")
-    expect("usage: jitstall dump [--json] TRACE..." in out, out)
+    expect("usage: jitstall dump [--json] TRACE|DIR..." in out, out)
     env.expect_rc(2, "dump")
     env.expect_rc(2, "dump", "--nope", path)
 

@@ -38,9 +38,15 @@ def test_preload(env):
     b = env.path("base.json")
     env.expect_rc(0, "baseline", cold, "-o", b)
     warm = traced("warm", "ptx75.fatbin", "sm90.fatbin")
-    out, _ = env.expect_rc(0, "check", "--baseline", b, warm)
-    expect("cache outcome miss_stored -> hit" in out, out)
-    env.expect_rc(0, "check", "--require-cache", "hit", warm)
+    if os.environ.get("JITSTALL_EMULATED") == "1":
+        # A hit is told from a miss by its speed when the cache did not change
+        # (common/jitcache.c); under qemu-user a hit takes longer than any
+        # real one, so the outcome is "unknown" there.
+        print("skip (the warm run's cache hit): under qemu-user a hit is not fast")
+    else:
+        out, _ = env.expect_rc(0, "check", "--baseline", b, warm)
+        expect("cache outcome miss_stored -> hit" in out, out)
+        env.expect_rc(0, "check", "--require-cache", "hit", warm)
     fixed = traced("fixed", "sm90.fatbin")
     env.expect_rc(0, "check", "--forbid-verdict", "ptx_jit", "--max-jit-modules", "0", fixed)
     o = env.path("t.json")

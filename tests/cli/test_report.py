@@ -59,9 +59,12 @@ def test_report_partial_worded_like_check(env):
     expect(f"{t}: {why}" in err_c, err_c)
     junk = env.path("junk.jst")
     open(junk, "w").write("not a trace\n")
-    out, err = env.expect_rc(0, "report", "--json", junk, t)
+    out, err = env.expect_rc(2, "report", "--json", junk, t)
     errors = json.loads(out)["unreadable"]
     expect(len(errors) == 1 and errors[0].startswith(junk + ":"), errors)
+    # The bad input makes the status 2, its reason on stderr (the report of
+    # the good one is still written), as check, diff, export and baseline do.
+    expect(f"jitstall report: {errors[0]}\n" in err, err)
     _, err = env.expect_rc(2, "report", junk)
     expect(err.splitlines()[-1] == "jitstall report: no readable trace", err)
 

@@ -69,6 +69,18 @@ def test_run_refuses_old_traces(env):
 
 
 @case
+def test_run_dir_private(env):
+    # The directory run -o makes is 0700, as the preload makes JITSTALL_DIR:
+    # traces hold command lines and environment variables.
+    _need_preload()
+    d = env.path("deep/traces")
+    rc, _, err = _traced(env, d)
+    expect(rc == 0, f"exit {rc}\n{err}")
+    mode = os.stat(d).st_mode & 0o777
+    expect(mode == 0o700, f"{d} is {oct(mode)}, expected 0o700")
+
+
+@case
 def test_run_option_spellings(env):
     # -oDIR, --output DIR and --output=DIR all work; options after COMMAND
     # belong to COMMAND.

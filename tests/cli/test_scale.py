@@ -18,6 +18,7 @@ JST_SANITIZED=1 (an ASan build: the memory-limit cases are skipped).
 import json
 import os
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -226,6 +227,9 @@ def test_out_of_memory_is_said(env):
     # Loads are kept one by one; under a limit too small for them the reader
     # runs out of memory. It must say so and mark the trace partial, never
     # report a clean run with loads missing.
+    if os.environ.get("JITSTALL_EMULATED") == "1":
+        raise Skip("under qemu-user emulation: the address-space limit is too small for "
+                   "qemu's own translation buffer")
     n = 60000
     s = head() + call("cuInit", 1_010_000, 1000)
     t = 1_020_000
@@ -275,6 +279,110 @@ def test_overlapping_loads_count_once(env):
     rc, out, err = env.run("report", "--markdown", tr)
     expect("400.0 ms of work in 4 overlapping loads, 100.0 ms of wall time" in out, out)
 
+
+# ---- hostile shapes: small traces that made lookups quadratic ----
+
+def hostile_maps_spec(n, frames=6400):
+    """n dlopens of distinct libraries over one address range, the newer half
+    closed again (newest first), one stack of `frames` frames in that range,
+    and loads from memory with that stack: every frame's module lookup and
+    the loads' caller lookup meet every map."""
+    s = head()
+    s += call("cuInit", 1_010_000, 1000)
+    for i in range(n):
+        s += (f'modmap mod_event=dlopen mod_path="/opt/l/lib{i}.so" bias=0x400000 '
+              "mod_start=0x400000 mod_end=0x800000\n")
+    for i in range(n - 1, n // 2, -1):
+        s += (f'modmap mod_event=dlclose mod_path="/opt/l/lib{i}.so" bias=0x400000 '
+              "mod_start=0x400000 mod_end=0x800000\n")
+    s += "stack stack_id=1 ips=" + ",".join(hex(0x400100 + 16 * f) for f in range(frames)) + "\n"
+    t = 1_020_000
+    for j in range(4):
+        s += call("cuModuleLoadData", t, 2000, image_kind="fatbin", image_hash=hex(j + 1),
+                  verdict="ptx_jit", jit_from="compute_80", target_cc=90, kernel=f"_Z2k{j}v",
+                  cache="miss_stored", ptx_size=40000, stack_id=1)
+        t += 3000
+    s += call("cuLaunchKernel", t, 5, name="_Z2k1v", func="0x10001")
+    return s + "end exit_status=0 end_reason=exit\n"
+
+
+def hostile_lookups_spec(loads, lookups):
+    """`loads` PTX loads from memory (each asks whether NVRTC made it) and
+    `lookups` kernel lookups."""
+    s = head()
+    s += call("cuInit", 1_010_000, 1000)
+    t = 1_020_000
+    for i in range(loads):
+        s += call("cuModuleLoadData", t, 20, image_kind="ptx", image_hash=hex(i + 1),
+                  verdict="ptx_jit", jit_from="compute_80", target_cc=90, kernel=f"_Z2k{i}v",
+                  cache="hit", ptx_size=400)
+        t += 30
+    for j in range(lookups):
+        i = j % loads
+        s += call("cuModuleGetFunction", t, 1, name=f"_Z2k{i}v", func=hex(0x10000 + i))
+        t += 2
+    return s + "end exit_status=0 end_reason=exit\n"
+
+
+def run_limited(env, *args):
+    """One run of the CLI, which must end within LIMIT_S."""
+    argv = [env.cli] + [str(a) for a in args]
+    e = dict(os.environ)
+    e["NO_COLOR"] = "1"
+    pr = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=e)
+    try:
+        _, err = pr.communicate(timeout=LIMIT_S)
+    except subprocess.TimeoutExpired:
+        pr.kill()
+        pr.communicate()
+        raise Failure(f"jitstall {' '.join(map(str, args))} ran past {LIMIT_S} s")
+    expect(pr.returncode in (0, 1), f"jitstall {' '.join(map(str, args))}: exit "
+           f"{pr.returncode}: {err[:300]}")
+
+
+def growth(env, args_for, small, large):
+    """The CPU time (user + system, which a shared machine disturbs far less
+    than wall time) of args_for(large) over that of args_for(small), each the
+    best of three, with 0.1 s as the floor (below it, noise rules)."""
+    def best(a):
+        ts = []
+        for _ in range(3):
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            run_limited(env, *a)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            ts.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+        return min(ts)
+    ts, tl = best(args_for(small)), best(args_for(large))
+    return max(tl, 0.1) / max(ts, 0.1), ts, tl
+
+
+@case
+def test_overlapping_module_maps_linear(env):
+    # 20,000 and 40,000 overlapping maps under a 6,400-frame stack: report
+    # took 46 s and 507 s (a dlclose search for every matching map, and the
+    # whole map scanned for every frame). Doubling the maps must not much
+    # more than double the time.
+    traces = {n: env.trace(f"maps{n}", hostile_maps_spec(n)) for n in (20000, 40000)}
+    for cmd in (["report"], ["report", "--json"], ["check", "--max-jit-ms", "1e12"]):
+        r, ts, tl = growth(env, lambda n: cmd + [traces[n]], 20000, 40000)
+        print(f"{' '.join(cmd)}: 20,000 maps {ts:.2f} s, 40,000 maps {tl:.2f} s CPU")
+        expect(r <= 2.5, f"{' '.join(cmd)}: doubling the maps took {r:.1f}x the time "
+               f"({ts:.2f} s -> {tl:.2f} s): worse than linear")
+
+
+@case
+def test_many_lookups_of_many_loads_linear(env):
+    # 20,000 loads and 100,000 kernel lookups: export --format otlp took
+    # 10-20 s (every call scanned for every load). Doubling the trace (loads
+    # and lookups) must not much more than double the time.
+    sizes = {1: (10000, 50000), 2: (20000, 100000)}
+    traces = {k: env.trace(f"lk{k}", hostile_lookups_spec(*v)) for k, v in sizes.items()}
+    for cmd in (["export", "--format", "otlp", "-o", env.path("o.json")], ["report", "--json"]):
+        r, ts, tl = growth(env, lambda k: cmd + [traces[k]], 1, 2)
+        print(f"{' '.join(cmd[:3])}: 10,000 loads + 50,000 lookups {ts:.2f} s, "
+              f"20,000 + 100,000 {tl:.2f} s CPU")
+        expect(r <= 2.5, f"{' '.join(cmd)}: doubling the trace took {r:.1f}x the time "
+               f"({ts:.2f} s -> {tl:.2f} s): worse than linear")
 
 if __name__ == "__main__":
     sys.exit(clitest.main(sys.argv, Env))

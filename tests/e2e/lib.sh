@@ -23,6 +23,17 @@ else
     trap cleanup EXIT
 fi
 
+# JITSTALL_EMULATED=1 (tests/cross/aarch64.sh): the programs run under
+# qemu-user, where a few checks cannot mean anything (skip_emulated).
+JST_EMULATED=${JITSTALL_EMULATED:-0}
+# skip_emulated REASON: under emulation, skip this test (exit 77) saying why.
+skip_emulated() {
+    if [ "$JST_EMULATED" = 1 ]; then
+        echo "skip: under qemu-user emulation: $*"
+        exit 77
+    fi
+}
+
 # A clean environment: nothing of the caller's CUDA or jitstall settings leaks in.
 for v in $(env | sed -n 's/^\(CUDA_[A-Z_]*\|JITSTALL_[A-Z_]*\)=.*/\1/p'); do
     unset "$v"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 9, on the simulated driver: the whole call chain of a JIT load
+# Where the PTX came from, on the simulated driver: the whole call chain of a JIT load
 # (main -> load_catalog -> open_shard) in the text, JSON and Markdown reports,
 # cut by --stack-depth; the fix that fits where the PTX came from (a .ptx
 # file, a fatbin file, PTX read into memory, NVRTC output loaded and linked,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 9 on hand-made traces (tests/e2e/account/synth.py): races on one cold
+# Where the PTX came from, on hand-made traces (tests/e2e/account/synth.py): races on one cold
 # cache and their limits (no overlap, cache hits, other images, one process,
 # other clock anchors, two waves), and third-party libraries named by dpkg's
 # file lists, in a conda env or in the CUDA toolkit.

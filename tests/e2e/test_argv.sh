@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
 # Secrets on the command line stay out of traces, reports and baselines:
-# credential options and URL passwords are recorded as "***" (docs/FORMAT.md),
+# credential options, credential headers and variables, URL passwords and
+# well-known API keys are recorded as "***" (docs/FORMAT.md),
 # the rest as given; JITSTALL_ARGV=0 records no argument; a baseline keeps
 # the program's name and an argument hash, never the arguments.
 . "$(dirname "$0")/lib.sh"
 args=(--password=hunter3 --token tok-4711 --API-KEY=key-1 --db-passwd=pw-2 --pass pw-3
     https://alice:s3cr3t@example.com/x git+https://tok-9@host/r.git -p 22 --name=visible
+    'Authorization: Bearer abc.def-123' DB_PASSWORD=hunter4 --key=sk-proj1234567890abcdefXYZ
+    --auth bob:pw-5 'Cookie: sess=cookie-6' --model=sk-abcdefghijklmnopqrstu7
+    ghp_0123456789abcdefghijABCD8 AWS=AKIAABCDEFGHIJKLMNO9 GITHUB_TOKEN=tok-10
+    --keyboard=us --author=ann --pass-through kept-after-flag PWD=/tmp/x key-value.txt
+    --monkey sk-short 'Content-Type: text/plain' --passes=3 HOME=/home/u
     --secret)
 run_plain plain "$BIN/prog_args" "$FIX" "${args[@]}"
 run_traced traced "$BIN/prog_args" "$FIX" "${args[@]}"
@@ -17,10 +23,15 @@ check_json "$WORK/t.json" <<'PY'
 argv = of_type("process")[0]["argv"]
 want = ["--password=***", "--token", "***", "--API-KEY=***", "--db-passwd=***", "--pass", "***",
         "https://alice:***@example.com/x", "git+https://***@host/r.git", "-p", "22",
-        "--name=visible", "--secret"]
+        "--name=visible",
+        "Authorization: Bearer ***", "DB_PASSWORD=***", "--key=***", "--auth", "bob:***",
+        "Cookie: ***", "--model=sk-***", "ghp_***", "AWS=AKIA***", "GITHUB_TOKEN=***",
+        "--keyboard=us", "--author=ann", "--pass-through", "kept-after-flag", "PWD=/tmp/x",
+        "key-value.txt", "--monkey", "sk-short", "Content-Type: text/plain", "--passes=3",
+        "HOME=/home/u", "--secret"]
 expect(argv[2:] == want, f"redacted argv: {argv}")
 PY
-secrets='hunter3|tok-4711|key-1|pw-2|pw-3|s3cr3t|tok-9'
+secrets='hunter3|tok-4711|key-1|pw-2|pw-3|s3cr3t|tok-9|abc.def-123|hunter4|sk-proj|pw-5|cookie-6|mnopqrstu7|ABCD8|MNO9|tok-10'
 for out in "dump" "report"; do
     "$JST_CLI" $out "$t" >"$WORK/$out.txt" 2>&1 || fail "jitstall $out failed"
     ! grep -Eq "$secrets" "$WORK/$out.txt" || fail "a secret in jitstall $out"

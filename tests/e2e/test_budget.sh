@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The in-process budget alert (issue 6): JITSTALL_BUDGET_MS prints one line at
+# The in-process budget alert: JITSTALL_BUDGET_MS prints one line at
 # exit when the JIT time exceeds it; JITSTALL_FAIL_EXIT_CODE, opt-in, turns an
 # exit status 0 into its value and never changes a non-zero one.
 . "$(dirname "$0")/lib.sh"

@@ -4,6 +4,7 @@
 # JITSTALL_DEBUG=1 prints the time per phase at exit. The cache walk at start
 # is reused at exit when nothing was stored meanwhile.
 . "$(dirname "$0")/lib.sh"
+skip_emulated "jitstall's own time against the simulated JIT is a timing of the emulator"
 export JITSTALL_SIM_JIT_US_PER_KB=50000
 run_traced cost JITSTALL_DEBUG=1 JITSTALL_PROGRESS_MS=10 "$BIN/prog_dlsym" "$FIX" 0 module ptx75.fatbin sm90.fatbin
 expect_rc cost 0

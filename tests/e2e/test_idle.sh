@@ -25,8 +25,11 @@ rel=$(realpath --relative-to="$WORK" "$JST_PRELOAD")
 # code that every process runs (constructor, exit, the exec and dlsym
 # wrappers) within one 64 KiB window at the start of the file, mapped in by
 # the fault that brings in the ELF headers.
-idle_syms="jst_ctor jst_fini jst_startenv_save jst_config_early jst_nvtx_start jst_budget_install
-    jst_env_add execve posix_spawn dlsym jst_dlsym_target jst_real_dlsym_fn jst_exec_end"
+# x86-64's assembly dlsym entry asks jst_dlsym_target where to jump; the C
+# dlsym (aarch64, JITSTALL_NO_ASM) has no such helper.
+idle_syms="jst_ctor jst_fini jst_startenv_save jst_config_early jst_nvtx_start jst_budget_install waitpid
+    jst_env_add execve posix_spawn dlsym jst_real_dlsym_fn jst_exec_end"
+[ "${JST_DLSYM_ASM:-0}" = 1 ] && idle_syms="$idle_syms jst_dlsym_target"
 nm "$JST_PRELOAD" >"$WORK/nm" || fail "nm cannot read $JST_PRELOAD"
 for s in $idle_syms; do
     a=$(awk -v s="$s" '$3 == s { print $1; exit }' "$WORK/nm")
@@ -34,22 +37,32 @@ for s in $idle_syms; do
     [ $((16#$a >> 16)) = 0 ] || fail "$s lies at 0x$a, outside the first 64 KiB of the file"
 done
 # And the whole object costs an idle /bin/true no more page faults than an
-# empty shared object as the toolchain builds it (medians of 15 runs).
+# empty shared object as the toolchain builds it, less than 2.5 more (means
+# of 61 interleaved runs; 1.7 more on the development VM). Under
+# qemu-user the faults are the emulator's own, a thousand of them.
+if [ "$JST_EMULATED" = 1 ]; then
+    echo "skip (this part): page faults under qemu-user are the emulator's"
+    f_jst=- f_empty=-
+else
 empty="$JST_E2E_BIN/../bench/libjst_bench_empty.so"
 [ -e "$empty" ] || fail "no $empty to compare with"
 read -r f_empty f_jst < <(python3 - "$empty" "$JST_PRELOAD" <<'PY'
 import os, statistics, subprocess, sys
 def faults(pre):
-    out = []
-    for _ in range(15):
-        p = subprocess.Popen(["/bin/true"], env=dict(os.environ, LD_PRELOAD=pre))
-        out.append(os.wait4(p.pid, 0)[2].ru_minflt)
-    return statistics.median(out)
-print(faults(sys.argv[1]), faults(sys.argv[2]))
+    p = subprocess.Popen(["/bin/true"], env=dict(os.environ, LD_PRELOAD=pre))
+    return os.wait4(p.pid, 0)[2].ru_minflt
+# Interleaved, so that what the machine does meanwhile falls on both alike.
+# A run takes one to three faults more or fewer than the next (where ASLR
+# puts a page boundary): the means of 61 runs differ by about 0.1 between
+# two sets of runs, while a page more touched at every start adds 1.
+runs = [(faults(sys.argv[1]), faults(sys.argv[2])) for _ in range(61)]
+print(statistics.mean(r[0] for r in runs), statistics.mean(r[1] for r in runs))
 PY
 )
-python3 -c "import sys; sys.exit(0 if float('$f_jst') <= float('$f_empty') + 2 else 1)" ||
+printf "page faults of an idle /bin/true (mean): %.2f under libjitstall.so, %.2f under an empty object\n" "$f_jst" "$f_empty"
+python3 -c "import sys; sys.exit(0 if float('$f_jst') < float('$f_empty') + 2.5 else 1)" ||
     fail "an idle /bin/true takes $f_jst page faults under libjitstall.so, $f_empty under an empty object"
+fi
 # The same preload in a process that loads a module: a stack is recorded.
 run_traced busy "$BIN/prog_dlsym" "$FIX" 0 module sm90.fatbin
 expect_rc busy 0

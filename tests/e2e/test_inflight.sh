@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Calls cut short (issue 9, part 2). A process SIGKILLed in the middle of a
+# Calls cut short. A process SIGKILLed in the middle of a
 # slow load, link step or NVRTC compile leaves a trace in which the call is on
 # disk before it returned (a BEGIN record) and progress records say how long
 # it ran. `jitstall report` shows it as an in-flight culprit with a plausible
@@ -8,6 +8,7 @@
 # in-flight call behind, and without progress records the duration cannot be
 # known (which is why the thread exists).
 . "$(dirname "$0")/lib.sh"
+skip_emulated "the in-flight timings stretch past their bounds"
 export LD_LIBRARY_PATH="$BIN/fakertc:$LD_LIBRARY_PATH"
 
 # kill_during NAME HOLD_S [VAR=value...] PROGRAM ARGS...: runs traced, waits
@@ -22,7 +23,7 @@ kill_during() {
     local pid=$! seen=0 t
     for _ in $(seq 1 200); do
         t=$(traces_of "$name" | head -1)
-        if [ -n "$t" ] && "$JST_CLI" dump "$t" 2>/dev/null | grep -q '^begin '; then
+        if [ -n "$t" ] && "$JST_CLI" dump "$t" 2>/dev/null | grep '^begin ' >/dev/null; then
             seen=1
             break
         fi
@@ -77,7 +78,7 @@ PY
         fail "$name: text report has no in-flight line: $(cat "$WORK/$name.report.txt")"
     grep -q "Time to first kernel  more than" "$WORK/$name.report.txt" ||
         fail "$name: time to first kernel is not shown as a lower bound"
-    "$JST_CLI" report --markdown "$trace" 2>/dev/null | grep -q "\*\*still $phrase when the trace ends" ||
+    "$JST_CLI" report --markdown "$trace" 2>/dev/null | grep "\*\*still $phrase when the trace ends" >/dev/null ||
         fail "$name: Markdown report has no in-flight cell"
     rc=0
     "$JST_CLI" check "$trace" >"$WORK/$name.check" 2>&1 || rc=$?

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Link steps and the JIT cache (issue 9, part 4). The driver compiles PTX given
+# Link steps and the JIT cache. The driver compiles PTX given
 # to cuLinkAddData and caches it like a load's: the simulated driver stores it
 # cold and hits warm, under the same rules (disabled, too small, no
 # directory, read-only). The trace gives the link step the cache outcome a load

@@ -107,6 +107,13 @@ fi
 # and the program runs as it does without the preload.
 py=$(printf '%s\n' "${pythons[@]}" | grep 'python3\.11$' | head -n 1)
 run_plain sandbox.plain "$BIN/seccomp_deny" "$py" "$SRC" "$FIX" "$SITE" "$BIN/libpy_delay.so"
+# 77: seccomp_deny cannot install its filter here (qemu-user answers
+# PR_SET_SECCOMP with EINVAL): that part is skipped, and so is the test.
+if [ "$(cat "$WORK/sandbox.plain.rc")" = 77 ]; then
+    echo "ok: python call sites"
+    echo "skip: the sandbox part: a seccomp filter cannot be installed here ($(tail -1 "$WORK/sandbox.plain.err"))"
+    exit 77
+fi
 expect_rc sandbox.plain 0
 run_traced sandbox "$BIN/seccomp_deny" "$py" "$SRC" "$FIX" "$SITE" "$BIN/libpy_delay.so"
 same_behaviour sandbox.plain sandbox

@@ -268,5 +268,140 @@ print(json.dumps(out))
         expect(any(s["name"] == "cuInit" for s in g["spans"]), "cuInit span")
 
 
+# A collector on the loopback: decodes each POST with the OpenTelemetry
+# protobuf definitions (400 when it cannot), writes what it got to OUT as
+# JSON lines, and answers STATUS. Prints its port once listening.
+RECEIVER = r'''
+import base64, json, sys
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from google.protobuf.json_format import ParseDict
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+out, status = sys.argv[1], int(sys.argv[2])
+class H(BaseHTTPRequestHandler):
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        rec = {"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}}
+        try:
+            doc = json.loads(body)
+            for rs in doc["resourceSpans"]:
+                for ss in rs["scopeSpans"]:
+                    for sp in ss["spans"]:
+                        for k in ("traceId", "spanId", "parentSpanId"):
+                            if k in sp:
+                                sp[k] = base64.b64encode(bytes.fromhex(sp[k])).decode()
+            req = ParseDict(doc, ExportTraceServiceRequest())
+            rec["resources"] = [{"attrs": {a.key: a.value.string_value or a.value.int_value
+                                           for a in rs.resource.attributes},
+                                 "spans": [sp.name for ss in rs.scope_spans for sp in ss.spans]}
+                                for rs in req.resource_spans]
+            code = status
+        except Exception as e:
+            rec["error"] = repr(e)
+            code = 400
+        with open(out, "a") as f:
+            f.write(json.dumps(rec) + "\n")
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        msg = b"{}" if code == 200 else b'{"message": "bad spans"}'
+        self.send_header("Content-Length", str(len(msg)))
+        self.end_headers()
+        self.wfile.write(msg)
+    def log_message(self, *a):
+        pass
+srv = HTTPServer(("127.0.0.1", 0), H)
+print(srv.server_address[1], flush=True)
+srv.serve_forever()
+'''
+
+
+def receiver(py, out, status):
+    p = subprocess.Popen([py, "-c", RECEIVER, out, str(status)], stdout=subprocess.PIPE, text=True)
+    port = int(p.stdout.readline())
+    return p, port
+
+
+def cli_env(*args, env=None):
+    e = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+    e.update(env or {})
+    r = subprocess.run([os.environ["JST_CLI"], *args], capture_output=True, text=True, timeout=120,
+                       env=e)
+    return r.returncode, r.stdout, r.stderr
+
+
+@case
+def test_otlp_push(env):
+    # OTEL_EXPORTER_OTLP_ENDPOINT (+ /v1/traces), ..._HEADERS, OTEL_SERVICE_NAME
+    # and OTEL_RESOURCE_ATTRIBUTES honoured; the spans decode as an
+    # ExportTraceServiceRequest on the collector's side; -o keeps a file too.
+    tmp = env.tmp
+    py = os.environ.get("JST_OTLP_PYTHON")
+    expect(py and os.path.exists(py), "no Python with opentelemetry-proto (tests/deps.sh makes .pyvenv)")
+    d = traced_run(tmp, "t", ["ptx75.fatbin", "sm90.fatbin"])
+    got = os.path.join(tmp, "got.jsonl")
+    p, port = receiver(py, got, 200)
+    try:
+        base = f"http://127.0.0.1:{port}"
+        rc, out, err = cli_env("export", "--format", "otlp", d, env={
+            "OTEL_EXPORTER_OTLP_ENDPOINT": base + "/",
+            "OTEL_EXPORTER_OTLP_HEADERS": "authorization=Bearer%20tok,x-tenant = a",
+            "OTEL_SERVICE_NAME": "ingest",
+            "OTEL_RESOURCE_ATTRIBUTES": "deployment.environment=prod,team=gpu%2Cml"})
+        expect(rc == 0 and out == "", f"push: {rc} {out!r} {err!r}")
+        expect(err == f"jitstall export: sent 1 process to {base}/v1/traces\n", err)
+        recs = [json.loads(l) for l in open(got)]
+        expect(len(recs) == 1 and "error" not in recs[0], recs)
+        r = recs[0]
+        expect(r["path"] == "/v1/traces", r["path"])
+        expect(r["headers"].get("content-type") == "application/json", r["headers"])
+        expect(r["headers"].get("authorization") == "Bearer tok" and r["headers"].get("x-tenant") == "a",
+               r["headers"])
+        (res,) = r["resources"]
+        a = res["attrs"]
+        expect(a["service.name"] == "ingest" and a["deployment.environment"] == "prod"
+               and a["team"] == "gpu,ml", a)
+        expect("prog_direct cold start" in res["spans"] and "cuInit" in res["spans"], res["spans"])
+        # TRACES_ENDPOINT is used as it is; --endpoint wins over both; -o keeps a file.
+        f = os.path.join(tmp, "spans.json")
+        rc, _, err = cli_env("export", "--format", "otlp", "-o", f, d, env={
+            "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": base + "/custom/path"})
+        expect(rc == 0 and os.path.getsize(f) > 0, err)
+        rc, _, err = cli_env("export", "--endpoint", base + "/base", d)
+        expect(rc == 0, err)
+        paths = [json.loads(l)["path"] for l in open(got)]
+        expect(paths == ["/v1/traces", "/custom/path", "/base/v1/traces"], paths)
+    finally:
+        p.kill()
+        p.wait()
+    # A collector that refuses: exit 2, its answer said, the -o file kept.
+    p, port = receiver(py, got, 503)
+    try:
+        f = os.path.join(tmp, "kept.json")
+        rc, out, err = cli_env("export", "--endpoint", f"http://127.0.0.1:{port}", "-o", f, d)
+        expect(rc == 2, f"refused: exit {rc}")
+        expect(f"\njitstall export: the collector at http://127.0.0.1:{port}/v1/traces "
+               "refused the spans: HTTP 503: {\"message\": \"bad spans\"}; the spans are kept in "
+               "the -o file\n" in err, err)
+        expect(json.load(open(f))["resourceSpans"], "the file is kept")
+    finally:
+        p.kill()
+        p.wait()
+    # Nothing listening: exit 2, the file kept.
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    dead = s.getsockname()[1]
+    s.close()
+    f = os.path.join(tmp, "kept2.json")
+    rc, out, err = cli_env("export", "--format", "otlp", "-o", f, d,
+                           env={"OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{dead}"})
+    expect(rc == 2 and "cannot reach the collector at" in err, f"{rc} {err!r}")
+    expect(json.load(open(f))["resourceSpans"], "the file is kept")
+    # --endpoint with another format is a usage error; a gRPC protocol is refused.
+    rc, _, err = cli_env("export", "--format", "prometheus", "--endpoint", "http://127.0.0.1:1", d)
+    expect(rc == 2 and "--format otlp only" in err, err)
+    rc, _, err = cli_env("export", "--endpoint", "http://127.0.0.1:1", d,
+                         env={"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"})
+    expect(rc == 2 and "gRPC" in err, err)
+
+
 if __name__ == "__main__":
     sys.exit(run_cases(sys.argv, TmpEnv))

@@ -262,8 +262,9 @@ def test_schema():
     rc, out, err = run([cli, "report", "odd.jst"], cwd=work)
     if rc != 0 or re.search(r"[\x00-\x08\x0b-\x1f\x7f]", out):
         fail(f"odd.jst: text report has control characters: {out!r}")
-    if not any(l.startswith("Process 31337  /opt/we\"ird?") for l in out.splitlines()):
-        fail("odd.jst: the process line was split by the newline in exe")
+    # The newline and ESC shown escaped (the CLI's one rule), on one line.
+    if not any(l.startswith("Process 31337  /opt/we\"ird\\n\\x1b[2Japp") for l in out.splitlines()):
+        fail("odd.jst: the process line was split by the newline in exe, or not escaped")
     rc, out, err = run([cli, "report", "--markdown", "odd.jst"], cwd=work)
     width = None
     for line in out.splitlines():
@@ -273,7 +274,7 @@ def test_schema():
         cells = len(re.split(r"(?<!\\)\|", line))
         if width is None:
             width = cells  # a table's header row
-        if cells != width or not line.endswith("|") or re.search(r"[\x00-\x1f]", line):
+        if cells != width or not line.endswith("|") or re.search(r"[\x00-\x1f\x7f-\x9f]", line):
             fail(f"odd.jst: broken Markdown row ({cells} cells, header {width}): {line!r}")
     if rc != 0:
         fail(f"odd.jst --markdown: exit {rc}")
@@ -340,10 +341,12 @@ def test_partial():
     rc, out, err = run([cli, "report", "cold.jst", "nonexistent.jst"], cwd=work)
     if rc != 2 or "nonexistent.jst" not in err:
         fail(f"nonexistent path: exit {rc} (want 2), stderr {err!r}")
-    # garbage next to a good trace: the report, naming the unreadable one, exit 0
+    # garbage next to a good trace: the report, naming the unreadable one, and
+    # exit 2 with the reason on stderr, as every reader does
     rc, out, err = run([cli, "report", "cold.jst", "garbage.jst"], cwd=work)
-    if rc != 0 or "unreadable" not in out or "garbage.jst" not in out:
-        fail(f"cold + garbage: exit {rc}, the unreadable file is not named:\n{out}")
+    if rc != 2 or "unreadable" not in out or "garbage.jst" not in out or \
+            not err.startswith("jitstall report: garbage.jst: "):
+        fail(f"cold + garbage: exit {rc}, the unreadable file is not named:\n{out}\n{err}")
     # an empty directory: nothing to read, exit 2
     os.mkdir(os.path.join(work, "empty"))
     rc, out, err = run([cli, "report", "empty"], cwd=work)
@@ -428,11 +431,11 @@ def test_run_e2e():
                 or jit[0]["cache"] != "miss_stored" or p["ttfk_ns"] is None \
                 or p["jit_ns"] <= 0 or "ptxas -arch=sm_90" not in (jit[0]["fix"] or ""):
             fail(f"report after run: unexpected content:\n{out[:1500]}")
-        # PTX text read by the program: compile it ahead of time (issue 9)
+        # PTX text read by the program: compile it ahead of time
         if not any(f["kind"] == "ptx_file" and "ptxas -arch=sm_90" in f["text"]
                    for f in doc["fixes"]):
             fail("report after run: no ptx_file fix")
-        # jitstall's own cost, measured by the preload (issue 14)
+        # jitstall's own cost, measured by the preload
         if not p.get("self_ns") or p["self_ns"] >= p["jit_ns"] * 10:
             fail(f"report after run: self_ns {p.get('self_ns')} missing or implausible")
     rc, text, err = run([cli, "report", "cold"], cwd=work, env=env)

@@ -1,5 +1,5 @@
 /*
- * GPU test program of tests/gpu/part_account.sh (issue 9, part 1): a cudart
+ * GPU test program of tests/gpu/part_account.sh (the call chain): a cudart
  * program shipped as PTX only whose first launch (and so the JIT inside
  * cuLibraryLoadData, under lazy loading) is reached through
  * main -> load_catalog -> open_shard. Built with -g and host -O0 so that each

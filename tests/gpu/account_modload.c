@@ -1,5 +1,5 @@
 /*
- * GPU test program of tests/gpu/part_account.sh (issue 9, part 3): loads one
+ * GPU test program of tests/gpu/part_account.sh (where the PTX came from): loads one
  * file with cuModuleLoad (a .ptx file, or the fatbin the report's fix makes
  * from it) and prints the result. Exit 0 ok, 3 the load failed.
  * Usage: account_modload FILE

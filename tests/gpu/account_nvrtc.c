@@ -1,5 +1,5 @@
 /*
- * GPU test program of tests/gpu/part_account.sh (issue 9, part 3): compiles a
+ * GPU test program of tests/gpu/part_account.sh (where the PTX came from): compiles a
  * kernel with NVRTC for compute_90 PTX (as hashcat does), loads the PTX with
  * cuModuleLoadData, so the driver JIT-compiles it, launches it once and
  * prints a checksum. Exit 0 ok, 1 an NVRTC or CUDA error.

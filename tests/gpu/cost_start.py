@@ -13,7 +13,7 @@ Runs PROGRAM RUNS times plain and RUNS times traced, interleaved, and every
 third time also with the preload and JITSTALL_DISABLE=1 (for comparison
 only), after one warm-up run of each; takes wall time and CPU time (user +
 system, from wait4) of every run. Prints
-one line per figure and checks issue 14's target: tracing adds at most
+one line per figure and checks the target: tracing adds at most
 max(1 ms, 1% of the plain median). The added time is the paired difference
 (traced run i against plain run i); its 95% interval comes from the t
 distribution of the mean, and for the median (the verdict's statistic: a

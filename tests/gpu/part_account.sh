@@ -1,4 +1,5 @@
-# tests/gpu/part_account.sh: issue 9, parts 1, 3 and 5 on the real GPU
+# tests/gpu/part_account.sh: call chains, where the PTX came from and races, on
+# the real GPU
 # (sourced by tests/gpu/run.sh near its end; uses run_case, check, fresh, ok,
 # fail, $J, $PRELOAD, $P, $C, $W, $G, $cc, $sm). Never exits; every step is
 # guarded. Prints its figures on lines starting "== account".

@@ -1,4 +1,4 @@
-# Issue 14 on the real GPU: what tracing costs. Sourced by tests/gpu/run.sh
+# What tracing costs, on the real GPU. Sourced by tests/gpu/run.sh
 # (bash, set -uo pipefail, no -e): uses ok, fail, $J, $PRELOAD, $P, $W, $G,
 # $C, $cc. Never exits; every step is guarded. About 1 minute.
 #

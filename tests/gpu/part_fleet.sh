@@ -1,4 +1,4 @@
-# Sourced by tests/gpu/run.sh (issue 16): a cold PTX-only start on the real
+# Sourced by tests/gpu/run.sh (the fleet exports): a cold PTX-only start on the real
 # driver with JITSTALL_PROM_DIR and JITSTALL_LABELS, then the Prometheus and
 # OTLP exports of its trace. The files are left in $W/fleet for promtool and
 # the OpenTelemetry protobuf check (tests/fleet/test_fleet.py does both on the

@@ -1,4 +1,4 @@
-# tests/gpu/part_harden.sh: issue 10 items checked on the real driver (sourced
+# tests/gpu/part_harden.sh: the preload's hardening checked on the real driver (sourced
 # by tests/gpu/run.sh; uses run_case, check, fresh, ok, fail, $J, $PRELOAD, $P,
 # $C, $W, $G, $cc). Never exits; each step is guarded.
 #  1. A cudart program that launches a kernel and then execs /bin/echo: the

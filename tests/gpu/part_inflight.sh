@@ -1,4 +1,4 @@
-# Issue 9, parts 2 and 4, on the real GPU. Sourced by tests/gpu/run.sh (bash,
+# Calls cut short and link steps, on the real GPU. Sourced by tests/gpu/run.sh (bash,
 # set -uo pipefail, no -e): uses run_case, check, fresh, ok, fail, $J, $P, $C,
 # $W, $G, $ROWS. Never exits; every step is guarded.
 #

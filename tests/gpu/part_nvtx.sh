@@ -1,4 +1,4 @@
-# NVTX ranges on the real GPU (sourced by tests/gpu/run.sh; issue 11, part 2).
+# NVTX ranges on the real GPU (sourced by tests/gpu/run.sh).
 # PyTorch's torch.cuda.nvtx.range("warmup") / range("query1"), where query1's
 # first op is a PTX-only load (compute_75) the driver JIT-compiles; CuPy's
 # cupyx.profiler.time_range around an NVRTC compile. Each runs with and

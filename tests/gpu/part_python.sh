@@ -1,4 +1,4 @@
-# Python call sites on the real driver (issue 11, part 1); sourced by
+# Python call sites on the real driver; sourced by
 # tests/gpu/run.sh near its end, with its helpers (run_case, ok, fail, ...).
 # - CuPy RawModule(path=) of a compute_75 PTX file: cuModuleLoad with the GIL
 #   released; the report's call site must be tests/gpu/py_rawmodule.py at a

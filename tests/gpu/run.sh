@@ -200,7 +200,7 @@ if [ -e "$SIM/libcuda.so.1" ]; then
   done < <(grep '^m_' "$ROWS")
 fi
 
-# ---- call site of the stall (issue 4) and the report (issue 5), on the big program ----
+# ---- call site of the stall and the report, on the big program ----
 c=$(fresh "$C/rt_big")
 run_case cudart_big_cold "$c" -- "$P/gpu_cudart_big"
 check cudart_big_cold --call cuLibraryLoadData --verdict ptx_jit --cache miss_stored --min-ms 1000 --result 0
@@ -243,7 +243,7 @@ PY
   [ $? -eq 0 ] && ok "the report's fix removes the stall" || fail "the report's fix did not remove the stall"
 fi
 
-# ---- the ctest + check example (issue 6) ----
+# ---- the ctest + check example ----
 if [ -d "$top/examples/ctest-check" ]; then
   for ptx in ON OFF; do
     e="$W/ctest-$ptx"

@@ -40,7 +40,7 @@ two_fatbins.o
   1 image runs as SASS (sm_90)
 kernels.cu
   no CUDA code
-summary for sm_90: 4 files read, 3 with CUDA code, 4 images: 2 sass, 2 ptx_jit, 0 no_compatible, 0 damaged, 0 empty; 4 kernels would JIT, 0 cannot run
+summary for sm_90: 4 files read, 3 with CUDA code, 4 images: 2 sass, 2 ptx_jit, 0 no_compatible, 0 damaged, 0 empty; 4 kernels would JIT, 0 cannot run (JIT of 1 KiB of PTX, about 2 ms on a cold cache)
 WANT
 diff -u "$tmp/want" "$tmp/out" >&2 || fail "text output differs"
 [ -s "$tmp/err" ] && fail "unexpected stderr: $(cat "$tmp/err")"
@@ -66,6 +66,7 @@ want = {  # file -> [(verdict, sass_arch, jit_from)] per image
     "lto90.fatbin": [("no_compatible", None, None)],
     "two_fatbins.o": [("sass", "sm_90", None), ("ptx_jit", None, "compute_75")],
     "hostonly.o": [("empty", None, None)],
+    "other_gpus.o": [("sass", "sm_90", None), ("other_gpus", None, None)],
 }
 for m in ("default", "speed", "size", "none", "all_default", "all_speed"):
     want["z_%s.fatbin" % m] = [("ptx_jit", None, "compute_80")]
@@ -81,7 +82,10 @@ for name, imgs in want.items():
             assert e["kind"] in ("ptx", "cubin", "ltoir") and e["compressed"] in ("zstd", "lz4", "none")
         if i["verdict"] in ("ptx_jit", "no_compatible") and name != "lto90.fatbin":
             assert "add_one" in i["kernels"] or i["kernels"] == ["second_kernel"], (name, i["kernels"])
-            assert "code=sm_90" in i["fix"], i["fix"]
+            if name == "k75.ptx":  # a PTX file: compiled ahead of time, as report says
+                assert i["fix"].startswith("compile k75.ptx ahead of time") and "ptxas -arch=sm_90" in i["fix"], i["fix"]
+            else:
+                assert "code=sm_90" in i["fix"], i["fix"]
 def comp(name):
     return [(e["kind"], e["compressed"]) for e in files[name]["images"][0]["entries"]]
 assert comp("z_speed.fatbin") == [("cubin", "none"), ("ptx", "lz4")]
@@ -92,7 +96,8 @@ assert comp("lto90.fatbin") == [("ltoir", "zstd")]
 assert files["sm90.fatbin"]["images"][0]["kernels"] == ["_ZN3jst5scaleIfEEvPT_S1_", "_Z4fillPii", "add_one"]
 assert files["sm100f.fatbin"]["images"][0]["entries"][0]["arch"] == "sm_100f"
 s = doc["summary"]
-assert s["images"] == 19 and s["sass"] == 5 and s["ptx_jit"] == 11 and s["no_compatible"] == 2, s
+assert s["images"] == 21 and s["sass"] == 6 and s["ptx_jit"] == 11 and s["no_compatible"] == 2, s
+assert s["other_gpus"] == 1 and s["ptx_too_new"] == 0, s
 assert s["empty"] == 1, s
 PY
 
@@ -178,6 +183,71 @@ grep -q "jitstall scan: --arch 'sm_999' is not a GPU architecture" "$tmp/err" ||
 for a in sm_75 sm_90 sm_90a 9.0 compute_90 sm_100f sm_103a sm_120 sm_121a sm_110f sm_88 sm_37; do
     "$J" scan --arch $a sm90.fatbin >/dev/null 2>"$tmp/err" || fail "--arch $a refused: $(cat "$tmp/err")"
 done
+
+# 8. Strict spelling: a leading zero or a dotted form after a prefix is refused.
+for a in sm_0100 sm_9.0 sm_12.1 compute_9.0 sm_1000 090; do
+    rc=0; "$J" scan --arch $a sm90.fatbin >/dev/null 2>"$tmp/err" || rc=$?
+    [ $rc -eq 2 ] || fail "--arch $a accepted (exit $rc)"
+done
+# sm_101 is Thor's old name: accepted, said, judged as 11.0.
+"$J" scan --arch sm_101 --json sm100f.fatbin >"$tmp/out" 2>"$tmp/err" || fail "--arch sm_101 refused"
+grep -q "sm_101 is the old name of sm_110" "$tmp/err" || fail "sm_101 not said to be sm_110"
+grep -q '"arch":"sm_110"' "$tmp/out" || fail "sm_101 not judged as sm_110"
+"$J" scan --arch sm_107 sm90.fatbin >/dev/null 2>&1 || fail "--arch sm_107 refused"
+
+# 9. A fleet: --arch takes a list, one report per architecture, then one line each.
+"$J" scan --arch sm_90,sm_100,sm_120 sm90.fatbin multi.fatbin >"$tmp/out" || fail "fleet exited $?"
+for want in "summary for sm_90:" "summary for sm_100:" "summary for sm_120:" "per architecture:" \
+    "  sm_90: JIT from PTX: 1 image, 3 kernels, about 2 ms of JIT on a cold cache; 1 runs as SASS" "  sm_100: cannot run: 1 image with no code for it; 1 image JIT from PTX (about 2 ms)" \
+    "  sm_120: cannot run: 1 image"; do
+    grep -qF "$want" "$tmp/out" || fail "fleet output lacks '$want': $(cat "$tmp/out")"
+done
+# --fail-on: exit 1 when an image meets a verdict, 0 otherwise; bad names are usage errors.
+rc=0; "$J" scan --arch sm_90,sm_120 --fail-on no_compatible sm90.fatbin >/dev/null || rc=$?
+[ $rc -eq 1 ] || fail "--fail-on no_compatible with sm_120: exit $rc"
+rc=0; "$J" scan --arch sm_90 --fail-on no_compatible,ptx_jit sm90.fatbin >/dev/null || rc=$?
+[ $rc -eq 0 ] || fail "--fail-on on a SASS image: exit $rc"
+rc=0; "$J" scan --arch sm_90 --fail-on ptx_jit ptx75.fatbin >/dev/null || rc=$?
+[ $rc -eq 1 ] || fail "--fail-on ptx_jit: exit $rc"
+rc=0; "$J" scan --arch sm_90 --fail-on sass,bogus sm90.fatbin >/dev/null 2>&1 || rc=$?
+[ $rc -eq 2 ] || fail "--fail-on bogus: exit $rc"
+
+# 10. No false alarms: an image of other GPUs' SASS, in a file with code for
+# the GPU, is for other GPUs (no fix, not --fail-on no_compatible).
+"$J" scan --arch sm_90 other_gpus.o >"$tmp/out" || fail "other_gpus.o exited $?"
+grep -qF "1 image for other GPUs (sm_100a): not loaded on sm_90, no fix needed" "$tmp/out" ||
+    fail "other_gpus.o: $(cat "$tmp/out")"
+grep -q "fix:" "$tmp/out" && fail "other_gpus.o draws a fix on sm_90"
+rc=0; "$J" scan --arch sm_90 --fail-on no_compatible other_gpus.o >/dev/null || rc=$?
+[ $rc -eq 0 ] || fail "other_gpus.o fails --fail-on no_compatible on sm_90"
+# ... but a file with nothing for the GPU cannot run.
+"$J" scan --arch sm_120 --json other_gpus.o | python3 -c '
+import json, sys; v = [i["verdict"] for i in json.load(sys.stdin)["files"][0]["images"]]
+assert v == ["no_compatible", "no_compatible"], v' || fail "other_gpus.o on sm_120"
+
+# 11. --driver: PTX newer than the driver JITs is ptx_too_new (z_none's PTX is ISA 9.0).
+for d in 12.4 550.54; do
+    "$J" scan --arch sm_90 --driver $d --json z_none.fatbin ptx75.fatbin k75.ptx | python3 -c '
+import json, sys; d = json.load(sys.stdin)
+assert d["driver_cuda"] == "12.4", d.get("driver_cuda")
+v = {f["path"]: (f["images"][0]["verdict"], f["images"][0].get("ptx_isa")) for f in d["files"]}
+assert v["z_none.fatbin"] == ("ptx_too_new", "9.0"), v
+assert v["ptx75.fatbin"] == ("ptx_too_new", "9.0"), v  # header version of nvcc 13 PTX
+assert v["k75.ptx"][0] == "ptx_too_new", v
+i = d["files"][0]["images"][0]
+assert "CUDA 13.0 toolkit" in i["reason"] and "CUDA 12.4 driver JITs up to ISA 8.4" in i["reason"], i["reason"]
+assert "upgrade the driver to 580" in i["fix"], i["fix"]' || fail "--driver $d"
+done
+"$J" scan --arch sm_90 --driver 13.0 --json z_none.fatbin | grep -q '"verdict":"ptx_jit"' ||
+    fail "--driver 13.0 refuses PTX 9.0"
+rc=0; "$J" scan --arch sm_90 --driver 580.xx sm90.fatbin >/dev/null 2>&1 || rc=$?
+[ $rc -eq 2 ] || fail "--driver 580.xx: exit $rc"
+rc=0; "$J" scan --arch sm_90 --driver 12.4 --fail-on ptx_too_new z_none.fatbin >/dev/null || rc=$?
+[ $rc -eq 1 ] || fail "--fail-on ptx_too_new: exit $rc"
+
+# 12. An architecture CUDA 13 no longer builds: no -gencode nvcc 13 rejects.
+"$J" scan --arch sm_70 sm90.fatbin | grep -qF "built with CUDA 12.9 or older (CUDA 13's nvcc no longer builds sm_70)" ||
+    fail "sm_70 fix"
 
 if [ $fails -ne 0 ]; then
     echo "test_scan: $fails failure(s)" >&2

@@ -6,7 +6,7 @@
  * It behaves like the real driver on the points docs/DRIVER.md records:
  * the exported names and exact signatures (from the toolkit's cuda.h), the
  * cuGetProcAddress versioning (PFN_* suffixes of cudaTypedefs.h), which image
- * a load uses (common/image.h rules), the PTX JIT cost and the on-disk JIT
+ * a load uses (its own table of NVIDIA's rules, sim_rules.c), the PTX JIT cost and the on-disk JIT
  * cache (sim_cache.c), and the errors of CUDA_FORCE_PTX_JIT and
  * CUDA_DISABLE_PTX_JIT.
  *
@@ -14,6 +14,11 @@
  *   JITSTALL_SIM_DEVICES       number of devices (default 1, at most 16; 0: no device)
  *   JITSTALL_SIM_CC            compute capability, "90", "9.0" or "sm_90"; a comma
  *                              list gives one per device, the last one repeats (default 90)
+ *                              (a value that is not a GPU's compute capability makes
+ *                              cuInit fail with CUDA_ERROR_INVALID_VALUE, said on stderr)
+ *   JITSTALL_SIM_DRIVER_VERSION the CUDA version cuDriverGetVersion reports (default
+ *                              13000); PTX with a newer .version is refused with
+ *                              CUDA_ERROR_UNSUPPORTED_PTX_VERSION, as the real driver does
  *   JITSTALL_SIM_JIT_US_PER_KB JIT cost in microseconds per KiB of PTX (default 100);
  *                              a cache hit costs 1/100 of that, at least 100 us
  *   CUDA_CACHE_PATH, CUDA_CACHE_DISABLE, CUDA_CACHE_MAXSIZE, CUDA_FORCE_PTX_JIT,
@@ -110,6 +115,8 @@ static struct {
     unsigned cc[SIM_MAX_DEV];
     uint64_t us_per_kb;
     int env_flags;
+    unsigned driver; /* CUDA version, 13000 for 13.0 */
+    int bad_env;     /* a setting was refused: cuInit fails */
     struct sim_cache_cfg cache;
     struct sim_ctx primary[SIM_MAX_DEV];
     unsigned primary_refs[SIM_MAX_DEV];
@@ -222,14 +229,35 @@ static void sim_read_env(void)
         if (ccs && *ccs) {
             size_t len = strcspn(ccs, ",");
             unsigned cc = sim_parse_cc(ccs, len);
-            if (cc)
+            if (cc && sim_cc_known(cc)) {
                 last = cc;
+            } else if (!g.bad_env) {
+                g.bad_env = 1;
+                fprintf(stderr,
+                        "simulated libcuda: JITSTALL_SIM_CC '%.*s' is not a GPU's compute "
+                        "capability; cuInit fails\n",
+                        (int)len, ccs);
+            }
             ccs += len + (ccs[len] == ',');
         }
         g.cc[d] = last;
         g.primary[d] = (struct sim_ctx){SIM_MAGIC_CTX, d, 1};
     }
     g.us_per_kb = env_u64("JITSTALL_SIM_JIT_US_PER_KB", 100);
+    const char *dv = getenv("JITSTALL_SIM_DRIVER_VERSION");
+    uint64_t drv = env_u64("JITSTALL_SIM_DRIVER_VERSION", 0);
+    g.driver = SIM_DRIVER_VERSION;
+    if (dv && *dv) {
+        if (drv >= 1000 && drv < 100000 && drv % 10 == 0) {
+            g.driver = (unsigned)drv;
+        } else {
+            g.bad_env = 1;
+            fprintf(stderr,
+                    "simulated libcuda: JITSTALL_SIM_DRIVER_VERSION '%s' is not a CUDA version "
+                    "such as 13000; cuInit fails\n",
+                    dv);
+        }
+    }
     g.env_flags = jst_env_jit_flags();
     sim_cache_config(&g.cache);
 }
@@ -331,29 +359,25 @@ static CUresult sim_resolve(const void *ptr, size_t known, unsigned cc, struct s
     if (!ptr)
         return CUDA_ERROR_INVALID_VALUE;
     struct jst_image img;
-    struct jst_decision d;
     memset(&img, 0, sizeof img);
     jst_image_inspect(ptr, known, &img);
-    jst_image_decide(&img, cc, g.env_flags, &d);
+    int si = -1, pi = -1;
     CUresult rc;
-    switch (d.verdict) {
-    case JST_V_SASS:
-        rc = d.sass_index >= 0 && (size_t)d.sass_index < img.n_entries
-                 ? entry_names(&img.entries[d.sass_index], names)
-                 : CUDA_ERROR_INVALID_IMAGE;
+    switch (sim_choose(&img, cc, g.env_flags, g.driver, &si, &pi)) {
+    case SIM_PICK_SASS:
+        rc = entry_names(&img.entries[si], names);
         break;
-    case JST_V_PTX_JIT:
-    case JST_V_FORCED_JIT:
-        /* Forced JIT of an image without PTX fails like no compatible image. */
-        rc = d.ptx_index >= 0 && (size_t)d.ptx_index < img.n_entries
-                 ? sim_jit(&img.entries[d.ptx_index], cc, names)
-                 : CUDA_ERROR_NO_BINARY_FOR_GPU;
+    case SIM_PICK_JIT:
+        rc = sim_jit(&img.entries[pi], cc, names);
         break;
-    case JST_V_NO_COMPATIBLE:
+    case SIM_PICK_NO_BINARY:
         rc = CUDA_ERROR_NO_BINARY_FOR_GPU;
         break;
-    case JST_V_JIT_DISABLED:
+    case SIM_PICK_JIT_DISABLED:
         rc = CUDA_ERROR_JIT_COMPILATION_DISABLED;
+        break;
+    case SIM_PICK_PTX_TOO_NEW:
+        rc = CUDA_ERROR_UNSUPPORTED_PTX_VERSION;
         break;
     default:
         rc = CUDA_ERROR_INVALID_IMAGE;
@@ -475,6 +499,10 @@ CUresult CUDAAPI cuInit(unsigned int Flags)
     pthread_mutex_lock(&g.lock);
     if (!sim_ready()) {
         sim_read_env();
+        if (g.bad_env) {
+            pthread_mutex_unlock(&g.lock);
+            return CUDA_ERROR_INVALID_VALUE;
+        }
         if (g.ndev > 0)
             atomic_store_explicit(&g.inited, 1, memory_order_release);
     }
@@ -486,7 +514,7 @@ CUresult CUDAAPI cuDriverGetVersion(int *driverVersion)
 {
     if (!driverVersion)
         return CUDA_ERROR_INVALID_VALUE;
-    *driverVersion = SIM_DRIVER_VERSION;
+    *driverVersion = (int)(g.driver ? g.driver : SIM_DRIVER_VERSION);
     return CUDA_SUCCESS;
 }
 
@@ -1166,6 +1194,8 @@ static const struct {
     {CUDA_ERROR_INVALID_PTX, "CUDA_ERROR_INVALID_PTX", "a PTX JIT compilation failed"},
     {CUDA_ERROR_JIT_COMPILATION_DISABLED, "CUDA_ERROR_JIT_COMPILATION_DISABLED",
      "PTX JIT compilation was disabled"},
+    {CUDA_ERROR_UNSUPPORTED_PTX_VERSION, "CUDA_ERROR_UNSUPPORTED_PTX_VERSION",
+     "the provided PTX was compiled with an unsupported toolchain."},
     {CUDA_ERROR_FILE_NOT_FOUND, "CUDA_ERROR_FILE_NOT_FOUND", "file not found"},
     {CUDA_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
     {CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},

@@ -34,4 +34,26 @@ int sim_cache_store(const struct sim_cache_cfg *c, uint64_t key, unsigned cc, ui
 /* Relative path of the entry for (key, cc): "ab/cd/0123456789abcd". */
 void sim_cache_entry_name(uint64_t key, unsigned cc, char out[24]);
 
+/* NVIDIA's rules as the simulated driver keeps them (sim_rules.c), apart
+ * from common/arch.c's: what a load of img on a device of compute capability
+ * cc does under a driver of CUDA version driver (13000 for 13.0). */
+struct jst_image;
+enum sim_pick {
+    SIM_PICK_SASS = 1,
+    SIM_PICK_JIT,
+    SIM_PICK_NO_BINARY,    /* CUDA_ERROR_NO_BINARY_FOR_GPU */
+    SIM_PICK_JIT_DISABLED, /* CUDA_ERROR_JIT_COMPILATION_DISABLED */
+    SIM_PICK_PTX_TOO_NEW,  /* CUDA_ERROR_UNSUPPORTED_PTX_VERSION */
+    SIM_PICK_INVALID,      /* CUDA_ERROR_INVALID_IMAGE */
+};
+/* Returns an enum sim_pick; *sass and *ptx are the entries used, or -1. */
+int sim_choose(const struct jst_image *img, unsigned cc, int env_flags, unsigned driver, int *sass,
+               int *ptx);
+int sim_sass_ok(unsigned sm, unsigned variant, unsigned cc);
+int sim_ptx_ok(unsigned sm, unsigned variant, unsigned cc);
+/* 1 when a driver of CUDA version driver JITs PTX of ISA isa (x10). */
+int sim_ptx_isa_ok(unsigned isa, unsigned driver);
+/* 1 when cc is a compute capability some GPU reports. */
+int sim_cc_known(unsigned cc);
+
 #endif

@@ -107,11 +107,12 @@ int sim_cache_lookup(const struct sim_cache_cfg *c, uint64_t key, unsigned cc)
 {
     if (c->disabled || !c->have_path)
         return 0;
-    char rel[24], path[PATH_MAX], want[128], got[128];
+    char rel[24], want[128], got[128];
     sim_cache_entry_name(key, cc, rel);
-    if (join(path, sizeof path, c->path, rel) != 0)
-        return 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    char *path = malloc(PATH_MAX); /* heap: a load may run on a 16 KiB thread */
+    int fd =
+        path && join(path, PATH_MAX, c->path, rel) == 0 ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+    free(path);
     if (fd < 0)
         return 0;
     /* The ptx size is part of the header but not of the key: compare up to it. */
@@ -123,11 +124,20 @@ int sim_cache_lookup(const struct sim_cache_cfg *c, uint64_t key, unsigned cc)
 }
 
 /* mkdir -p with mode 0700; 0 when path is a directory afterwards. */
+static int mkdirs_in(char *buf);
+
 static int mkdirs(const char *path)
 {
-    char buf[PATH_MAX];
-    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
+    char *buf = strdup(path);
+    if (!buf)
         return -1;
+    int rc = mkdirs_in(buf);
+    free(buf);
+    return rc;
+}
+
+static int mkdirs_in(char *buf)
+{
     for (char *s = buf + 1;; s++) {
         if (*s == '/' || *s == '\0') {
             char save = *s;
@@ -140,7 +150,7 @@ static int mkdirs(const char *path)
         }
     }
     struct stat st;
-    return stat(path, &st) == 0 && S_ISDIR(st.st_mode) ? 0 : -1;
+    return stat(buf, &st) == 0 && S_ISDIR(st.st_mode) ? 0 : -1;
 }
 
 struct index_line {
@@ -207,17 +217,35 @@ static void name_to_rel(const char *name18, char rel[24])
 }
 
 /* Writes the entry file atomically: a temporary in the same directory, then rename. */
+static int entry_write_in(char *dir, char *path, char *tmp, size_t tmpsz, const char *root,
+                          const char *rel, uint64_t key, unsigned cc, uint64_t ptx_size,
+                          uint64_t size);
+
 static int entry_write(const char *root, const char *rel, uint64_t key, unsigned cc,
                        uint64_t ptx_size, uint64_t size)
 {
-    char dir[PATH_MAX], path[PATH_MAX], tmp[PATH_MAX + 64];
-    if (join(path, sizeof path, root, rel) != 0 || join(dir, sizeof dir, root, rel) != 0)
+    /* The paths on the heap: a load may run on a 16 KiB thread. */
+    struct {
+        char dir[PATH_MAX], path[PATH_MAX], tmp[PATH_MAX + 64];
+    } *b = malloc(sizeof *b);
+    if (!b)
+        return -1;
+    int rc =
+        entry_write_in(b->dir, b->path, b->tmp, sizeof b->tmp, root, rel, key, cc, ptx_size, size);
+    free(b);
+    return rc;
+}
+
+static int entry_write_in(char *dir, char *path, char *tmp, size_t tmpsz, const char *root,
+                          const char *rel, uint64_t key, unsigned cc, uint64_t ptx_size,
+                          uint64_t size)
+{
+    if (join(path, PATH_MAX, root, rel) != 0 || join(dir, PATH_MAX, root, rel) != 0)
         return -1;
     *strrchr(dir, '/') = '\0';
     if (mkdirs(dir) != 0)
         return -1;
-    snprintf(tmp, sizeof tmp, "%s/.tmp.%ld.%lx", dir, (long)getpid(),
-             (unsigned long)pthread_self());
+    snprintf(tmp, tmpsz, "%s/.tmp.%ld.%lx", dir, (long)getpid(), (unsigned long)pthread_self());
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0)
         return -1;
@@ -241,11 +269,12 @@ int sim_cache_store(const struct sim_cache_cfg *c, uint64_t key, unsigned cc, ui
     if (size > c->max_bytes)
         return 0; /* too large for this cache: not stored, no error */
     if (mkdirs(c->path) != 0)
-        return 0; /* cannot be created */
-    char ipath[PATH_MAX];
-    if (join(ipath, sizeof ipath, c->path, "index") != 0)
-        return 0;
-    int fd = open(ipath, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+        return 0;                   /* cannot be created */
+    char *ipath = malloc(PATH_MAX); /* heap: a load may run on a 16 KiB thread */
+    int fd = ipath && join(ipath, PATH_MAX, c->path, "index") == 0
+                 ? open(ipath, O_RDWR | O_CREAT | O_CLOEXEC, 0600)
+                 : -1;
+    free(ipath);
     if (fd < 0)
         return 0; /* read-only */
     if (flock(fd, LOCK_EX) != 0) {
@@ -278,10 +307,11 @@ int sim_cache_store(const struct sim_cache_cfg *c, uint64_t key, unsigned cc, ui
     /* Evict the oldest entries until the new one fits. */
     size_t first = 0;
     while (first < n && total + size > c->max_bytes) {
-        char erel[24], epath[PATH_MAX];
+        char erel[24], *epath = malloc(PATH_MAX);
         name_to_rel(v[first].name, erel);
-        if (join(epath, sizeof epath, c->path, erel) == 0)
+        if (epath && join(epath, PATH_MAX, c->path, erel) == 0)
             unlink(epath);
+        free(epath);
         total -= v[first].size;
         first++;
     }

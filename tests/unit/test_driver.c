@@ -1,5 +1,5 @@
 /*
- * Unit tests for what issue 12 added to common/: the driver build read from
+ * Unit tests of common/'s driver facts: the driver build read from
  * /proc/driver/nvidia/version (common/driver.c), the architecture list that
  * `scan --arch` checks against (jst_arch_known) and the PTX-text search in
  * an ELF file's data (common/elfdata.c) on hand-made sections.

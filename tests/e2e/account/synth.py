@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Issue 9 on hand-made traces (no driver needed): races and their limits,
+"""Where the PTX came from, on hand-made traces (no driver needed): races and their limits,
 and the fix by where the PTX came from for paths the simulated driver cannot
 stage (a Debian package, a conda env, the CUDA toolkit).
 

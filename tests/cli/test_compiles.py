@@ -1,0 +1,482 @@
+#!/usr/bin/env python3
+"""CLI tests of compiles, whatever the compiler, and of first calls.
+
+One model of a compile (driver JIT, NVRTC, nvJitLink, NVVM, nvPTXCompiler,
+compiler subprocesses, XLA's compile ranges) and what every command makes of
+it: report (compiles[], first_calls[] with a blame table that sums to the
+first call's time, framework fixes), check budgets, diff, baseline, export.
+
+Harness: clitest.py. `python3 test_compiles.py --list` names the cases; ctest
+runs each as cli.<case>.
+"""
+import sys
+
+from clitest import *  # noqa: F401,F403 (the harness: case, expect, Env, trace builders)
+
+TAB = "\\x09"
+
+
+def frames(*fs):
+    """py_frame fields, innermost first: (func, file, line)."""
+    return " ".join(f'py_frame="{fn}{TAB}{file}{TAB}{line}"' for fn, file, line in fs)
+
+
+def stack(sid, *fs):
+    return f"stack stack_id={sid} ips=0x1000 {frames(*fs)}\n"
+
+
+TRITON_FRAMES = (("make_cubin", "/site/triton/backends/nvidia/compiler.py", 300),
+                 ("compile", "/site/triton/compiler/compiler.py", 280),
+                 ("<module>", "/app/tri.py", 12))
+
+
+def triton_spec(ptxas_ms=400, with_samples=True, fw_cache=True, end_ms=3100):
+    """A Triton-like program: a trivial fill is its first kernel at 1500 ms;
+    then Triton lowers in Python, runs ptxas (2100 ms + ptxas_ms), loads the
+    cubin (2600 ms, 10 ms) and launches add_kernel at 3000 ms. The sampler saw
+    the window 1600-3000 ms."""
+    s = process(pid=100, exe="/usr/bin/python3", args=("python3", "tri.py"))
+    s += call("cuInit", 1100, 150, seq=1)
+    s += call("cuDevicePrimaryCtxRetain", 1260, 100, seq=2)
+    s += call("cuLaunchKernel", 1500, 0.01, name="fill", func="0x10", seq=3)
+    s += stack(1, *TRITON_FRAMES)
+    s += (f"compile tid=100 start=2100ms dur={ptxas_ms}ms stack_id=1 seq=3 compiler=ptxas "
+          "program=/site/triton/backends/nvidia/bin/ptxas target=sm_90a "
+          "input=/tmp/x/add_kernel.ptx output=/tmp/x/add_kernel.cubin child_pid=555 "
+          "wait_status=0 wait_ns=400ms\n")
+    s += call("cuModuleLoadData", 2600, 10, image_kind="cubin", verdict="sass", sass_arch="sm_90",
+              target_cc=90, kernel="add_kernel", seq=4, stack_id=1)
+    if with_samples:
+        s += ("sample tid=100 before_seq=5 sample_ns=700ms samples=70 period_ns=10ms "
+              "window_ns=1400ms " + frames(("make_ttir", "/site/triton/compiler/compiler.py", 100),
+                                            ("compile", "/site/triton/compiler/compiler.py", 280))
+              + "\n")
+        s += ("sample tid=100 before_seq=5 sample_ns=400ms samples=40 period_ns=10ms "
+              "window_ns=1400ms " + frames(("wait", "/usr/lib/python3.12/subprocess.py", 1200))
+              + "\n")
+    s += call("cuLaunchKernel", 3000, 0.01, name="add_kernel", func="0x20", seq=5)
+    if fw_cache:
+        s += ("fw_cache framework=triton cache_path=/root/.triton/cache env_name=TRITON_CACHE_DIR "
+              "cache_path_env=0 exists=0 writable=1 fs_type=overlay ephemeral=1 mount=/\n")
+    s += f"end exit_status=0 end_reason=exit start={end_ms}ms\n"
+    return s
+
+
+def report_json(env, *traces):
+    out, _ = env.expect_rc(0, "report", "--json", *traces)
+    return json.loads(out)
+
+
+def blame(fc):
+    return {b["cause"]: b["dur_ns"] for b in fc["blame"]}
+
+
+MS = 10**6
+
+
+
+@case
+def test_first_call_needs_compile_work(env):
+    # Samples before a launch that followed only a SASS load and driver
+    # start-up (a slow machine's trivial fill: 40 ms of the program's own
+    # Python) make no first call; the next kernel's, after a ptxas child,
+    # does.
+    s = process(pid=100, exe="/usr/bin/python3", args=("python3", "tri.py"))
+    s += call("cuInit", 1100, 150, seq=1)
+    s += call("cuDevicePrimaryCtxRetain", 1260, 100, seq=2)
+    s += call("cuModuleLoadData", 1400, 5, image_kind="cubin", verdict="sass", sass_arch="sm_90",
+              target_cc=90, kernel="fill", seq=3)
+    s += ("sample tid=100 before_seq=4 sample_ns=40ms samples=4 period_ns=10ms window_ns=50ms "
+          + frames(("setup", "/app/tri.py", 5)) + "\n")
+    s += call("cuLaunchKernel", 1460, 0.01, name="fill", func="0x10", seq=4)
+    s += stack(1, *TRITON_FRAMES)
+    s += ("compile tid=100 start=2100ms dur=400ms stack_id=1 seq=4 compiler=ptxas "
+          "program=/site/triton/backends/nvidia/bin/ptxas target=sm_90a child_pid=555 "
+          "wait_status=0\n")
+    s += call("cuModuleLoadData", 2600, 10, image_kind="cubin", verdict="sass", sass_arch="sm_90",
+              target_cc=90, kernel="add_kernel", seq=5, stack_id=1)
+    s += call("cuLaunchKernel", 3000, 0.01, name="add_kernel", func="0x20", seq=6)
+    s += "end exit_status=0 end_reason=exit start=3100ms\n"
+    p = report_json(env, env.trace("fill", s))["processes"][0]
+    got = [f["kernel"] for f in p["first_calls"]]
+    expect(got == ["add_kernel"], f"first calls {got}")
+
+
+@case
+def test_compiles_site_and_projection_of_a_framework_first_call(env):
+    # A Triton first call with no JIT load: its compile's site in the text is
+    # Triton's frame, not subprocess.py's wait below it; Culprits (modules)
+    # is empty and says where the time went instead; the fixes' projection
+    # covers the slowest first call (a warm Triton cache keeps only the
+    # cubin's load), in text, Markdown and JSON.
+    s = triton_spec().replace(
+        stack(1, *TRITON_FRAMES),
+        stack(1, ("_try_wait", "/usr/lib/python3.12/subprocess.py", 2004),
+              ("wait", "/usr/lib/python3.12/subprocess.py", 1264), *TRITON_FRAMES))
+    t = env.trace("tri", s)
+    p = report_json(env, t)["processes"][0]
+    fc = max(p["first_calls"], key=lambda f: f["dur_ns"])
+    expect(fc["kernel"] == "add_kernel", fc)
+    expect(p["projected_first_call_ns"] == blame(fc)["module_load"] == 10 * MS,
+           f"projected {p['projected_first_call_ns']}, blame {blame(fc)}")
+    out, _ = env.expect_rc(0, "report", t)
+    expect("at make_cubin (compiler.py:300)" in out and "_try_wait" not in out.split("Compiles")[1]
+           .split("First calls")[0], out)
+    expect("none among the loads: no load needed the JIT or failed; where the first calls' time "
+           "went is under \"First calls\" above" in out, out)
+    # "now" is the first call's time as the headline says it
+    m = re.search(r"Slowest first call  add_kernel took (\S+ \S+),", out)
+    expect(m, out)
+    now = m.group(1) if m else "?"
+    want = f"Projected slowest first call with these fixes: 10.0 ms (now {now})"
+    expect(want in out, f"{want!r} in {out}")
+    md, _ = env.expect_rc(0, "report", "--markdown", t)
+    expect(f"Projected slowest first call with these fixes: **10.0 ms** (now {now})." in md, md)
+    expect("None among the loads" in md, md)
+    # Two runs of it: the fleet view says the same of the group.
+    env.trace("tri2", s.replace("pid=100", "pid=101", 1))
+    out, _ = env.expect_rc(0, "report", t, env.path("tri2.jst"))
+    expect("culprits     none among the loads: no load needed the JIT or failed (the first "
+           "calls' compile work is in the fixes)" in out, out)
+
+@case
+def test_compiles_every_compiler_one_row(env):
+    # Every compiler becomes one compiles[] row with the same keys: the
+    # driver's JIT, the four in-process compilers, compiler children and an
+    # XLA compile range.
+    s = process(pid=100, exe="/usr/bin/python3", args=("python3", "app.py"))
+    s += jit_load(1100, 50, seq=1)
+    s += call("nvrtcCompileProgram", 1200, 30, name="compute_90", seq=2)
+    s += call("nvJitLinkComplete", 1240, 20, seq=3)
+    s += call("nvvmCompileProgram", 1270, 25, name="compute_90", seq=4)
+    s += call("nvPTXCompilerCompile", 1300, 15, name="sm_90", seq=5)
+    s += ("compile tid=100 start=1400ms dur=100ms seq=5 compiler=nvcc program=/usr/local/cuda/bin/nvcc "
+          "target=sm_80 input=k.cu output=k.o child_pid=601 wait_status=0x300\n")
+    s += ("compile tid=100 start=1510ms dur=40ms seq=5 program=/usr/bin/x86_64-linux-gnu-gcc-12 "
+          "input=cuda_utils.c output=cuda_utils.so child_pid=602 wait_status=9\n")
+    s += "range range_op=push tid=100 start=1600ms name=\"XlaCompile:#module=jit_f#\" depth=1\n"
+    s += "range range_op=pop tid=100 start=1900ms depth=1\n"
+    s += launch(2000, seq=6)
+    s += end()
+    p = report_json(env, env.trace("all", s))["processes"][0]
+    got = [(c["compiler"], c["start_ns"] // MS, c["dur_ns"] // MS) for c in p["compiles"]]
+    want = [("driver", 1100, 50), ("nvrtc", 1200, 30), ("nvjitlink", 1240, 20),
+            ("nvvm", 1270, 25), ("nvptxcompiler", 1300, 15), ("nvcc", 1400, 100),
+            ("host_cc", 1510, 40), ("xla", 1600, 300)]
+    expect(got == want, f"compiles {got}")
+    keys = {"compiler", "framework", "dur_ns", "start_ns", "call_site", "stack", "target", "cache",
+            "what", "pid", "exit_status"}
+    for c in p["compiles"]:
+        expect(keys <= set(c), f"keys {sorted(c)}")
+    by = {c["compiler"]: c for c in p["compiles"]}
+    expect(by["driver"]["cache"] == "miss_stored" and by["driver"]["target"] == "sm_90",
+           by["driver"])
+    expect(by["nvcc"]["pid"] == 601 and by["nvcc"]["exit_status"] == 3, by["nvcc"])
+    expect(by["nvcc"]["target"] == "sm_80" and by["nvcc"]["what"] == "k.o", by["nvcc"])
+    # killed by signal 9: exit_status is the negative signal
+    expect(by["host_cc"]["exit_status"] == -9, by["host_cc"])
+    expect(by["xla"]["framework"] == "xla" and by["xla"]["what"] == "jit_f", by["xla"])
+    expect(by["nvrtc"]["pid"] is None and by["nvrtc"]["exit_status"] is None, by["nvrtc"])
+    # NVVM and nvPTXCompiler are runtime compiles like NVRTC: modules of the report
+    calls = {m["call"] for m in p["modules"]}
+    expect({"nvvmCompileProgram", "nvPTXCompilerCompile"} <= calls, calls)
+    out, _ = env.expect_rc(0, "report", env.path("all.jst"))
+    expect("Compiles   driver 1 (50.0 ms), nvrtc 1 (30.0 ms)" in out and "xla 1 (300.0 ms)" in out,
+           out)
+    # the five longest compiles that are not the driver's (those are culprits), longest first
+    rows = re.findall(r"\n    (\w+) +[\d.]+ ms", out.split("Compiles   ")[1].split("First calls")[0])
+    expect(rows == ["xla", "nvcc", "host_cc", "nvrtc", "nvvm"], rows)
+    expect("... and 2 more (all in --json)" in out and "-> k.o  (pid 601, exit 3)" in out, out)
+
+
+@case
+def test_compiles_first_occurrence_wins(env):
+    # A field given twice in a compile, sample or fw_cache record: the first
+    # value counts, as for every record (docs/FORMAT.md, Fields).
+    s = process(pid=100, exe="/usr/bin/python3", args=("python3", "x.py"))
+    s += stack(1, *TRITON_FRAMES)
+    s += ("compile tid=100 start=1100ms dur=100ms dur=900ms stack_id=1 compiler=ptxas compiler=nvcc "
+          "output=a.cubin output=b.cubin child_pid=601 child_pid=602 wait_status=0 "
+          "wait_status=0x300\n")
+    s += ("sample tid=100 before_seq=1 sample_ns=50ms sample_ns=900ms window_ns=100ms "
+          "window_ns=5000ms " + frames(("lower", "/site/triton/compiler/compiler.py", 3)) + "\n")
+    s += launch(1300, seq=1)
+    s += ("fw_cache framework=triton framework=cupy cache_path=/a cache_path=/b exists=0 exists=1\n")
+    s += end()
+    r = report_json(env, env.trace("rep", s))
+    c = r["processes"][0]["compiles"][0]
+    expect((c["compiler"], c["dur_ns"] // MS, c["what"], c["pid"], c["exit_status"]) ==
+           ("ptxas", 100, "a.cubin", 601, 0), c)
+    f = r["processes"][0]["first_calls"][0]
+    expect(f["samples"][0]["dur_ns"] == 50 * MS and f["start_ns"] == 1100 * MS, f)
+    fx = [x for x in r["fixes"] if x["kind"] == "triton_cache"]
+    expect(len(fx) == 1 and "/a did not exist" in fx[0]["text"], r["fixes"])
+
+
+@case
+def test_compiles_xla_ranges_are_not_queries(env):
+    # XLA's compile ranges are compiles, never queries: a lone one makes no
+    # query, and a query holding one counts its time in compile_ns.
+    s = process(pid=100, exe="/usr/bin/python3", args=("python3", "jx.py"))
+    s += "range range_op=push tid=100 start=1100ms name=\"XlaCompile:#module=jit_a#\" depth=1\n"
+    s += jit_load(1150, 20, seq=1)
+    s += "range range_op=pop tid=100 start=1400ms depth=1\n"
+    s += "range range_op=push tid=100 start=1500ms name=step depth=1\n"
+    s += "range range_op=push tid=100 start=1510ms name=\"XlaCompile:#module=jit_b#\" depth=2\n"
+    s += "range range_op=pop tid=100 start=1810ms depth=2\n"
+    s += "range range_op=pop tid=100 start=2000ms depth=1\n"
+    s += launch(1900, seq=2)
+    s += end()
+    t = env.trace("xla", s)
+    p = report_json(env, t)["processes"][0]
+    got = [(q["name"], q["dur_ns"] // MS, q["compile_ns"] // MS) for q in p["queries"]]
+    expect(got == [("step", 500, 300)], f"queries {got}")
+    expect(p.get("first_jit_query") is None, p.get("first_jit_query"))
+    expect([c["what"] for c in p["compiles"] if c["compiler"] == "xla"] == ["jit_a", "jit_b"],
+           p["compiles"])
+    out, _ = env.expect_rc(0, "report", t)
+    expect("XlaCompile" not in out, out)
+
+
+@case
+def test_compiles_first_call_blame_sums(env):
+    # A kernel whose first launch came after compile work on its thread gets
+    # a first call, from the start of the work (or the sampler's window) to
+    # the launch; its blame parts sum to its time, each moment counted once.
+    t = env.trace("tri", triton_spec())
+    p = report_json(env, t)["processes"][0]
+    fcs = p["first_calls"]
+    expect([f["kernel"] for f in fcs] == ["add_kernel"], fcs)
+    f = fcs[0]
+    expect(f["start_ns"] // MS == 1600 and f["dur_ns"] // MS == 1400, f)
+    b = blame(f)
+    expect(sum(b.values()) == f["dur_ns"], f"blame sums {sum(b.values())} != {f['dur_ns']}")
+    expect(b["subprocess"] == 400 * MS and b["module_load"] == 10 * MS, b)
+    # 990 ms no interval covers; the sampler saw Python in 1100 of its 1400 ms
+    expect(abs(b["python"] - round(990 * MS * 1100 / 1400)) <= 1, b)
+    expect(b["unexplained"] == 990 * MS - b["python"], b)
+    expect(f["framework"] == "triton", f["framework"])
+    expect([(s["func"], s["line"], s["dur_ns"] // MS) for s in f["samples"]] ==
+           [("make_ttir", 100, 700), ("wait", 1200, 400)], f["samples"])
+    ptxas = [c for c in p["compiles"] if c["compiler"] == "ptxas"][0]
+    expect(ptxas["framework"] == "triton" and ptxas["kernel"] == "add_kernel", ptxas)
+    out, _ = env.expect_rc(0, "report", t)
+    expect("Slowest first call  add_kernel took 1.40 s, slower than time to first kernel" in out,
+           out)
+    expect(re.search(r"add_kernel  1\.40 s  \[triton\]\n +compiler subprocesses +400\.0 ms", out),
+           out)
+    expect("sampled Python (top)     make_ttir (compiler.py:100) 700.0 ms" in out, out)
+    # the longest compiles other than the driver's, with their Python call site
+    expect(re.search(r"\n    ptxas +400\.0 ms  \[triton\]  for add_kernel  -> /tmp/x/add_kernel"
+                     r"\.cubin  \(pid 555, exit 0\)  at make_cubin \(compiler\.py:300\)\n", out), out)
+    out, _ = env.expect_rc(0, "report", "--markdown", t)
+    expect("| 100 | add\\_kernel | 1.40 s | triton | compiler subprocesses 400.0 ms" in out, out)
+    expect("**Process 100**: first call of add\\_kernel took 1.40 s, slower than time to first "
+           "kernel (500.0 ms)." in out, out)
+    expect(p["first_call_headline"] == "first call of add_kernel took 1.40 s, slower than time to "
+           "first kernel (500.0 ms)", p["first_call_headline"])
+    # Sample records with times: the first call starts at the earliest sample
+    # (here 1700 ms), never before the thread's previous launch.
+    timed = triton_spec().replace("window_ns=1400ms ", "window_ns=1300ms start=1700ms dur=1200ms ", 1)
+    f = report_json(env, env.trace("timed", timed))["processes"][0]["first_calls"][0]
+    expect(f["start_ns"] // MS == 1700 and f["dur_ns"] // MS == 1300, f)
+    early = triton_spec().replace("window_ns=1400ms ", "window_ns=1400ms start=1200ms ", 1)
+    f = report_json(env, env.trace("early", early))["processes"][0]["first_calls"][0]
+    expect(f["start_ns"] == 1500 * MS + 10**4, f)
+    # No compile work before the fill: it has no first call; a driver-only
+    # program whose first kernel holds the only first call shows no section.
+    out, _ = env.expect_rc(0, "report", env.trace("plain", run_spec()))
+    expect("First calls" not in out and "Compiles" not in out, out)
+
+
+@case
+def test_compiles_samples_by_function(env):
+    # Samples of one function at several lines are one function, as a
+    # profiler counts it, shown at the line most of them were at.
+    extra = ("sample tid=100 before_seq=5 sample_ns=800ms samples=80 period_ns=10ms "
+             "window_ns=1400ms " + frames(("make_ttir", "/site/triton/compiler/compiler.py", 101))
+             + "\n")
+    spec = triton_spec().replace("call call=cuLaunchKernel start=3000ms", extra +
+                                 "call call=cuLaunchKernel start=3000ms")
+    f = report_json(env, env.trace("lines", spec))["processes"][0]["first_calls"][0]
+    got = [(s["func"], s["line"], s["dur_ns"] // MS) for s in f["samples"]]
+    expect(got == [("make_ttir", 101, 1500), ("wait", 1200, 400)], got)
+
+
+@case
+def test_compiles_overlaps_counted_once(env):
+    # A driver JIT inside an XLA compile range inside nothing else: the JIT's
+    # moments count for driver_jit only (the first cause in the order), the
+    # rest of the range for framework_compile; the sum is the first call.
+    s = process(pid=100, exe="/usr/bin/python3", args=("python3", "jx.py"))
+    s += launch(1050, kernel="fill", seq=1)
+    s += "range range_op=push tid=100 start=1100ms name=\"XlaCompile:#module=jit_a#\" depth=1\n"
+    s += jit_load(1200, 100, seq=2)
+    s += call("nvrtcCompileProgram", 1250, 100, seq=3)
+    s += "range range_op=pop tid=100 start=1500ms depth=1\n"
+    s += launch(1600, seq=4)
+    s += end()
+    f = report_json(env, env.trace("ov", s))["processes"][0]["first_calls"][0]
+    b = blame(f)
+    expect(f["start_ns"] // MS == 1100 and f["dur_ns"] // MS == 500, f)
+    expect(b == {"driver_jit": 100 * MS, "runtime_compiler": 50 * MS,
+                 "framework_compile": 250 * MS, "unexplained": 100 * MS}, b)
+    expect(f["framework"] == "xla", f)
+
+
+@case
+def test_compiles_child_process_ties_to_parent(env):
+    # An Inductor-like parent waits while its compile worker (a child
+    # process, its own trace) runs ptxas: the child's compile counts in the
+    # parent's first call that it overlaps.
+    parent = process(pid=100, exe="/usr/bin/python3", args=("python3", "tc.py"))
+    parent += launch(1050, kernel="fill", seq=1)
+    parent += stack(1, ("codegen", "/site/torch/_inductor/codegen/wrapper.py", 40))
+    parent += ("compile tid=100 start=1100ms dur=100ms stack_id=1 seq=1 compiler=host_cc "
+               "program=/usr/bin/gcc output=/tmp/cuda_utils.so child_pid=700 wait_status=0\n")
+    parent += launch(2000, kernel="triton_poi_fused", seq=2)
+    parent += end()
+    child = process(pid=200, exe="/usr/bin/python3", args=("python3", "-m", "worker"))
+    child = child.replace("ppid=1", "ppid=100")
+    child += stack(1, ("_worker_compile", "/site/torch/_inductor/compile_worker/subproc_pool.py", 9))
+    child += ("compile tid=200 start=1300ms dur=500ms stack_id=1 seq=0 compiler=ptxas "
+              "program=/site/torch/bin/ptxas target=sm_90a child_pid=701 wait_status=0\n")
+    child += end()
+    d = "run"
+    env.trace("parent", parent, subdir=d)
+    env.trace("child", child, subdir=d)
+    r = report_json(env, env.path(d))
+    p = [x for x in r["processes"] if x["pid"] == 100][0]
+    f = p["first_calls"][0]
+    b = blame(f)
+    expect(f["kernel"] == "triton_poi_fused" and f["dur_ns"] // MS == 900, f)
+    expect(b["subprocess"] == 600 * MS and b["unexplained"] == 300 * MS, b)
+    expect(f["framework"] == "inductor", f)
+    # alone, the parent explains only its own gcc
+    alone = report_json(env, env.path(d + "/parent.jst"))["processes"][0]["first_calls"][0]
+    expect(blame(alone)["subprocess"] == 100 * MS, alone)
+    kinds = {x["kind"] for x in r["fixes"]}
+    expect("inductor_cache" in kinds, kinds)
+
+
+@case
+def test_compiles_framework_fixes(env):
+    # One fix per framework cache, naming the setting and its default, and
+    # how the cache was found at start.
+    r = report_json(env, env.trace("tri", triton_spec()))
+    fx = [x for x in r["fixes"] if x["kind"] == "triton_cache"]
+    expect(len(fx) == 1, r["fixes"])
+    expect("TRITON_CACHE_DIR" in fx[0]["text"] and "~/.triton/cache" in fx[0]["text"], fx)
+    expect("/root/.triton/cache did not exist" in fx[0]["text"], fx)
+    expect("overlay's upper layer, which does not outlive the container" in fx[0]["text"], fx)
+    expect(fx[0]["saves_ns"] == 1390 * MS, fx)  # the first call less its module load
+    # Frameworks from the stack: Numba (NVVM), CuPy (NVRTC), JAX (native jaxlib)
+    s = process(pid=100, exe="/usr/bin/python3", args=("python3", "nb.py"))
+    s += stack(1, ("compile_cuda", "/site/numba_cuda/numba/cuda/compiler.py", 10),
+               ("main", "/app/nb.py", 7))
+    s += stack(2, ("compile", "/site/cupy/_core/core.pyx", 5))
+    s += ("modmap mod_event=initial mod_path=/site/jaxlib/xla_extension.so bias=0x7000000 "
+          "mod_start=0x7000000 mod_end=0x8000000\n")
+    s += "stack stack_id=3 ips=0x7000100\n"
+    s += call("nvvmCompileProgram", 1100, 30, stack_id=1, seq=1)
+    s += call("nvrtcCompileProgram", 1200, 30, stack_id=2, seq=2)
+    s += jit_load(1300, 30, stack_id=3, seq=3)
+    s += launch(1400, seq=4)
+    s += ("fw_cache framework=cupy cache_path=/tmp/cupy env_name=CUPY_CACHE_DIR cache_path_env=1 "
+          "exists=1 writable=1 fs_type=tmpfs ephemeral=1 mount=/tmp\n")
+    s += end()
+    r = report_json(env, env.trace("fw", s))
+    fws = {c["compiler"]: c["framework"] for c in r["processes"][0]["compiles"]}
+    expect(fws == {"nvvm": "numba", "nvrtc": "cupy", "driver": "xla"}, fws)
+    kinds = {x["kind"]: x["text"] for x in r["fixes"]}
+    expect({"numba_cache", "cupy_cache", "jax_cache"} <= set(kinds), kinds)
+    expect("cache=True" in kinds["numba_cache"], kinds)
+    expect("JAX_COMPILATION_CACHE_DIR" in kinds["jax_cache"] and "off by default" in
+           kinds["jax_cache"], kinds)
+    expect("/tmp/cupy (from CUPY_CACHE_DIR) existed, and it lies on tmpfs" in kinds["cupy_cache"],
+           kinds)
+    # With the count of its entries: an empty cache is not a warm one.
+    for entries, words in (("0", "existed but was empty"), ("3", "existed with 3 entries")):
+        t = env.trace("e" + entries, s.replace("exists=1 writable=1 fs_type=tmpfs",
+                                               f"exists=1 entries={entries} writable=1 fs_type=tmpfs"))
+        text = {x["kind"]: x["text"] for x in report_json(env, t)["fixes"]}["cupy_cache"]
+        expect(f"/tmp/cupy (from CUPY_CACHE_DIR) {words}, and it lies on tmpfs" in text, text)
+
+
+@case
+def test_compiles_check_budgets(env):
+    t = env.trace("tri", triton_spec())
+    out, _ = env.expect_rc(1, "check", "--max-compile-ms", "100", "--max-compiles", "ptxas=0",
+                           "--max-first-call-ms", "1000", t)
+    fl = fail_lines(out)
+    expect(len(fl) == 3, out)
+    expect("max-compile-ms: compiling took 400.0 ms, budget 100.0 ms (+300.0 ms); longest: ptxas "
+           "400.0 ms (triton) for add_kernel" in fl[0], fl)
+    expect("max-compiles=ptxas: 1 compile by ptxas, budget 0 (+1)" in fl[1], fl)
+    expect("max-first-call-ms: first call of add_kernel took 1400.0 ms, budget 1000.0 ms "
+           "(+400.0 ms); python" in fl[2], fl)
+    env.expect_rc(0, "check", "--max-compile-ms", "ptxas=400", "--max-compile-ms", "nvrtc=0",
+                  "--max-first-call-ms", "1400", t)
+    _, err = env.expect_rc(2, "check", "--max-compile-ms", "gcc=3", t)
+    expect("'gcc' is not a compiler" in err, err)
+    _, err = env.expect_rc(2, "check", "--max-compiles", "ptxas=x", t)
+    expect("is not [COMPILER=]N" in err, err)
+    junit = env.path("j.xml")
+    env.expect_rc(1, "check", "--max-compile-ms", "xla=0", "--max-compiles", "0", "--junit", junit,
+                  t, env.trace("ov", triton_spec().replace("ptxas", "nvcc")))
+    names = {c.get("name") for c in validate_junit(env, junit).iter("testcase")}
+    expect({"max-compile-ms=xla", "max-compiles"} <= names, names)
+
+
+@case
+def test_compiles_diff_and_baseline(env):
+    a = env.trace("a", triton_spec(ptxas_ms=400))
+    b = env.trace("b", triton_spec(ptxas_ms=900, end_ms=3600).replace(
+        "start=3000ms", "start=3500ms").replace("window_ns=1400ms", "window_ns=1900ms"))
+    base = env.path("base.json")
+    env.expect_rc(0, "baseline", "-o", base, a)
+    doc = json.load(open(base))
+    expect(doc["processes"][0]["compiles"] == {"ptxas": {"count": 1, "dur_ns": 400 * MS}}, doc)
+    env.expect_rc(0, "check", "--baseline", base, a)
+    out, _ = env.expect_rc(1, "check", "--baseline", base, b)
+    expect("baseline-compile-time: ptxas (subprocess) time 400.0 ms -> 900.0 ms" in out, out)
+    expect("slowest first call 1400.0 ms -> 1900.0 ms" in out, out)
+    out, _ = env.expect_rc(0, "diff", a, b)
+    expect(re.search(r"compile ptxas +400\.0 ms -> 900\.0 ms \(\+500\.0 ms", out), out)
+    out, _ = env.expect_rc(0, "diff", "--json", a, b)
+    c = json.loads(out)["processes"][0]["compilers"]
+    expect(c == [{"compiler": "ptxas", "a_ns": 400 * MS, "b_ns": 900 * MS, "a_count": 1,
+                  "b_count": 1}], c)
+    # A baseline from before compiles were kept still reads; the check is skipped.
+    del doc["processes"][0]["compiles"]
+    json.dump(doc, open(base, "w"))
+    env.expect_rc(0, "check", "--baseline", base, b.replace("b.jst", "a.jst"))
+    doc["processes"][0]["compiles"] = []
+    json.dump(doc, open(base, "w"))
+    _, err = env.expect_rc(2, "check", "--baseline", base, a)
+    expect("compiles is not an object" in err, err)
+
+
+@case
+def test_compiles_export(env):
+    t = env.trace("tri", triton_spec())
+    out, _ = env.expect_rc(0, "export", "--format", "chrome", t)
+    ev = json.loads(out)
+    ev = ev["traceEvents"] if isinstance(ev, dict) else ev
+    sl = {(e["name"], e["cat"]): e for e in ev if e.get("cat") in ("compile", "first_call")}
+    ptx = sl[("ptxas: /tmp/x/add_kernel.cubin", "compile")]
+    expect(ptx["dur"] == 400000 and ptx["args"]["framework"] == "triton", ptx)
+    fc = sl[("first call: add_kernel", "first_call")]
+    expect(fc["dur"] == 1400000 and fc["args"]["subprocess"] == 400.0, fc)
+    out, _ = env.expect_rc(0, "export", "--format", "prometheus", t)
+    expect(re.search(r'^jitstall_compile_seconds\{.*compiler="ptxas"\} 0\.4$', out, re.M), out)
+    expect(re.search(r'^jitstall_compiles\{.*compiler="ptxas"\} 1$', out, re.M), out)
+    expect(re.search(r'^jitstall_first_call_seconds\{.*\} 1\.4$', out, re.M), out)
+    out, _ = env.expect_rc(0, "export", "--format", "otlp", t)
+    spans = json.loads(out)["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    names = [s["name"] for s in spans]
+    expect("compile ptxas" in names and "first call add_kernel" in names, names)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,174 @@
+#!/usr/bin/env python3
+"""CLI tests of report's fleet view and check's percentile budgets.
+
+Harness: clitest.py. `python3 test_fleet_view.py --list` names the cases; ctest
+runs each as cli.<case>.
+
+    python3 test_fleet_view.py --write-200 DIR [OUT.txt]
+
+writes the 200 traces of fleet_200 into DIR (and, with OUT.txt, the text
+report of them there), to show the fleet view by hand.
+"""
+import sys
+
+from clitest import *  # noqa: F401,F403 (the harness: case, expect, Env, trace builders)
+
+HOSTS = [f"node{i:02d}" for i in range(1, 21)]
+GPUS = [("NVIDIA H200", 9, 0), ("NVIDIA H100 80GB HBM3", 9, 0), ("NVIDIA A100-SXM4-80GB", 8, 0)]
+
+
+def fleet_run(i):
+    """Run i of 200: 150 of a server (two configurations on hosts node01-20),
+    50 of a trainer. Cold caches JIT libkern.so; every 10th server run also
+    JITs libextra.so; warm ones hit the cache."""
+    if i < 150:
+        exe, args = "/opt/svc/bin/server", ("server", "--model", "llama")
+    else:
+        exe, args = "/usr/bin/python3", ("python3", "train.py")
+    host = HOSTS[i % len(HOSTS)]
+    name, maj, mnr = GPUS[i % 7 % 3]
+    cold = i % 4 == 0
+    jit_ms = (9000 + (i * 37) % 3000) if cold else (20 + i % 30)
+    extra = [("/opt/svc/lib/libextra.so", 400 + i)] if i < 150 and i % 10 == 3 else None
+    spec = run_spec(pid=1000 + i, exe=exe, args=args, jit_ms=jit_ms,
+                    cache="miss_stored" if cold else "hit", extra_jit=extra, off=i * 10)
+    spec = spec.replace("host=ci", f"host={host}", 1)
+    spec = spec.replace('dev_name="NVIDIA H200"', f"dev_name={q(name)}", 1)
+    spec = spec.replace("cc_major=9 cc_minor=0", f"cc_major={maj} cc_minor={mnr}", 1)
+    spec = spec.replace("target_cc=90", f"target_cc={maj}{mnr}")
+    return spec.replace("GPU is sm_90", f"GPU is sm_{maj}{mnr}")
+
+
+def write_200(env, sub="fleet"):
+    for i in range(200):
+        env.trace(f"run{i:03d}", fleet_run(i), subdir=sub)
+    return env.path(sub)
+
+
+def pct(values, p):
+    v = sorted(values)
+    k = max(1, -(-len(v) * p // 100))
+    return v[k - 1]
+
+
+@case
+def test_fleet_200(env):
+    d = write_200(env)
+    out, err = env.expect_rc(0, "report", d)
+    lines = out.splitlines()
+    expect(lines[0] == "jitstall report: 200 processes", lines[0])
+    expect(len(lines) < 150, f"200 runs fold into a short report: {len(lines)} lines")
+    expect("Process 1000" not in out and "Projected time to first kernel of pid" not in out,
+           "no per-process sections by default")
+    expect("--per-process" in out, "says how to get the detail")
+    m = re.search(r"^  1\. /opt/svc/bin/server  150 runs$", out, re.M)
+    expect(m, out[:3000])
+    expect(re.search(r"^  2\. /usr/bin/python3  50 runs$", out, re.M), out[:3000])
+    # The figures: ttfk = 400 + JIT (run_spec), p50/p95/max by nearest rank.
+    server = [fleet_run(i) for i in range(150)]
+    doc = json.loads(env.expect_rc(0, "report", "--json", d)[0])
+    g = doc["groups"]
+    expect([x["runs"] for x in g] == [150, 50], [x["runs"] for x in g])
+    s = g[0]
+    expect(s["exe"] == "/opt/svc/bin/server" and s["argv"] == ["server", "--model", "llama"], s)
+    ttfk = [p["ttfk_ns"] for p in doc["processes"] if p["exe"] == "/opt/svc/bin/server"]
+    jit = [p["jit_ns"] for p in doc["processes"] if p["exe"] == "/opt/svc/bin/server"]
+    expect(len(ttfk) == 150 == len(server), len(ttfk))
+    expect(s["ttfk"] == {"runs": 150, "p50_ns": pct(ttfk, 50), "p95_ns": pct(ttfk, 95),
+                         "max_ns": max(ttfk)}, s["ttfk"])
+    expect(s["jit"]["p95_ns"] == pct(jit, 95) and s["jit"]["max_ns"] == max(jit), s["jit"])
+    # First-call time: each run's slowest first call (the JIT'd kernel's first
+    # launch), by the same nearest-rank percentiles.
+    fc = [max(f["dur_ns"] for f in p["first_calls"]) for p in doc["processes"]
+          if p["exe"] == "/opt/svc/bin/server" and p["first_calls"]]
+    expect(fc, "the server's runs have first calls")
+    expect(s["first_call"] == {"runs": len(fc), "p50_ns": pct(fc, 50), "p95_ns": pct(fc, 95),
+                               "max_ns": max(fc)}, s["first_call"])
+    expect(re.search(r"first call   p50 ", out), "the text view shows first-call time")
+    # Culprits and fixes with the number of runs each hit.
+    cul = {c["text"]: c["runs"] for c in s["culprits"]}
+    expect(cul.get("/opt/app/lib/libkern.so") == 150, cul)
+    expect(cul.get("/opt/svc/lib/libextra.so") == 15, cul)
+    expect(re.search(r"culprits +150/150 runs, [0-9.]+ [a-z]+ lost: /opt/app/lib/libkern.so", out),
+           out[:3000])
+    expect(re.search(r"^ +15/150 runs, [0-9.]+ [a-z]+ lost: /opt/svc/lib/libextra.so", out, re.M),
+           out[:3000])
+    expect(all(f["runs"] >= 1 and f["saves_ns"] >= 0 for f in s["fixes"]) and s["fixes"], s)
+    expect(re.search(r"^     fixes +\d+/150 runs, saves ", out, re.M), out[:3000])
+    # Hosts and GPUs seen.
+    expect(sorted(s["hosts"]) == HOSTS, s["hosts"])
+    expect(sorted(s["gpus"]) == sorted(f"{n} (sm_{a}{b})" for n, a, b in GPUS), s["gpus"])
+    expect("hosts        node01, node02" in out and "(20 in all)" in out, out[:3000])
+    # The worst run, named: the longest time to first kernel.
+    worst = max((p for p in doc["processes"] if p["exe"] == "/opt/svc/bin/server"),
+                key=lambda p: p["ttfk_ns"])
+    expect(s["worst"]["pid"] == worst["pid"] and s["worst"]["ttfk_ns"] == worst["ttfk_ns"]
+           and s["worst"]["trace"].endswith(".jst"), (s["worst"], worst["pid"]))
+    expect(f"worst run    pid {worst['pid']} on " in out, out[:3000])
+    # The detail is one option away.
+    full, _ = env.expect_rc(0, "report", "--per-process", d)
+    expect(full.count("\nProcess ") == 200, "every process with --per-process")
+    one, _ = env.expect_rc(0, "report", "--pid", str(worst["pid"]), d)
+    expect(one.startswith("jitstall report: 1 process\n") and f"Process {worst['pid']}" in one,
+           one[:500])
+    _, err = env.expect_rc(2, "report", "--pid", "99999", d)
+    expect(err == "jitstall report: --pid: no such process in the traces\n", err)
+    md, _ = env.expect_rc(0, "report", "--markdown", d)
+    expect("### Programs" in md and "| `/opt/svc/bin/server` | 150 |" in md, md[:2000])
+
+
+@case
+def test_fleet_small_keeps_detail(env):
+    # Three runs of one program: the fleet section, and every process's detail.
+    for i in range(3):
+        env.trace(f"r{i}", fleet_run(i * 4), subdir="few")
+    out, _ = env.expect_rc(0, "report", env.path("few"))
+    expect("Programs" in out and "/opt/svc/bin/server  3 runs" in out, out[:2000])
+    expect(out.count("\nProcess ") == 3, "detail kept under the fold limit")
+    # One run per program: no fleet section.
+    out, _ = env.expect_rc(0, "report", env.trace("one", fleet_run(0)))
+    expect("Programs" not in out, out[:2000])
+
+
+@case
+def test_check_percentile_budget(env):
+    d = write_200(env)
+    doc = json.loads(env.expect_rc(0, "report", "--json", d)[0])
+    s = doc["groups"][0]
+    p95 = s["ttfk"]["p95_ns"] / 1e6
+    # Just above the server's p95 and the trainer's: passes; below: fails once
+    # per program over it, naming p95, the budget and the worst run.
+    t = doc["groups"][1]["ttfk"]["p95_ns"] / 1e6
+    ok = max(p95, t) + 1
+    out, _ = env.expect_rc(0, "check", "--max-ttfk-ms", f"p95={ok}", d)
+    expect("OK: 200 processes" in out, out)
+    out, _ = env.expect_rc(1, "check", "--max-ttfk-ms", f"p95={p95 - 1}", "--quiet", d)
+    lines = fail_lines(out)
+    want = (r"FAIL server\[\d+\] max-ttfk-ms=p95: p95 of time to first kernel over 150 of 150 "
+            r"runs of /opt/svc/bin/server is [0-9.]+ ms, budget [0-9.]+ ms \(\+1\.0 ms\); worst run "
+            r"pid \d+, [0-9.]+ ms \(\S+\.jst\)$")
+    expect(any(re.match(want, l) for l in lines), out)
+    trainer_over = t > p95 - 1
+    expect(len(lines) == 1 + trainer_over, f"one line per program over the budget: {out}")
+    expect(f"in {1 + trainer_over} of 200 processes" in out, out)
+    # p50 and max too, and together with a per-process budget.
+    env.expect_rc(0, "check", "--max-ttfk-ms", f"p50={s['ttfk']['p50_ns'] / 1e6 + 1}",
+                  "--max-ttfk-ms", f"max={max(s['ttfk']['max_ns'], doc['groups'][1]['ttfk']['max_ns']) / 1e6 + 1}",
+                  d)
+    env.expect_rc(1, "check", "--max-jit-ms", f"p95={s['jit']['p95_ns'] / 1e6 - 1}", d)
+    for bad in ("p0=10", "q95=1", "p100=5", "p95=", "p95=x", "=5"):
+        _, err = env.expect_rc(2, "check", "--max-ttfk-ms", bad, d)
+        expect(err.startswith("jitstall check: --max-ttfk-ms: "), err)
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--write-200"]:
+        e = Env()
+        e.tmp = sys.argv[2]
+        os.makedirs(e.tmp, exist_ok=True)
+        d = write_200(e)
+        if len(sys.argv) > 3:
+            rc, out, err = e.run("report", d)
+            open(sys.argv[3], "w").write(out)
+        sys.exit(0)
+    sys.exit(main(sys.argv))

@@ -1,0 +1,68 @@
+/*
+ * Fuzz target for the module-map index (analyzer/modix.c): a map of up to 64
+ * entries (loads, dlopens and dlcloses over small address ranges that overlap
+ * a lot) is built from the input, and every lookup is compared with the
+ * plain scan the index replaced (the latest entry holding the address that
+ * was mapped at call k and not closed by a later dlclose of the same path and
+ * bias by then; else the latest entry holding it).
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "modix.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static const char *const paths[] = {"/a.so", "/b.so", "/c.so", "/d.so"};
+
+static long plain(const struct jst_modmap *mods, size_t n, uint64_t ip, long k, int latest_only)
+{
+    long best = -1, any = -1;
+    for (size_t i = 0; i < n; i++) {
+        const struct jst_modmap *m = &mods[i];
+        if (m->event == JST_MOD_DLCLOSE || ip < m->start || ip >= m->end)
+            continue;
+        any = (long)i;
+        if (latest_only || k < 0 || m->seq_after > (uint64_t)k)
+            continue;
+        int closed = 0;
+        for (size_t j = i + 1; j < n && !closed; j++) {
+            const struct jst_modmap *c = &mods[j];
+            closed = c->event == JST_MOD_DLCLOSE && c->seq_after <= (uint64_t)k &&
+                     c->bias == m->bias && strcmp(c->path, m->path) == 0;
+        }
+        if (!closed)
+            best = (long)i;
+    }
+    return best >= 0 ? best : any;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    struct jst_modmap mods[64];
+    size_t n = 0;
+    memset(mods, 0, sizeof mods);
+    for (size_t i = 0; i + 4 <= size && n < 64; i += 4, n++) {
+        const uint8_t *d = data + i;
+        struct jst_modmap *m = &mods[n];
+        m->event = d[0] % 3;
+        m->path = (char *)paths[(d[0] >> 2) & 3];
+        m->bias = (d[0] >> 4) & 1 ? 0x1000 : 0;
+        m->start = d[1] % 32;
+        m->end = m->start + d[2] % 16;
+        m->seq_after = d[3] % 16;
+    }
+    struct jst_modix *x = jst_modix_build(mods, n);
+    if (!x)
+        return 0;
+    for (uint64_t ip = 0; ip < 50; ip++) {
+        if (jst_modix_latest(x, ip) != plain(mods, n, ip, -1, 1))
+            abort();
+        for (long k = -1; k < 18; k++)
+            if (jst_modix_at(x, ip, k) != plain(mods, n, ip, k, 0))
+                abort();
+    }
+    jst_modix_free(x);
+    return 0;
+}
