@@ -11,7 +11,7 @@ cd "$top"
 B=${JITSTALL_BUILD:-$top/build}
 if [ -z "${JITSTALL_BUILD:-}" ]; then
   . tests/deps.sh
-  jst_deps || exit $?
+  jst_deps build || exit $?
   cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
   cmake --build build -j"$(nproc 2>/dev/null || echo 2)" >/dev/null
 fi

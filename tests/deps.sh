@@ -1,16 +1,24 @@
 #!/usr/bin/env bash
 # Sourced by tests/run.sh and examples/demo.sh: makes sure the Debian packages
-# the build needs are there (installs them as root, else prints the apt-get line).
-jst_need_pkgs=(build-essential cmake pkg-config libzstd-dev libunwind-dev liblz4-dev
-               libelf-dev libdw-dev libjansson-dev libcmocka-dev libcurl4-openssl-dev python3 python3-pytest libxml2-utils go-md2man man-db
+# they need are there (installs them as root, else prints the apt-get line).
+# What the build needs (the demo needs no more: the simulated driver is built
+# with the tests, so cmocka and Python's interpreter are among them):
+jst_build_pkgs=(build-essential cmake pkg-config libzstd-dev libunwind-dev liblz4-dev
+                libelf-dev libdw-dev libjansson-dev libcmocka-dev libcurl4-openssl-dev python3
+                go-md2man)
+# What the tests use besides (pytest, xmllint, man, promtool and node_exporter's
+# textfile format, a venv for the OTLP test):
+jst_need_pkgs=("${jst_build_pkgs[@]}" python3-pytest libxml2-utils man-db
                python3-venv python3-setuptools prometheus prometheus-node-exporter)
 # CI also runs the fuzz targets, which need clang's libFuzzer.
 if [ "${CI:-}" = true ] || [ "${JITSTALL_FUZZ:-0}" = 1 ]; then
   jst_need_pkgs+=(clang)
 fi
+# jst_deps: what the tests need; jst_deps build: what the build needs.
 jst_deps() {
-  local missing=() p
-  for p in "${jst_need_pkgs[@]}"; do
+  local missing=() p pkgs=("${jst_need_pkgs[@]}")
+  [ "${1:-}" = build ] && pkgs=("${jst_build_pkgs[@]}")
+  for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
   if [ ${#missing[@]} -gt 0 ]; then
@@ -30,6 +38,7 @@ jst_deps() {
     echo "jitstall: the CUDA toolkit's headers (cuda.h) are needed: install the CUDA toolkit" >&2
     return 2
   fi
+  [ "${1:-}" = build ] && return 0
   jst_pyvenv || return $?
   return 0
 }
