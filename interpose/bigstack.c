@@ -7,9 +7,17 @@
  * environment, writing the END record: cache state, compressor, Prometheus
  * file) must not need more than the program itself does. So a wrapper hands
  * that work to jst_big_stack_call, which runs it on the same thread (its
- * thread-locals, its signal mask, its errno) but on a stack of its own when
- * the thread has less than BIG_STACK_LEFT bytes left. The switch's two
- * contexts live in the mapping too, not on the small stack.
+ * thread-locals, its signal mask, its errno) but on a stack of its own. The
+ * switch's two contexts live in the mapping too, not on the small stack.
+ *
+ * A thread other than the main one always switches: finding how much stack
+ * it has left means asking glibc for its bounds (pthread_getattr_np), which
+ * allocates, and an exec may come from a signal handler that interrupted
+ * malloc on that thread (a crash handler starting a reporter). Only a call
+ * that captures the caller's stack (a compiler's posix_spawn: the unwinder
+ * stops at the switch) asks, and stays on the thread's stack when it has at
+ * least BIG_STACK_LEFT bytes left; so does any call when no stack can be
+ * mapped.
  *
  * A vfork child is a single thread whose id is its pid, as a main thread:
  * it never switches, so it maps nothing that a successful exec would leave
@@ -50,12 +58,10 @@ JST_IDLE_TEXT static void big_trampoline(void)
     /* returns to c->back through uc_link */
 }
 
-/* Bytes of stack left below the caller; SIZE_MAX for a main thread (its
- * stack grows to its limit) and on a stack mapped here; 0 when unknown. */
+/* Bytes of stack left below the caller, on a thread other than the main
+ * one and not on a stack mapped here; 0 when unknown. */
 JST_IDLE_TEXT static size_t stack_left(void)
 {
-    if (big_depth || syscall(SYS_gettid) == getpid())
-        return SIZE_MAX;
     pthread_attr_t at;
     if (pthread_getattr_np(pthread_self(), &at) != 0)
         return 0;
@@ -69,9 +75,10 @@ JST_IDLE_TEXT static size_t stack_left(void)
     return here - (uintptr_t)lo;
 }
 
-JST_IDLE_TEXT int jst_big_stack_call(void (*fn)(void *), void *arg, int must_run)
+JST_IDLE_TEXT int jst_big_stack_call(void (*fn)(void *), void *arg, int flags)
 {
-    if (stack_left() >= BIG_STACK_LEFT) {
+    if (big_depth || syscall(SYS_gettid) == getpid() ||
+        ((flags & JST_BIG_OWN_STACK) && stack_left() >= BIG_STACK_LEFT)) {
         fn(arg);
         return 1;
     }
@@ -82,9 +89,10 @@ JST_IDLE_TEXT int jst_big_stack_call(void (*fn)(void *), void *arg, int must_run
     if (m == MAP_FAILED || getcontext(&c->run) != 0) {
         if (m != MAP_FAILED)
             munmap(m, BIG_STACK_SIZE);
-        if (must_run)
+        int run = (flags & JST_BIG_MUST_RUN) || stack_left() >= BIG_STACK_LEFT;
+        if (run)
             fn(arg);
-        return must_run;
+        return run;
     }
     c->fn = fn;
     c->arg = arg;
@@ -99,7 +107,7 @@ JST_IDLE_TEXT int jst_big_stack_call(void (*fn)(void *), void *arg, int must_run
     big_depth--;
     big_pending = outer;
     munmap(m, BIG_STACK_SIZE);
-    if (!ran && must_run)
+    if (!ran && (flags & JST_BIG_MUST_RUN))
         fn(arg);
-    return ran || must_run;
+    return ran || (flags & JST_BIG_MUST_RUN);
 }

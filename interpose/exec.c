@@ -217,15 +217,15 @@ JST_IDLE_TEXT static void exec_go(void *p)
 }
 
 /* The exec named name (execve or execvpe), through the real one in *slot.
- * On a thread with little stack left, all of it (the lookup, the
+ * On a thread other than the main one, all of it (the lookup, the
  * environment, the END record, the exec itself) runs on a stack of its own
  * (bigstack.c): the exec wrapper needs no more of the program's stack than
- * the exec does. */
+ * the exec does, and asks nothing that allocates to find out. */
 JST_IDLE_TEXT static int exec_named(void *_Atomic *slot, const char *name, const char *path,
                                     char *const argv[], char *const envp[])
 {
     struct exec_call c = {slot, name, path, argv, envp, -1, 0};
-    jst_big_stack_call(exec_go, &c, 1);
+    jst_big_stack_call(exec_go, &c, JST_BIG_MUST_RUN);
     errno = c.err;
     return c.rc;
 }
@@ -336,15 +336,16 @@ JST_IDLE_TEXT static void spawn_go(void *p)
 
 /* posix_spawn or posix_spawnp (name), through the real one in *slot, with
  * the environment put right; a compiler child is noted for the wait
- * (spawn.c). As exec_named, on a stack of its own when the thread's is
- * small. */
+ * (spawn.c). As exec_named, on a stack of its own; a compiler's spawn, whose
+ * note captures the caller's stack, only when the thread's is small. */
 JST_IDLE_TEXT static int spawn_named(void *_Atomic *slot, const char *name, pid_t *pid,
                                      const char *path, const posix_spawn_file_actions_t *fa,
                                      const posix_spawnattr_t *attr, char *const argv[],
                                      char *const envp[])
 {
     struct spawn_call c = {slot, name, pid, path, fa, attr, argv, envp, ENOSYS, errno};
-    jst_big_stack_call(spawn_go, &c, 1);
+    jst_big_stack_call(spawn_go, &c,
+                       JST_BIG_MUST_RUN | (jst_compiler_kind(path) ? JST_BIG_OWN_STACK : 0));
     errno = c.err;
     return c.rc;
 }

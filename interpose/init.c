@@ -98,10 +98,11 @@ static void write_end(const char *reason, int status, int have_status, const cha
     if (!jst_sink_owned() || !jst_sink_end_once())
         return;
     /* Exit and exec may come from a thread with a small stack, and the END
-     * record goes deep (cache state, compressor, Prometheus file): on such a
-     * thread it is written on a stack of its own; if none can be mapped, the
-     * trace goes without its END record (its reader says it ended early)
-     * rather than risk the program. */
+     * record goes deep (cache state, compressor, Prometheus file): on a
+     * thread other than the main one it is written on a stack of its own; if
+     * none can be mapped and the thread's is small, the trace goes without
+     * its END record (its reader says it ended early) rather than risk the
+     * program. */
     struct end_args e = {reason, exec_path, status, have_status};
     jst_big_stack_call(end_run, &e, 0);
 }

@@ -18,6 +18,10 @@
  *   loads N             N loads, each printing a line (a long trace)
  *   daemon FILE         closes 0-2, opens /dev/null twice and FILE (which gets
  *                       descriptor 2), then a load, and one line into FILE
+ *   missing SIZE        a thread of SIZE bytes of stack (0: the default)
+ *                       execs, then posix_spawn()s, a program that does not
+ *                       exist; both fail with ENOENT (alloc_shim.c counts what
+ *                       they allocate)
  * Usage: prog_harm FIXTURES_DIR MODE ARG
  */
 #include <errno.h>
@@ -78,6 +82,20 @@ static void *do_load(void *arg)
     return NULL;
 }
 
+static void *do_missing(void *arg)
+{
+    (void)arg;
+    char *argv[] = {"/nonexistent/jitstall-test", NULL};
+    execv(argv[0], argv);
+    printf("exec: %s\n", strerror(errno));
+    pid_t pid;
+    int rc = posix_spawn(&pid, argv[0], NULL, NULL, argv, environ);
+    if (rc == 0)
+        waitpid(pid, NULL, 0);
+    printf("spawn: %s\n", rc ? strerror(rc) : "started");
+    return NULL;
+}
+
 /* exec with only exec_left bytes of the thread's stack below this frame. */
 static size_t exec_left;
 
@@ -109,14 +127,14 @@ static void *do_exec_left(void *arg)
     return NULL;
 }
 
-/* Runs fn on a thread whose stack is size bytes. */
+/* Runs fn on a thread whose stack is size bytes (0: the default). */
 static int on_small_stack(void *(*fn)(void *), size_t size)
 {
     pthread_attr_t at;
     pthread_attr_init(&at);
-    if (size < (size_t)PTHREAD_STACK_MIN)
+    if (size && size < (size_t)PTHREAD_STACK_MIN)
         size = PTHREAD_STACK_MIN;
-    int rc = pthread_attr_setstacksize(&at, size);
+    int rc = size ? pthread_attr_setstacksize(&at, size) : 0;
     pthread_t t;
     if (rc == 0)
         rc = pthread_create(&t, &at, fn, NULL);
@@ -146,6 +164,8 @@ int main(int argc, char **argv)
         return on_small_stack(do_spawn, size);
     if (strcmp(mode, "load") == 0)
         return on_small_stack(do_load, size);
+    if (strcmp(mode, "missing") == 0)
+        return on_small_stack(do_missing, size);
     if (strcmp(mode, "load-exec") == 0) {
         load_once("ptx75.fatbin");
         return on_small_stack(do_exec, size);

@@ -3,7 +3,8 @@
 # stack: exec, posix_spawn and a load from a thread of PTHREAD_STACK_MIN
 # (16 KiB), and an exec that ends an open trace (END record, Prometheus file)
 # from a thread of 32 KiB, behave as they do without the preload; and an exec
-# with no more stack left than the plain program needs.
+# with no more stack left than the plain program needs; and none of them
+# allocates on a thread other than the main one.
 . "$(dirname "$0")/lib.sh"
 mkdir -p "$WORK/prom"
 for c in "exec 16384" "spawn 16384" "load 16384" "load-exec 32768" "load-exec 16384"; do
@@ -48,4 +49,25 @@ end = of_type("end")
 expect(len(end) == 1 and end[0]["end_reason"] == "exec", f"end: {end}")
 PY
 ls "$WORK/prom"/jitstall_prog_harm_*.prom >/dev/null || fail "no Prometheus file"
+# An exec or spawn from a thread other than the main one allocates nothing in
+# the preload: it may come from a signal handler that interrupted malloc (a
+# crash handler starting a reporter), where an allocation would hang. A test
+# double preloaded first counts what the calls allocate; the preload must add
+# nothing to the C library's count, on a thread of the default size and on a
+# small one. (Asking glibc how much stack a thread has left allocates.)
+shim="$JST_E2E_BIN/liballoc_shim.so"
+[ -f "$shim" ] || fail "no $shim"
+for sz in 0 16384; do
+    run_plain "alloc.plain.$sz" JST_ALLOC_SHIM_OUT="$WORK/alloc.plain.$sz" \
+        LD_PRELOAD="$shim" "$BIN/prog_harm" "$FIX" missing "$sz"
+    expect_rc "alloc.plain.$sz" 0
+    run_plain "alloc.traced.$sz" JST_ALLOC_SHIM_OUT="$WORK/alloc.traced.$sz" \
+        LD_PRELOAD="$shim:$JST_PRELOAD" JITSTALL_DIR="$WORK/alloc.traces" "$BIN/prog_harm" "$FIX" missing "$sz"
+    same_behaviour "alloc.plain.$sz" "alloc.traced.$sz"
+    grep -q '^exec: No such file' "$WORK/alloc.traced.$sz.out" || fail "missing $sz: $(cat "$WORK/alloc.traced.$sz.out")"
+    [ -s "$WORK/alloc.plain.$sz" ] || fail "the allocation counter wrote nothing"
+    cmp -s "$WORK/alloc.plain.$sz" "$WORK/alloc.traced.$sz" ||
+        fail "exec/spawn on a thread (stack $sz) allocated under the preload: plain $(tr '\n' ' ' <"$WORK/alloc.plain.$sz"), preloaded $(tr '\n' ' ' <"$WORK/alloc.traced.$sz" 2>/dev/null)"
+done
+echo "ok: exec and spawn on a thread allocate nothing in the preload"
 echo "ok: small stacks"
