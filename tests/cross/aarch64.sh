@@ -120,6 +120,12 @@ cleanup() {
   for m in "${mounts[@]}"; do umount -l "$m" 2>/dev/null || true; done
 }
 trap cleanup EXIT
+mkdir -p "$root/tmp" && chmod 1777 "$root/tmp"
+# /tmp a file system of its own, as on most machines: inside the chroot,
+# /proc/self/mountinfo shows only the mounts below its root, and the tests
+# that check where a cache lies (tmpfs, an overlay) need one to cover /tmp.
+# Mounted first: a checkout under /tmp is bound on top of it.
+mount -t tmpfs -o mode=1777 tmpfs "$root/tmp" && mounts=("$root/tmp" "${mounts[@]}")
 bind "$top"
 bind /usr/local/cuda/include # the demo compiles its example against cuda.h
 for d in proc dev sys; do
@@ -127,11 +133,6 @@ for d in proc dev sys; do
   mount --rbind "/$d" "$root/$d"
   mounts=("$root/$d" "${mounts[@]}")
 done
-mkdir -p "$root/tmp" && chmod 1777 "$root/tmp"
-# /tmp a file system of its own, as on most machines: inside the chroot,
-# /proc/self/mountinfo shows only the mounts below its root, and the tests
-# that check where a cache lies (tmpfs, an overlay) need one to cover /tmp.
-mount -t tmpfs -o mode=1777 tmpfs "$root/tmp" && mounts=("$root/tmp" "${mounts[@]}")
 log=$(mktemp)
 t0=$(date +%s)
 rc=0
