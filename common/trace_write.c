@@ -256,19 +256,53 @@ static int write_all(int fd, const uint8_t *p, size_t n)
  * one is the program's (`ulimit -n 4` leaves a program one file). */
 #define JST_FD_MIN_LIMIT 64
 
+/* The size of the process's descriptor table (FDSize in /proc/self/status);
+ * 0 when unknown. */
+static long fd_table_size(void)
+{
+    enum { cap = 4096 };
+    int err = errno;
+    char *buf = malloc(cap); /* not on the stack: the first call may be on a small one */
+    int fd = buf ? open("/proc/self/status", O_RDONLY | O_CLOEXEC) : -1;
+    long size = 0;
+    if (fd >= 0) {
+        ssize_t n = read(fd, buf, cap - 1);
+        close(fd);
+        if (n > 0) {
+            buf[n] = '\0';
+            const char *p = strstr(buf, "\nFDSize:");
+            if (p)
+                size = strtol(p + 8, NULL, 10);
+        }
+    }
+    free(buf);
+    errno = err;
+    return size;
+}
+
 /* Moves fd above the numbers programs use: they take the lowest free ones,
  * and some dup2 onto small fixed ones. The new number is in the top quarter
- * below RLIMIT_NOFILE, so the trace takes a number only from a program that
- * has nearly all of them open. When the limit is below JST_FD_MIN_LIMIT, or
- * no number in that quarter is free, descriptors are scarce: fd is closed
- * and -1 returned with errno EMFILE (the trace gives up, not the program). */
+ * below RLIMIT_NOFILE (at most 4096), so the trace takes a number only from
+ * a program that has nearly all of them open; or, when that lies beyond the
+ * process's descriptor table, in the top quarter of the table: growing the
+ * table in a process with several threads waits for an RCU grace period in
+ * the kernel, 2-15 ms measured, inside the program's first driver call. When
+ * the limit is below JST_FD_MIN_LIMIT, or no number that high is free,
+ * descriptors are scarce: fd is closed and -1 returned with errno EMFILE (the
+ * trace gives up, not the program). */
 static int fd_raise(int fd)
 {
     struct rlimit rl;
     rlim_t lim = 4096;
     if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < lim)
         lim = rl.rlim_cur;
-    int hi = lim >= JST_FD_MIN_LIMIT ? fcntl(fd, F_DUPFD_CLOEXEC, (int)(lim - lim / 4)) : -1;
+    int hi = -1;
+    if (lim >= JST_FD_MIN_LIMIT) {
+        long want = (long)(lim - lim / 4), table = fd_table_size();
+        if (table >= JST_FD_MIN_LIMIT && want >= table)
+            want = table - table / 4;
+        hi = fcntl(fd, F_DUPFD_CLOEXEC, (int)want);
+    }
     close(fd);
     if (hi < 0)
         errno = EMFILE;

@@ -6,7 +6,10 @@
 #   kills the program;
 # - ulimit -n 4 (one free descriptor) and a program that opens one file: the
 #   trace is given up, the program's open succeeds;
-# - a full disk: the trace stops, the program goes on.
+# - a full disk: the trace stops, the program goes on;
+# - a program with several threads: the trace's descriptor goes where the
+#   descriptor table need not grow (growing it there makes the kernel wait
+#   for an RCU grace period, milliseconds inside the first driver call).
 . "$(dirname "$0")/lib.sh"
 
 # 1. ulimit -f 8 (8 KiB): 40 loads make a trace of more than that. The
@@ -87,4 +90,20 @@ size=$(stat -c %s "$t")
 [ "$size" -le 8192 ] || fail "the trace is $size bytes, past the full disk"
 "$JST_CLI" dump "$t" >"$WORK/full.dump" 2>"$WORK/full.dump.err" || true
 grep -q '^call ' "$WORK/full.dump" || fail "nothing readable before the full disk: $(cat "$WORK/full.dump.err")"
+# 4. Several threads: the trace's descriptor lies in the top quarter of the
+# table the program has, not beyond it (the soft limit raised to 4096 where
+# the hard one allows, so that the top quarter below it, 3072 and up, lies
+# beyond any table a new process starts with).
+(
+    ulimit -n 4096 2>/dev/null || true
+    exec env LD_PRELOAD="$JST_PRELOAD" JITSTALL_DIR="$WORK/fdt.traces" \
+        python3 "$JST_E2E_SRC/py_fdtable.py" "$JST_SIMDIR/libcuda.so.1"
+) >"$WORK/fdt.out" 2>"$WORK/fdt.err" || fail "py_fdtable failed: $(cat "$WORK/fdt.err")"
+read -r _ rc _ before after _ tfd _ soft <"$WORK/fdt.out" || fail "py_fdtable: $(cat "$WORK/fdt.out")"
+[ "$rc" = 0 ] || fail "cuInit returned $rc"
+[ "$tfd" -ge 0 ] || fail "no trace descriptor: $(cat "$WORK/fdt.out" "$WORK/fdt.err")"
+[ "$after" = "$before" ] ||
+    fail "the trace grew the descriptor table from $before to $after (trace descriptor $tfd, soft limit $soft)"
+[ "$tfd" -ge $((before - before / 4)) ] || fail "trace descriptor $tfd is below the top quarter of $before"
+echo "ok: trace descriptor $tfd in a table of $before (soft limit $soft), which it did not grow"
 echo "ok: limits"
