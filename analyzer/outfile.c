@@ -81,6 +81,21 @@ static int outfile_fd_path(const char *path)
     return atoi(n);
 }
 
+/* o writes straight to fd (a descriptor of its own, -1 with errno set when
+ * it could not get one), which path names: 0, or -1 said on stderr. */
+static int write_through(struct jst_outfile *o, const char *cmd, const char *path, int fd)
+{
+    if (fd < 0 || !(o->f = fdopen(fd, "w"))) {
+        jst_errorf(cmd, "%s: %s", path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    o->path = path;
+    o->direct = 1;
+    return 0;
+}
+
 int jst_outfile_open(struct jst_outfile *o, const char *cmd, const char *path)
 {
     o->f = stdout;
@@ -90,18 +105,8 @@ int jst_outfile_open(struct jst_outfile *o, const char *cmd, const char *path)
     if (!path || !strcmp(path, "-"))
         return 0;
     int fd = outfile_fd_path(path);
-    if (fd >= 0) {
-        int d = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-        if (d < 0 || !(o->f = fdopen(d, "w"))) {
-            jst_errorf(cmd, "%s: %s", path, strerror(errno));
-            if (d >= 0)
-                close(d);
-            return -1;
-        }
-        o->path = path;
-        o->direct = 1;
-        return 0;
-    }
+    if (fd >= 0)
+        return write_through(o, cmd, path, fcntl(fd, F_DUPFD_CLOEXEC, 3));
     struct stat st;
     if (lstat(path, &st) == 0) {
         if (S_ISLNK(st.st_mode)) {
@@ -119,15 +124,7 @@ int jst_outfile_open(struct jst_outfile *o, const char *cmd, const char *path)
                 fd = -1;
                 errno = EAGAIN;
             }
-            if (fd < 0 || !(o->f = fdopen(fd, "w"))) {
-                jst_errorf(cmd, "%s: %s", path, strerror(errno));
-                if (fd >= 0)
-                    close(fd);
-                return -1;
-            }
-            o->path = path;
-            o->direct = 1;
-            return 0;
+            return write_through(o, cmd, path, fd);
         }
         if (!S_ISREG(st.st_mode)) {
             jst_errorf(cmd, "%s: not a regular file, a character device or a FIFO", path);
