@@ -13,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 #include "trace.h"
@@ -336,26 +338,110 @@ static int fd_of(const char *path)
     return -1;
 }
 
-/* The trace's descriptor sits above the numbers programs use, close-on-exec,
- * and the low number it was opened on is free again. */
+/* FDSize from /proc/self/status: the size of the descriptor table; -1 when
+ * unknown. */
+static long table_size(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f)
+        return -1;
+    char line[256];
+    long size = -1;
+    while (fgets(line, sizeof(line), f))
+        if (!strncmp(line, "FDSize:", 7))
+            size = strtol(line + 7, NULL, 10);
+    fclose(f);
+    return size;
+}
+
+/*
+ * Opens a writer on name and checks where its descriptor went: above the
+ * numbers programs use, close-on-exec, the low number it was opened on free
+ * again, and none left after the close. "Above" is the top quarter of the
+ * descriptor table the process already has (of the descriptor limit when
+ * that is lower): the table must not grow for it. Returns NULL when all
+ * holds, else what did not; *table and *fd say what was seen. Plain checks,
+ * not cmocka's: it also runs in a forked child.
+ */
+static const char *writer_fd_check(const char *name, long *table, int *fd)
+{
+    char path[128];
+    tmp_path(path, sizeof(path), name);
+    *fd = -1;
+    *table = table_size();
+    if (*table <= 0)
+        return "no FDSize in /proc/self/status";
+    int probe = open("/dev/null", O_RDONLY | O_CLOEXEC); /* lowest free number */
+    if (probe < 0)
+        return "cannot open /dev/null";
+    close(probe);
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+        return "getrlimit failed";
+    long top = *table;
+    if (rl.rlim_cur < (rlim_t)top)
+        top = (long)rl.rlim_cur;
+    struct jst_writer *w = jst_writer_open(path);
+    if (!w)
+        return "jst_writer_open failed";
+    const char *bad = NULL;
+    *fd = fd_of(path);
+    int again = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (*fd < 48)
+        bad = "descriptor below 48";
+    else if (*fd < top - top / 4)
+        bad = "descriptor below the top quarter of the table";
+    else if (*fd >= top)
+        bad = "descriptor beyond the table (it grew)";
+    else if (table_size() != *table)
+        bad = "the descriptor table grew";
+    else if (fcntl(*fd, F_GETFD) != FD_CLOEXEC)
+        bad = "descriptor not close-on-exec";
+    else if (again != probe)
+        bad = "the low number the file was opened on is not free again";
+    if (again >= 0)
+        close(again);
+    if (jst_writer_close(w) != 0 && !bad)
+        bad = "jst_writer_close failed";
+    if (!bad && fd_of(path) != -1)
+        bad = "descriptor still open after the close";
+    return bad;
+}
+
+/* In this process, whose table is what the test runner left it. */
 static void test_descriptor_is_high(void **state)
 {
     (void)state;
-    char path[128];
-    tmp_path(path, sizeof(path), "high.jst");
-    int probe = open("/dev/null", O_RDONLY | O_CLOEXEC); /* lowest free number */
-    assert_true(probe >= 0);
-    close(probe);
-    struct jst_writer *w = jst_writer_open(path);
-    assert_non_null(w);
-    int fd = fd_of(path);
-    assert_true(fd >= 64);
-    assert_int_equal(fcntl(fd, F_GETFD), FD_CLOEXEC);
-    int again = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    assert_int_equal(again, probe);
-    close(again);
-    assert_int_equal(jst_writer_close(w), 0);
-    assert_int_equal(fd_of(path), -1);
+    long table;
+    int fd;
+    const char *bad = writer_fd_check("high.jst", &table, &fd);
+    print_message("descriptor table %ld entries, trace descriptor %d: %s\n", table, fd,
+                  bad ? bad : "ok");
+    assert_null(bad);
+}
+
+/* In a process with the smallest table (64 entries), as a program that was
+ * started with only a few descriptors open has: the child of a fork gets a
+ * table just large enough for the descriptors open at the fork. */
+static void test_descriptor_is_high_small_table(void **state)
+{
+    (void)state;
+    for (int fd = 64; fd < 65536; fd++) /* a descriptor runners leave open up high */
+        close(fd);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        long table;
+        int fd;
+        const char *bad = writer_fd_check("high_small.jst", &table, &fd);
+        fprintf(stderr, "child: descriptor table %ld entries, trace descriptor %d: %s\n", table,
+                fd, bad ? bad : "ok");
+        _exit(table != 64 ? 3 : bad ? 1 : 0);
+    }
+    int st = 0;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
 }
 
 /* Closes every descriptor from 3 up, as daemons do. */
@@ -454,6 +540,7 @@ int main(void)
         cmocka_unit_test(test_cut_block_is_truncation),
         cmocka_unit_test(test_version1_still_reads),
         cmocka_unit_test(test_descriptor_is_high),
+        cmocka_unit_test(test_descriptor_is_high_small_table),
         cmocka_unit_test(test_closed_descriptor_reopens_same_file),
         cmocka_unit_test(test_closed_descriptor_and_removed_file),
     };
