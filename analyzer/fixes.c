@@ -295,6 +295,17 @@ static void rtc_fix(const struct jst_call_ev *c, const char *api, struct cand *f
                 "program's own kernel cache (e.g. CuPy's CUPY_CACHE_DIR) on a persistent volume; "
                 "%s runs again whenever that cache is empty",
                 api ? api : "nvrtcCompileProgram");
+    else if (c->call == JST_CALL_nvvmCompileProgram)
+        say_fix(f, JST_FIX_RTC_CACHE,
+                "compile once: keep the PTX %s produces, compiled to a cubin for the GPU, or "
+                "build it at build time, and load that on later runs (a framework that calls "
+                "NVVM has a cache of its own for this); the driver's JIT cache does not hold it",
+                api ? api : "nvvmCompileProgram");
+    else if (c->call == JST_CALL_nvPTXCompilerCompile)
+        say_fix(f, JST_FIX_RTC_CACHE,
+                "compile once: keep the cubin %s produces (or run ptxas at build time) and load "
+                "it on later runs; the driver's JIT cache does not hold it",
+                api ? api : "nvPTXCompilerCompile");
     else
         say_fix(f, JST_FIX_RTC_CACHE,
                 "link once: keep the cubin %s produces (or link at build time) and load it "
