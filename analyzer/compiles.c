@@ -384,6 +384,11 @@ void jst_compiles_derive(struct jst_process *p)
 /* Merged intervals of [s, e) pairs, in place; returns how many remain. */
 size_t jst_iv_merge(uint64_t (*iv)[2], size_t n);
 
+int jst_compile_is_culprit(const struct jst_compile *k)
+{
+    return !k->call && (k->dur_ns || k->in_flight || (k->has_exit && k->exit_status != 0));
+}
+
 uint64_t jst_compile_ns_within(const struct jst_process *p, uint64_t a, uint64_t b)
 {
     uint64_t(*iv)[2] = malloc((p->n_compiles ? p->n_compiles : 1) * sizeof *iv);

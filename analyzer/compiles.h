@@ -131,6 +131,10 @@ size_t jst_iv_merge(uint64_t (*iv)[2], size_t n);
 
 /* Compile time (union of intervals, any compiler, any thread) within [a, b). */
 uint64_t jst_compile_ns_within(const struct jst_process *p, uint64_t a, uint64_t b);
+/* A compile that ranks among the Culprits of its own: one that is no driver
+ * or library call (those rank as the calls they are), that took time, failed
+ * or was still running. */
+int jst_compile_is_culprit(const struct jst_compile *k);
 /* The first call that took longest, or NULL. */
 const struct jst_first_call *jst_slowest_first_call(const struct jst_process *p);
 

@@ -49,6 +49,7 @@ enum jst_fix_kind {
     JST_FIX_JAX_CACHE = 42,      /* turn on JAX's persistent compilation cache */
     JST_FIX_NUMBA_CACHE = 43,    /* @cuda.jit(cache=True) */
     JST_FIX_CUPY_CACHE = 44,     /* CUPY_CACHE_DIR on a persistent volume */
+    JST_FIX_COMPILE_AHEAD = 45,  /* a compiler subprocess no framework owns: run it at build */
 };
 
 struct jst_fix {
@@ -74,6 +75,15 @@ void jst_fixes_free(struct jst_fixes *f);
 int jst_fixes_frameworks(const struct jst_run *run, struct jst_fixes *out);
 /* The fix kind's name in JSON ("triton_cache"), NULL for the older kinds. */
 const char *jst_fix_fw_kind_name(unsigned kind);
+/* The fix of a compile, as the Fixes list words it for its process: for a
+ * driver or library call, that call's own fix (jst_fix_for_load); for a
+ * compiler subprocess or a framework's own compile, the framework's cache
+ * fix or the compile-ahead fix. buf, or NULL when it has none (a failed or
+ * unfinished subprocess has nothing to keep). *saves: what the fix saves of
+ * it; for a framework, its share of the framework's saving in the process. */
+struct jst_compile;
+const char *jst_fix_for_compile(const struct jst_process *p, const struct jst_compile *k,
+                                char *buf, size_t n, uint64_t *saves);
 
 /* Ranks f again (saves_ns descending, then kind, then text) after additions. */
 void jst_fixes_sort(struct jst_fixes *f);

@@ -5,6 +5,10 @@
  * framework: the cache, the setting that moves it, where it lives by default,
  * and how the cache was found at start (the FW_CACHE record: whether it
  * existed, and whether it lies on storage that does not outlive the container).
+ *
+ * A compiler subprocess that no framework owns (a library that runs nvcc or
+ * ptxas on first use) has no cache to name: its fix is to run that compiler
+ * when the program is built, one fix per compiler.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,7 +51,7 @@ const char *jst_fix_fw_kind_name(unsigned kind)
     for (size_t i = 0; i < N_ROWS; i++)
         if (rows[i].kind == kind)
             return rows[i].kind_name;
-    return NULL;
+    return kind == JST_FIX_COMPILE_AHEAD ? "compile_ahead" : NULL;
 }
 
 static const struct jst_fw_cache *cache_of(const struct jst_process *p, const char *name)
@@ -148,6 +152,47 @@ static int add(struct jst_fixes *out, const struct fw_fix *r, const char *text, 
     return 0;
 }
 
+/* The fix text of framework row r in process p (how its cache was found
+ * there); st: that cache's record, or NULL. */
+static const char *fw_text(const struct jst_process *p, const struct fw_fix *r, char *buf,
+                           size_t n, const struct jst_fw_cache **st)
+{
+    char words[512];
+    *st = cache_of(p, r->cache_name);
+    state_words(*st, words, sizeof words);
+    jst_sfmt(buf, n, r->text, words);
+    return buf;
+}
+
+static const struct fw_fix *row_of(unsigned framework)
+{
+    for (size_t r = 0; framework && r < N_ROWS; r++)
+        if (rows[r].framework == framework)
+            return &rows[r];
+    return NULL;
+}
+
+/* A compiler subprocess whose output a build could have made: it finished
+ * well, and no framework (whose cache fix covers it) ran it. */
+static int ahead_of_time(const struct jst_compile *k)
+{
+    return !k->call && jst_compiler_cause(k->compiler) == JST_CAUSE_SUBPROCESS &&
+           !row_of(k->framework) && !k->in_flight && !(k->has_exit && k->exit_status != 0);
+}
+
+static const struct fw_fix ahead_row = {0, JST_FIX_COMPILE_AHEAD, "compile_ahead", NULL, NULL};
+
+static const char *ahead_text(const struct jst_compile *k, char *buf, size_t n)
+{
+    const char *name = jst_compiler_name(k->compiler);
+    jst_sfmt(buf, n,
+             "compile ahead of time: the program runs %s while it runs and waits for it; run "
+             "%s when the program is built or installed and load its output on later runs (the "
+             "driver's JIT cache does not hold it)",
+             name, name);
+    return buf;
+}
+
 int jst_fixes_frameworks(const struct jst_run *run, struct jst_fixes *out)
 {
     for (size_t i = 0; i < run->n_procs; i++) {
@@ -157,15 +202,51 @@ int jst_fixes_frameworks(const struct jst_run *run, struct jst_fixes *out)
             uint64_t s = saves(p, rows[r].framework, &n);
             if (!n)
                 continue;
-            const struct jst_fw_cache *st = cache_of(p, rows[r].cache_name);
-            char words[512], text[1024];
-            state_words(st, words, sizeof words);
-            jst_sfmt(text, sizeof text, rows[r].text, words);
+            const struct jst_fw_cache *st;
+            char text[1024];
+            fw_text(p, &rows[r], text, sizeof text, &st);
             if (add(out, &rows[r], text, st && st->path ? st->path : rows[r].cache_name, s, n) < 0)
+                return -1;
+        }
+        for (size_t c = 0; c < p->n_compiles; c++) {
+            const struct jst_compile *k = &p->compiles[c];
+            char text[1024];
+            if (ahead_of_time(k) &&
+                add(out, &ahead_row, ahead_text(k, text, sizeof text),
+                    jst_compiler_name(k->compiler), k->dur_ns, 1) < 0)
                 return -1;
         }
     }
     return 0;
+}
+
+const char *jst_fix_for_compile(const struct jst_process *p, const struct jst_compile *k,
+                                char *buf, size_t n, uint64_t *saves_ns)
+{
+    const struct fw_fix *r = row_of(k->framework);
+    *saves_ns = 0;
+    if (k->call) { /* a driver or library call: the fix of that call */
+        jst_fix_for_load(p, k->call, NULL, buf, n);
+        *saves_ns = buf[0] ? jst_fix_load_saves(p, k->call) : 0;
+        return buf[0] ? buf : NULL;
+    }
+    if (ahead_of_time(k)) {
+        *saves_ns = k->dur_ns;
+        return ahead_text(k, buf, n);
+    }
+    if (!r)
+        return NULL;
+    /* The framework's saving in p, shared among its compiles by their
+     * order, so that the shares sum to it exactly. */
+    size_t count = 0, at = 0;
+    uint64_t s = saves(p, r->framework, &count);
+    for (size_t i = 0; i < p->n_compiles && &p->compiles[i] != k; i++)
+        at += p->compiles[i].framework == r->framework;
+    if (count)
+        *saves_ns = (uint64_t)((unsigned __int128)s * (at + 1) / count -
+                               (unsigned __int128)s * at / count);
+    const struct jst_fw_cache *st;
+    return fw_text(p, r, buf, n, &st);
 }
 
 uint64_t jst_fixes_projected_first_call(const struct jst_process *p)

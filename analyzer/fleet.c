@@ -153,7 +153,8 @@ static void add_gpu(struct fl_group *g, const struct jst_device *d)
 }
 
 /* Everything of one group once its members are known. labels: the
- * culprits' names, one per module of the report, made on first use. */
+ * culprits' names, one per module of the report and then one per culprit
+ * compile, made on first use. */
 static void fill_group(struct fl_group *g, const struct rv_report *r, char **labels)
 {
     uint64_t *tt = jst_xcalloc(g->n + 1, sizeof(*tt));
@@ -197,6 +198,18 @@ static void fill_group(struct fl_group *g, const struct rv_report *r, char **lab
             count(&cul, labels[idx], k, m->lost_ns);
             if (m->fix)
                 count(&fix, m->fix, k, m->saves_ns);
+        }
+        for (size_t i = 0; i < rp->n_comps; i++) {
+            size_t idx = r->proc_comps[rp->comps_at + i];
+            const struct rv_compile *x = &r->comps[idx];
+            char **label = &labels[r->n_mods + idx];
+            if (!*label) {
+                char buf[4096];
+                *label = jst_xstrdup(rv_compile_origin(x->k, buf, sizeof buf));
+            }
+            count(&cul, *label, k, x->k->dur_ns);
+            if (x->fix)
+                count(&fix, x->fix, k, x->saves_ns);
         }
     }
     fl_stat_of(tt, ntt, &g->ttfk);
@@ -273,8 +286,8 @@ int fl_build(struct fl_fleet *f, const struct rv_report *r)
     }
     free(ps);
     free(of);
-    f->labels = jst_xcalloc(r->n_mods + 1, sizeof(*f->labels));
-    f->n_labels = r->n_mods;
+    f->labels = jst_xcalloc(r->n_mods + r->n_comps + 1, sizeof(*f->labels));
+    f->n_labels = r->n_mods + r->n_comps;
     for (size_t k = 0; k < f->n; k++) {
         fill_group(&f->v[k], r, f->labels);
         if (f->v[k].n > f->most_runs)

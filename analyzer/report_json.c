@@ -39,7 +39,7 @@ static void json_str_or_null(struct jst_json *j, const char *key, const char *s)
 
 /* The chain, innermost first, with keys that fit a Python frame as well
  * (object "python"); then how many frames the depth limit left out. */
-static void json_stack(struct jst_json *j, const struct rv_module *m)
+static void json_stack(struct jst_json *j, const struct rv_chain *m)
 {
     jst_json_key(j, "stack");
     jst_json_arr(j);
@@ -83,7 +83,7 @@ static void json_module(struct jst_json *j, const struct rv_module *m)
     jst_json_end(j);
     json_str_or_null(j, "source", jst_load_origin(c));
     jst_json_kstr(j, "call_site", m->call_site);
-    json_stack(j, m);
+    json_stack(j, &m->chain);
     jst_json_kstr(j, "fix", m->fix);
     jst_json_kbool(j, "in_flight", c->in_flight);
     /* additional keys */

@@ -182,6 +182,72 @@ static int md_section(FILE *f, const char *title, size_t n, const char *none, co
     return n != 0;
 }
 
+static void md_callers_fix(FILE *f, const char *call_site, const struct rv_chain *ch,
+                           const char *fix, const char *no_site)
+{
+    char buf[2048];
+    if (call_site)
+        md_code(f, call_site);
+    if (call_site && (ch->n_stack > 1 || ch->stack_more)) {
+        fputs("<br>called by ", f);
+        md_code(f, rv_callers_compact(ch, buf, sizeof(buf)));
+    }
+    if (!call_site)
+        md_text(f, no_site);
+    fputs(" | ", f);
+    if (fix)
+        md_fix(f, fix);
+    else
+        fputs("-", f);
+    fputs(" |\n", f);
+}
+
+static void md_module_culprit(FILE *f, const struct rv_report *r, size_t g)
+{
+    char buf[2048];
+    const struct rv_module *m = r->groups[g].m;
+    md_code(f, rv_origin(m, buf, sizeof(buf)));
+    fputs(" | ", f);
+    if (m->c->in_flight) {
+        fputs("**", f);
+        md_text(f, rv_in_flight_str(m->c, buf, sizeof(buf)));
+        fputs("**; ", f);
+    }
+    md_text(f, rv_verdict_str(m, buf, sizeof(buf)));
+    fputs(" | ", f);
+    if (m->c->n_kernels) {
+        fprintf(f, "%zu: ", m->c->n_kernels);
+        md_code(f, rv_kernels_short(m, 3, buf, sizeof(buf)));
+    } else {
+        fputs("-", f);
+    }
+    fputs(" | ", f);
+    md_text(f, rv_cache_str(m->c, buf, sizeof(buf)));
+    fputs(" | ", f);
+    md_callers_fix(f, m->call_site, &m->chain, m->fix, "no stack recorded");
+}
+
+/* A compile that no driver or library call made: the module column names
+ * the compile, the verdict column says what is known of it. */
+static void md_compile_culprit(FILE *f, const struct rv_report *r, size_t g)
+{
+    char buf[2048];
+    const struct rv_compile *x = r->groups[g].k;
+    const struct jst_compile *k = x->k;
+    md_code(f, rv_compile_origin(k, buf, sizeof(buf)));
+    fputs(" | ", f);
+    md_text(f, rv_compile_facts(k, buf, sizeof(buf)));
+    fputs(" | ", f);
+    if (k->kernel)
+        md_code(f, k->kernel);
+    else
+        fputs("-", f);
+    fputs(" | ", f);
+    md_text(f, k->cache ? k->cache : "-");
+    fputs(" | ", f);
+    md_callers_fix(f, x->call_site, &x->chain, x->fix, rv_compile_no_site(k));
+}
+
 static void write_culprits(FILE *f, const struct rv_report *r)
 {
     char buf[2048], d[32];
@@ -196,45 +262,16 @@ static void write_culprits(FILE *f, const struct rv_report *r)
         return;
     for (size_t g = 0; g < r->n_groups; g++) {
         const struct rv_group *gr = &r->groups[g];
-        const struct rv_module *m = gr->m;
         fprintf(f, "| %zu | %s | ", g + 1,
                 gr->lost_ns ? rv_dur(gr->lost_ns, d, sizeof(d)) : "failed");
         if (gr->n > 1)
             fprintf(f, "%zu, %s | ", gr->n, rv_group_pids(r, g, buf, sizeof(buf)));
         else
-            fprintf(f, "pid %" PRIu64 " | ", m->p->pid);
-        md_code(f, rv_origin(m, buf, sizeof(buf)));
-        fputs(" | ", f);
-        if (m->c->in_flight) {
-            fputs("**", f);
-            md_text(f, rv_in_flight_str(m->c, buf, sizeof(buf)));
-            fputs("**; ", f);
-        }
-        md_text(f, rv_verdict_str(m, buf, sizeof(buf)));
-        fputs(" | ", f);
-        if (m->c->n_kernels) {
-            fprintf(f, "%zu: ", m->c->n_kernels);
-            md_code(f, rv_kernels_short(m, 3, buf, sizeof(buf)));
-        } else {
-            fputs("-", f);
-        }
-        fputs(" | ", f);
-        md_text(f, rv_cache_str(m->c, buf, sizeof(buf)));
-        fputs(" | ", f);
-        if (m->call_site)
-            md_code(f, m->call_site);
-        if (m->call_site && (m->n_stack > 1 || m->stack_more)) {
-            fputs("<br>called by ", f);
-            md_code(f, rv_callers_compact(m, buf, sizeof(buf)));
-        }
-        if (!m->call_site)
-            fputs("no stack recorded", f);
-        fputs(" | ", f);
-        if (m->fix)
-            md_fix(f, m->fix);
+            fprintf(f, "pid %" PRIu64 " | ", gr->m ? gr->m->p->pid : gr->k->p->pid);
+        if (gr->m)
+            md_module_culprit(f, r, g);
         else
-            fputs("-", f);
-        fputs(" |\n", f);
+            md_compile_culprit(f, r, g);
     }
 }
 

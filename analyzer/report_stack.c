@@ -1,6 +1,6 @@
 /*
- * The call chain of a culprit (report_view.h): which code decided to load,
- * not only the frame that called the driver. Built from the symbolized stack,
+ * The call chain of a culprit (report_view.h): which code decided to load or
+ * compile, not only the frame that called the driver or the compiler. Built from the symbolized stack,
  * innermost first, down to main; frames inside libcuda, libjitstall and the
  * CUDA runtime are left out, as the call site leaves them out.
  */
@@ -42,46 +42,46 @@ static int frame_set(struct rv_frame *d, const struct jst_frame *f)
     return 0;
 }
 
-int rv_stack_build(struct rv_module *m, const struct jst_frame *f, size_t n, size_t depth)
+int rv_stack_build(struct rv_chain *c, const struct jst_frame *f, size_t n, int first,
+                   size_t depth)
 {
-    int first = jst_call_site(f, n);
-    m->stack = NULL;
-    m->n_stack = m->stack_more = 0;
-    if (first < 0)
+    c->stack = NULL;
+    c->n_stack = c->stack_more = 0;
+    if (first < 0 || (size_t)first >= n)
         return 0;
-    m->stack = calloc(n, sizeof(*m->stack));
-    if (!m->stack)
+    c->stack = calloc(n, sizeof(*c->stack));
+    if (!c->stack)
         return -1;
     size_t total = 0;
     for (size_t i = (size_t)first; i < n; i++) {
-        if (f[i].internal || (m->n_stack && same_frame(&m->stack[m->n_stack - 1], &f[i])))
+        if (f[i].internal || (c->n_stack && same_frame(&c->stack[c->n_stack - 1], &f[i])))
             continue;
         total++;
-        if (!depth || m->n_stack < depth) {
-            if (frame_set(&m->stack[m->n_stack++], &f[i]) < 0)
+        if (!depth || c->n_stack < depth) {
+            if (frame_set(&c->stack[c->n_stack++], &f[i]) < 0)
                 return -1;
         }
         if (!strcmp(f[i].func, "main"))
             break;
     }
-    m->stack_more = total - m->n_stack;
+    c->stack_more = total - c->n_stack;
     return 0;
 }
 
-/* m gets a chain of its own equal to src's (two loads from one place). */
-int rv_stack_copy(struct rv_module *m, const struct rv_module *src)
+/* c gets a chain of its own equal to src's (two loads from one place). */
+int rv_stack_copy(struct rv_chain *c, const struct rv_chain *src)
 {
-    m->stack = NULL;
-    m->n_stack = 0;
-    m->stack_more = src->stack_more;
+    c->stack = NULL;
+    c->n_stack = 0;
+    c->stack_more = src->stack_more;
     if (!src->n_stack)
         return 0;
-    m->stack = calloc(src->n_stack, sizeof(*m->stack));
-    if (!m->stack)
+    c->stack = calloc(src->n_stack, sizeof(*c->stack));
+    if (!c->stack)
         return -1;
     for (size_t i = 0; i < src->n_stack; i++) {
         const struct rv_frame *f = &src->stack[i];
-        struct rv_frame *d = &m->stack[m->n_stack++];
+        struct rv_frame *d = &c->stack[c->n_stack++];
         *d = *f;
         d->func = d->file = d->object = d->text = NULL;
         if ((f->func && !(d->func = strdup(f->func))) ||
@@ -93,26 +93,26 @@ int rv_stack_copy(struct rv_module *m, const struct rv_module *src)
     return 0;
 }
 
-void rv_stack_free(struct rv_module *m)
+void rv_stack_free(struct rv_chain *c)
 {
-    for (size_t i = 0; i < m->n_stack; i++) {
-        free(m->stack[i].func);
-        free(m->stack[i].file);
-        free(m->stack[i].object);
-        free(m->stack[i].text);
+    for (size_t i = 0; i < c->n_stack; i++) {
+        free(c->stack[i].func);
+        free(c->stack[i].file);
+        free(c->stack[i].object);
+        free(c->stack[i].text);
     }
-    free(m->stack);
-    m->stack = NULL;
-    m->n_stack = m->stack_more = 0;
+    free(c->stack);
+    c->stack = NULL;
+    c->n_stack = c->stack_more = 0;
 }
 
-const char *rv_callers_compact(const struct rv_module *m, char *buf, size_t n)
+const char *rv_callers_compact(const struct rv_chain *c, char *buf, size_t n)
 {
     if (!n)
         return buf;
     buf[0] = '\0';
-    for (size_t i = 1; i < m->n_stack; i++) {
-        const struct rv_frame *fr = &m->stack[i];
+    for (size_t i = 1; i < c->n_stack; i++) {
+        const struct rv_frame *fr = &c->stack[i];
         const char *file = fr->file ? strrchr(fr->file, '/') : NULL;
         file = file ? file + 1 : fr->file;
         rv_cat(buf, n, "%s", i > 1 ? " <- " : "");
@@ -127,9 +127,9 @@ const char *rv_callers_compact(const struct rv_module *m, char *buf, size_t n)
         else
             rv_cat(buf, n, "?");
     }
-    if (m->stack_more && m->n_stack > 1)
-        rv_cat(buf, n, " <- ... %zu more", m->stack_more);
-    else if (m->stack_more)
-        rv_cat(buf, n, "... %zu more", m->stack_more);
+    if (c->stack_more && c->n_stack > 1)
+        rv_cat(buf, n, " <- ... %zu more", c->stack_more);
+    else if (c->stack_more)
+        rv_cat(buf, n, "... %zu more", c->stack_more);
     return buf;
 }

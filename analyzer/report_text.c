@@ -155,51 +155,91 @@ static void write_table(const struct tw *t, const struct rv_report *r)
             "(1st kernel and projected: the slowest process; JIT: the sum)");
 }
 
-static void write_culprits(const struct tw *t, const struct rv_report *r, size_t max)
+/* A chain's callers (its first frame is the call site) and a fix. */
+static void write_chain_fix(const struct tw *t, const struct rv_chain *ch, const char *fix)
+{
+    for (size_t k = 1; k < ch->n_stack; k++)
+        fprintf(t->f, "     called by  %s\n", S(ch->stack[k].text));
+    if (ch->stack_more)
+        fprintf(t->f, "     called by  ... %zu more\n", ch->stack_more);
+    if (fix)
+        fprintf(t->f, "     fix        %s%s%s\n", C(t, GREEN), S(fix), C(t, RESET));
+}
+
+static void write_module_culprit(const struct tw *t, const struct rv_report *r, size_t g)
 {
     char buf[2048], d[32];
+    const struct rv_group *gr = &r->groups[g];
+    const struct rv_module *m = gr->m;
+    fprintf(t->f, "  %zu. %s%s%s  %s", g + 1, C(t, gr->lost_ns ? RED : YELLOW),
+            gr->lost_ns ? rv_dur(gr->lost_ns, d, sizeof(d)) : "failed", C(t, RESET),
+            S(rv_origin(m, buf, sizeof(buf))));
+    if (gr->n > 1)
+        fprintf(t->f, "  [%zu %s, %s]", gr->n, jst_is_rtc_call(m->c->call) ? "calls" : "loads",
+                rv_group_pids(r, g, buf, sizeof(buf)));
+    else if (r->n_procs > 1)
+        fprintf(t->f, "  [pid %" PRIu64 "]", m->p->pid);
+    fputc('\n', t->f);
+    if (m->c->in_flight)
+        fprintf(t->f, "     %sin flight%s  %s\n", C(t, RED), C(t, RESET),
+                rv_in_flight_str(m->c, buf, sizeof(buf)));
+    const char *api = m->c->call_name ? m->c->call_name : jst_call_name(m->c->call);
+    const char *kind = m->c->image_kind ? jst_image_kind_name(m->c->image_kind) : NULL;
+    int rtc = jst_is_rtc_call(m->c->call); /* no image, verdict or driver cache */
+    if (!rtc) {
+        fprintf(t->f, "     loaded by  %s", S(api));
+        if (kind && m->c->image_size)
+            fprintf(t->f, " (%s, %s)", kind, rv_bytes(m->c->image_size, d, sizeof(d)));
+        else if (kind)
+            fprintf(t->f, " (%s)", kind);
+        fputc('\n', t->f);
+    }
+    fprintf(t->f, "     %-10s %s\n", rtc ? "what" : "verdict",
+            S(rv_verdict_str(m, buf, sizeof(buf))));
+    if (m->c->n_kernels)
+        fprintf(t->f, "     kernels    %zu: %s\n", m->c->n_kernels,
+                S(rv_kernels_short(m, 3, buf, sizeof(buf))));
+    if (!rtc)
+        fprintf(t->f, "     cache      %s\n", S(rv_cache_str(m->c, buf, sizeof(buf))));
+    fprintf(t->f, "     call site  %s\n",
+            m->call_site ? S(m->call_site) : "(no stack recorded)");
+    write_chain_fix(t, &m->chain, m->fix);
+}
+
+/* A compile that no driver or library call made (a compiler subprocess, a
+ * framework's own compile). */
+static void write_compile_culprit(const struct tw *t, const struct rv_report *r, size_t g)
+{
+    char buf[2048], d[32];
+    const struct rv_group *gr = &r->groups[g];
+    const struct rv_compile *x = gr->k;
+    const struct jst_compile *k = x->k;
+    fprintf(t->f, "  %zu. %s%s%s  %s", g + 1, C(t, RED), rv_dur(gr->lost_ns, d, sizeof(d)),
+            C(t, RESET), S(rv_compile_origin(k, buf, sizeof(buf))));
+    if (gr->n > 1)
+        fprintf(t->f, "  [%zu compiles, %s]", gr->n, rv_group_pids(r, g, buf, sizeof(buf)));
+    else if (r->n_procs > 1)
+        fprintf(t->f, "  [pid %" PRIu64 "]", x->p->pid);
+    fputc('\n', t->f);
+    if (k->in_flight)
+        fprintf(t->f, "     %sin flight%s  still compiling when the trace ends\n", C(t, RED),
+                C(t, RESET));
+    fprintf(t->f, "     compiled   %s\n", S(rv_compile_facts(k, buf, sizeof(buf))));
+    if (k->cache)
+        fprintf(t->f, "     cache      %s\n", S(k->cache));
+    fprintf(t->f, "     call site  %s\n",
+            x->call_site ? S(x->call_site) : S(rv_compile_no_site(k)));
+    write_chain_fix(t, &x->chain, x->fix);
+}
+
+static void write_culprits(const struct tw *t, const struct rv_report *r, size_t max)
+{
     heading(t, "Culprits, ranked by time lost");
     for (size_t g = 0; g < r->n_groups && g < max; g++) {
-        const struct rv_group *gr = &r->groups[g];
-        const struct rv_module *m = gr->m;
-        fprintf(t->f, "  %zu. %s%s%s  %s", g + 1, C(t, gr->lost_ns ? RED : YELLOW),
-                gr->lost_ns ? rv_dur(gr->lost_ns, d, sizeof(d)) : "failed", C(t, RESET),
-                S(rv_origin(m, buf, sizeof(buf))));
-        if (gr->n > 1)
-            fprintf(t->f, "  [%zu %s, %s]", gr->n, jst_is_rtc_call(m->c->call) ? "calls" : "loads",
-                    rv_group_pids(r, g, buf, sizeof(buf)));
-        else if (r->n_procs > 1)
-            fprintf(t->f, "  [pid %" PRIu64 "]", m->p->pid);
-        fputc('\n', t->f);
-        if (m->c->in_flight)
-            fprintf(t->f, "     %sin flight%s  %s\n", C(t, RED), C(t, RESET),
-                    rv_in_flight_str(m->c, buf, sizeof(buf)));
-        const char *api = m->c->call_name ? m->c->call_name : jst_call_name(m->c->call);
-        const char *kind = m->c->image_kind ? jst_image_kind_name(m->c->image_kind) : NULL;
-        int rtc = jst_is_rtc_call(m->c->call); /* no image, verdict or driver cache */
-        if (!rtc) {
-            fprintf(t->f, "     loaded by  %s", S(api));
-            if (kind && m->c->image_size)
-                fprintf(t->f, " (%s, %s)", kind, rv_bytes(m->c->image_size, d, sizeof(d)));
-            else if (kind)
-                fprintf(t->f, " (%s)", kind);
-            fputc('\n', t->f);
-        }
-        fprintf(t->f, "     %-10s %s\n", rtc ? "what" : "verdict",
-                S(rv_verdict_str(m, buf, sizeof(buf))));
-        if (m->c->n_kernels)
-            fprintf(t->f, "     kernels    %zu: %s\n", m->c->n_kernels,
-                    S(rv_kernels_short(m, 3, buf, sizeof(buf))));
-        if (!rtc)
-            fprintf(t->f, "     cache      %s\n", S(rv_cache_str(m->c, buf, sizeof(buf))));
-        fprintf(t->f, "     call site  %s\n",
-                m->call_site ? S(m->call_site) : "(no stack recorded)");
-        for (size_t k = 1; k < m->n_stack; k++)
-            fprintf(t->f, "     called by  %s\n", S(m->stack[k].text));
-        if (m->stack_more)
-            fprintf(t->f, "     called by  ... %zu more\n", m->stack_more);
-        if (m->fix)
-            fprintf(t->f, "     fix        %s%s%s\n", C(t, GREEN), S(m->fix), C(t, RESET));
+        if (r->groups[g].m)
+            write_module_culprit(t, r, g);
+        else
+            write_compile_culprit(t, r, g);
     }
     if (r->n_groups > max)
         fprintf(t->f, "  ... %zu more (jitstall report --per-process shows them all)\n",

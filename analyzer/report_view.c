@@ -1,14 +1,15 @@
 /*
- * Builds the view `jitstall report` prints (report_view.h): modules ranked by
- * time lost, their symbolized call sites and fixes, cache directories, what
- * each trace is missing, and totals. The words the writers share are in
- * report_words.c.
+ * Builds the view `jitstall report` prints (report_view.h): modules and
+ * compiles ranked by time lost, their symbolized call sites and fixes, cache
+ * directories, what each trace is missing, and totals. The words the writers
+ * share are in report_words.c.
  */
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "compiles.h"
 #include "hashidx.h"
 #include "image.h"
 #include "model_index.h"
@@ -23,20 +24,23 @@ static uint64_t sat_add(uint64_t a, uint64_t b)
     return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
 
+/* The call site of stack stack_id (taken at call count seq) as text; the
+ * symbolized frames in frames[*n_frames]. NULL only when memory ran out. */
 static char *call_site_of(struct jst_symbolizer **sym, const struct jst_process *p,
-                          const struct jst_call_ev *c, struct jst_frame *frames, size_t *n_frames)
+                          uint64_t stack_id, uint64_t seq, struct jst_frame *frames,
+                          size_t *n_frames)
 {
     char buf[1024];
     *n_frames = 0;
-    if (!jst_model_stack(p, c->stack_id)) {
-        snprintf(buf, sizeof(buf), "stack %" PRIu64 " is not in the trace", c->stack_id);
+    if (!jst_model_stack(p, stack_id)) {
+        snprintf(buf, sizeof(buf), "stack %" PRIu64 " is not in the trace", stack_id);
         return strdup(buf);
     }
     if (!*sym)
         *sym = jst_symbolizer_new(p);
     if (!*sym)
         return strdup("cannot symbolize (symbolizer unavailable)");
-    size_t n = jst_symbolize_stack(*sym, c->stack_id, c->seq, frames, MAX_FRAMES);
+    size_t n = jst_symbolize_stack(*sym, stack_id, seq, frames, MAX_FRAMES);
     *n_frames = n;
     if (n == 0)
         return strdup("empty stack");
@@ -57,8 +61,8 @@ static char *call_site_of(struct jst_symbolizer **sym, const struct jst_process 
 struct site_ent {
     uint64_t stack_id;
     size_t n_mods;
-    char *site;    /* interned */
-    size_t mod_ix; /* the module whose chain (rv_module.stack) was built from it */
+    char *site;                   /* interned */
+    const struct rv_chain *chain; /* the chain built from it (a module's or a compile's) */
 };
 
 struct site_memo {
@@ -76,9 +80,9 @@ static char *rv_intern(struct rv_report *r, const char *s)
     return (char *)jst_strtab_intern(r->strs, s, strlen(s));
 }
 
-static size_t mods_before(const struct jst_process *p, const struct jst_call_ev *c)
+static size_t mods_before(const struct jst_process *p, uint64_t seq)
 {
-    long k = jst_model_call_index(p, c->seq);
+    long k = jst_model_call_index(p, seq);
     size_t lo = 0, hi = p->n_mods; /* seq_after never decreases along the map */
     while (k >= 0 && lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
@@ -90,39 +94,39 @@ static size_t mods_before(const struct jst_process *p, const struct jst_call_ev 
     return k >= 0 ? lo : SIZE_MAX;
 }
 
-/* The call site of module mod_ix (r->mods) and its chain of callers, from
- * the memo when an earlier module had the same stack (its chain is copied),
- * else symbolized. -1 only when memory ran out. */
+/* The call site of a stack (taken at call count seq) and its chain of
+ * callers into *site and *chain: from the memo when an earlier culprit had
+ * the same stack (its chain is copied), else symbolized. -1 only when memory
+ * ran out. */
 static int call_site(struct rv_report *r, struct jst_symbolizer **sym, struct site_memo *memo,
-                     const struct jst_process *p, size_t mod_ix, struct jst_frame *frames,
-                     size_t depth)
+                     const struct jst_process *p, uint64_t stack_id, uint64_t seq, char **site,
+                     struct rv_chain *chain, struct jst_frame *frames, size_t depth)
 {
-    struct rv_module *m = &r->mods[mod_ix];
-    const struct jst_call_ev *c = m->c;
-    m->call_site = NULL;
-    if (!c->stack_id)
+    *site = NULL;
+    if (!stack_id)
         return 0;
-    size_t nm = mods_before(p, c);
-    uint64_t h = jst_hash_u64(jst_hash_u64(JST_HASH_SEED, c->stack_id), nm);
+    size_t nm = mods_before(p, seq);
+    uint64_t h = jst_hash_u64(jst_hash_u64(JST_HASH_SEED, stack_id), nm);
     size_t cur = 0, p1;
     while ((p1 = jst_hidx_next(&memo->ix, h, &cur)) != 0) {
         const struct site_ent *e = &memo->v[p1 - 1];
-        if (e->stack_id == c->stack_id && e->n_mods == nm) {
-            m->call_site = e->site;
-            return rv_stack_copy(m, &r->mods[e->mod_ix]);
+        if (e->stack_id == stack_id && e->n_mods == nm) {
+            *site = e->site;
+            return rv_stack_copy(chain, e->chain);
         }
     }
     size_t n_frames = 0;
-    char *made = call_site_of(sym, p, c, frames, &n_frames);
-    if (rv_stack_build(m, frames, n_frames, depth) < 0) {
+    char *made = call_site_of(sym, p, stack_id, seq, frames, &n_frames);
+    if (rv_stack_build(chain, frames, n_frames, n_frames ? jst_call_site(frames, n_frames) : -1,
+                       depth) < 0) {
         free(made);
         return -1;
     }
-    char *site = made ? rv_intern(r, made) : NULL;
+    char *text = made ? rv_intern(r, made) : NULL;
     free(made);
-    if (!site)
+    if (!text)
         return -1;
-    m->call_site = site;
+    *site = text;
     if (memo->n == memo->cap) {
         size_t cap = memo->cap ? memo->cap * 2 : 16;
         struct site_ent *nv = realloc(memo->v, cap * sizeof *nv);
@@ -132,7 +136,7 @@ static int call_site(struct rv_report *r, struct jst_symbolizer **sym, struct si
         memo->cap = cap;
     }
     if (jst_hidx_add(&memo->ix, h, memo->n) == 0)
-        memo->v[memo->n++] = (struct site_ent){c->stack_id, nm, site, mod_ix};
+        memo->v[memo->n++] = (struct site_ent){stack_id, nm, text, chain};
     return 0;
 }
 
@@ -249,7 +253,42 @@ static int cmp_group(const void *a, const void *b)
     const struct rv_group *x = a, *y = b;
     if (x->lost_ns != y->lost_ns)
         return x->lost_ns > y->lost_ns ? -1 : 1;
-    return x->m < y->m ? -1 : x->m > y->m; /* mods are ranked: keep their order */
+    if (!x->m != !y->m)
+        return x->m ? -1 : 1; /* modules before compiles */
+    if (x->m)
+        return x->m < y->m ? -1 : x->m > y->m; /* mods are ranked: keep their order */
+    return x->k < y->k ? -1 : x->k > y->k;     /* so are comps */
+}
+
+/* Culprit compiles: the longest first, then in run and start order. */
+static int cmp_comp(const void *a, const void *b)
+{
+    const struct rv_compile *x = a, *y = b;
+    if (x->k->dur_ns != y->k->dur_ns)
+        return x->k->dur_ns > y->k->dur_ns ? -1 : 1;
+    if (x->p != y->p)
+        return x->p < y->p ? -1 : 1;
+    return x->k < y->k ? -1 : x->k > y->k; /* compiles are in start order */
+}
+
+/* Compiles in one group: the same compiler, framework, target and outcome,
+ * called from the same place, with the same fix. */
+static int same_kgroup(const struct rv_compile *a, const struct rv_compile *b)
+{
+    const struct jst_compile *x = a->k, *y = b->k;
+    return x->compiler == y->compiler && x->framework == y->framework &&
+           str_eq(x->target, y->target) && x->in_flight == y->in_flight &&
+           x->has_exit == y->has_exit && (!x->has_exit || x->exit_status == y->exit_status) &&
+           str_eq(a->call_site, b->call_site) && str_eq(a->fix, b->fix);
+}
+
+static uint64_t kgroup_hash(const struct rv_compile *a)
+{
+    const struct jst_compile *x = a->k;
+    uint64_t h = jst_hash_u64(jst_hash_u64(JST_HASH_SEED, x->compiler), x->framework);
+    h = jst_hash_str(jst_hash_str(jst_hash_str(h, x->target), a->call_site), a->fix);
+    return jst_hash_u64(jst_hash_u64(h, (uint64_t)x->in_flight),
+                        x->has_exit ? (uint64_t)x->exit_status : UINT64_MAX);
 }
 
 /* Hash of what same_group compares. */
@@ -276,12 +315,14 @@ static int cmp_size(const void *a, const void *b)
 static int build_group_procs(struct rv_report *r)
 {
     size_t n = 0;
-    r->group_procs = calloc(r->n_mods ? r->n_mods : 1, sizeof(*r->group_procs));
+    r->group_procs = calloc(r->n_mods + r->n_comps + 1, sizeof(*r->group_procs));
     if (!r->group_procs)
         return -1;
     for (size_t i = 0; i < r->n_mods; i++)
         if (r->mods[i].culprit)
             r->group_procs[n++] = (r->mods[i].group << 32) | (size_t)(r->mods[i].p - r->run->procs);
+    for (size_t i = 0; i < r->n_comps; i++)
+        r->group_procs[n++] = (r->comps[i].group << 32) | (size_t)(r->comps[i].p - r->run->procs);
     qsort(r->group_procs, n, sizeof(*r->group_procs), cmp_size);
     size_t w = 0;
     for (size_t i = 0; i < n; i++) {
@@ -296,13 +337,16 @@ static int build_group_procs(struct rv_report *r)
     return 0;
 }
 
-/* Groups the culprits (mods is already ranked), then ranks the groups. */
+/* Groups the culprits (mods and comps are already ranked): modules by
+ * same_group, compiles by same_kgroup, then ranks all groups together. */
 static int build_groups(struct rv_report *r)
 {
-    struct jst_hidx ix = {0};
-    size_t *gof = calloc(r->n_mods ? r->n_mods : 1, sizeof(*gof));
-    r->groups = calloc(r->n_mods ? r->n_mods : 1, sizeof(*r->groups));
-    if (!r->groups || !gof)
+    struct jst_hidx ix = {0}, kix = {0};
+    size_t *gof = calloc(r->n_mods + 1, sizeof(*gof));
+    size_t *kgof = calloc(r->n_comps + 1, sizeof(*kgof));
+    size_t *rank = NULL;
+    r->groups = calloc(r->n_mods + r->n_comps + 1, sizeof(*r->groups));
+    if (!r->groups || !gof || !kgof)
         goto oom;
     for (size_t i = 0; i < r->n_mods; i++) {
         struct rv_module *m = &r->mods[i];
@@ -318,30 +362,54 @@ static int build_groups(struct rv_report *r)
         if (g == r->n_groups) {
             if (jst_hidx_add(&ix, h, g) < 0)
                 goto oom;
-            r->groups[r->n_groups++] = (struct rv_group){m, 0, 0, 0, 0};
+            r->groups[r->n_groups++] = (struct rv_group){.m = m};
         }
         gof[i] = g;
         r->groups[g].n++;
         r->groups[g].lost_ns = sat_add(r->groups[g].lost_ns, m->lost_ns);
     }
+    for (size_t i = 0; i < r->n_comps; i++) {
+        struct rv_compile *x = &r->comps[i];
+        uint64_t h = kgroup_hash(x);
+        size_t g = r->n_groups, cur = 0, p1;
+        while ((p1 = jst_hidx_next(&kix, h, &cur)) != 0)
+            if (same_kgroup(r->groups[p1 - 1].k, x)) {
+                g = p1 - 1;
+                break;
+            }
+        if (g == r->n_groups) {
+            if (jst_hidx_add(&kix, h, g) < 0)
+                goto oom;
+            r->groups[r->n_groups++] = (struct rv_group){.k = x};
+        }
+        kgof[i] = g;
+        r->groups[g].n++;
+        r->groups[g].lost_ns = sat_add(r->groups[g].lost_ns, x->k->dur_ns);
+    }
     jst_hidx_free(&ix);
+    jst_hidx_free(&kix);
     if (r->n_groups)
         qsort(r->groups, r->n_groups, sizeof(*r->groups), cmp_group);
-    /* where each group went: its leader module knows its old group number */
-    size_t *rank = calloc(r->n_groups ? r->n_groups : 1, sizeof(*rank));
+    /* where each group went: its leader knows its old group number */
+    rank = calloc(r->n_groups + 1, sizeof(*rank));
     if (!rank)
         goto oom;
     for (size_t g = 0; g < r->n_groups; g++)
-        rank[gof[r->groups[g].m - r->mods]] = g;
+        rank[r->groups[g].m ? gof[r->groups[g].m - r->mods] : kgof[r->groups[g].k - r->comps]] = g;
     for (size_t i = 0; i < r->n_mods; i++)
         if (r->mods[i].culprit)
             r->mods[i].group = rank[gof[i]];
+    for (size_t i = 0; i < r->n_comps; i++)
+        r->comps[i].group = rank[kgof[i]];
     free(rank);
     free(gof);
+    free(kgof);
     return build_group_procs(r);
 oom:
     jst_hidx_free(&ix);
+    jst_hidx_free(&kix);
     free(gof);
+    free(kgof);
     return -1;
 }
 
@@ -433,8 +501,9 @@ static int build_caches(struct rv_report *r)
     return 0;
 }
 
-/* Each process's modules in rank order (a counting sort by process), so a
- * writer that lists them per process does not scan every module per process. */
+/* Each process's modules and culprit compiles in rank order (a counting sort
+ * by process), so a writer that lists them per process does not scan every
+ * one per process. */
 static int build_proc_mods(struct rv_report *r)
 {
     r->proc_mods = calloc(r->n_mods ? r->n_mods : 1, sizeof(*r->proc_mods));
@@ -451,6 +520,22 @@ static int build_proc_mods(struct rv_report *r)
     for (size_t i = 0; i < r->n_mods; i++) {
         struct rv_proc *rp = &r->procs[r->mods[i].p - r->run->procs];
         r->proc_mods[rp->mods_at + rp->n_mods++] = i;
+    }
+    /* the same for the culprit compiles */
+    r->proc_comps = calloc(r->n_comps + 1, sizeof(*r->proc_comps));
+    if (!r->proc_comps)
+        return -1;
+    for (size_t i = 0; i < r->n_comps; i++)
+        r->procs[r->comps[i].p - r->run->procs].n_comps++;
+    at = 0;
+    for (size_t i = 0; i < r->n_procs; i++) {
+        r->procs[i].comps_at = at;
+        at += r->procs[i].n_comps;
+        r->procs[i].n_comps = 0;
+    }
+    for (size_t i = 0; i < r->n_comps; i++) {
+        struct rv_proc *rp = &r->procs[r->comps[i].p - r->run->procs];
+        r->proc_comps[rp->comps_at + rp->n_comps++] = i;
     }
     return 0;
 }
@@ -499,11 +584,26 @@ static int build_proc(struct rv_report *r, const struct jst_process *p, struct r
         rp->n_jit_loads += jst_is_jit_event(p, c);
         jst_fix_for_load(p, c, NULL, fix, sizeof(fix));
         if ((fix[0] && !(m->fix = rv_intern(r, fix))) ||
-            call_site(r, &sym, &memo, p, (size_t)(m - r->mods), frames, depth) < 0 ||
+            call_site(r, &sym, &memo, p, c->stack_id, c->seq, &m->call_site, &m->chain, frames,
+                      depth) < 0 ||
             demangle_kernels(r, m) < 0) {
             rc = -1;
             break;
         }
+    }
+    for (size_t k = 0; k < p->n_compiles && rc == 0; k++) {
+        const struct jst_compile *kc = &p->compiles[k];
+        if (!jst_compile_is_culprit(kc))
+            continue;
+        struct rv_compile *x = &r->comps[r->n_comps++];
+        char fix[1024];
+        x->p = p;
+        x->k = kc;
+        if ((jst_fix_for_compile(p, kc, fix, sizeof fix, &x->saves_ns) &&
+             !(x->fix = rv_intern(r, fix))) ||
+            call_site(r, &sym, &memo, p, kc->stack_id, kc->seq, &x->call_site, &x->chain, frames,
+                      depth) < 0)
+            rc = -1;
     }
     if (sym)
         jst_symbolizer_free(sym);
@@ -538,7 +638,12 @@ int rv_build_depth(struct rv_report *r, const struct jst_run *run, char **errors
         for (size_t k = 0; k < run->procs[i].n_calls; k++)
             n_mods += jst_model_is_module(&run->procs[i], &run->procs[i].calls[k]);
     r->mods = calloc(n_mods ? n_mods : 1, sizeof(*r->mods));
-    if (!r->mods)
+    size_t n_comps = 0;
+    for (size_t i = 0; i < run->n_procs; i++)
+        for (size_t k = 0; k < run->procs[i].n_compiles; k++)
+            n_comps += jst_compile_is_culprit(&run->procs[i].compiles[k]);
+    r->comps = calloc(n_comps + 1, sizeof(*r->comps));
+    if (!r->mods || !r->comps)
         goto oom;
 
     for (size_t i = 0; i < run->n_procs; i++) {
@@ -556,6 +661,8 @@ int rv_build_depth(struct rv_report *r, const struct jst_run *run, char **errors
     }
     if (r->n_mods)
         qsort(r->mods, r->n_mods, sizeof(*r->mods), cmp_mod);
+    if (r->n_comps)
+        qsort(r->comps, r->n_comps, sizeof(*r->comps), cmp_comp);
     if (build_caches(r) < 0 || build_groups(r) < 0 || build_proc_mods(r) < 0)
         goto oom;
     free(frames);
@@ -569,10 +676,13 @@ oom:
 void rv_free(struct rv_report *r)
 {
     for (size_t i = 0; i < r->n_mods; i++) {
-        rv_stack_free(&r->mods[i]);
+        rv_stack_free(&r->mods[i].chain);
         free(r->mods[i].kernels); /* the strings are interned */
     }
     free(r->mods);
+    for (size_t i = 0; i < r->n_comps; i++)
+        rv_stack_free(&r->comps[i].chain);
+    free(r->comps);
     if (r->strs)
         jst_strtab_free(r->strs);
     free(r->strs);
@@ -589,6 +699,7 @@ void rv_free(struct rv_report *r)
     free(r->groups);
     free(r->group_procs);
     free(r->proc_mods);
+    free(r->proc_comps);
     jst_fixes_free(&r->fixes);
     jst_races_free(&r->races);
     memset(r, 0, sizeof(*r));

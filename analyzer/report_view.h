@@ -27,6 +27,13 @@ struct rv_frame {
     char *text;      /* as the text report shows it: "func (file:line) in object" */
 };
 
+/* The chain of callers of a culprit: its call site first, outward to main. */
+struct rv_chain {
+    struct rv_frame *stack;
+    size_t n_stack;
+    size_t stack_more; /* frames of the chain beyond the depth limit */
+};
+
 /* One load (or JIT link step) of one process. */
 struct rv_module {
     const struct jst_process *p;
@@ -38,18 +45,29 @@ struct rv_module {
     char *fix;         /* one-line fix, or NULL (shared) */
     char **kernels;    /* demangled, n = c->n_kernels (strings shared) */
     size_t group;      /* culprits: index into rv_report.groups */
+    struct rv_chain chain;
+};
 
-    struct rv_frame *stack; /* the chain: call site first, outward to main */
-    size_t n_stack;
-    size_t stack_more; /* frames of the chain beyond the depth limit */
+/* A compile that is no driver or library call (a compiler subprocess, a
+ * framework's own compile such as XLA's): a culprit of its own, ranked with
+ * the modules (jst_compile_is_culprit). */
+struct rv_compile {
+    const struct jst_process *p;
+    const struct jst_compile *k;
+    char *call_site;   /* symbolized frame, or NULL when no stack (shared) */
+    char *fix;         /* jst_fix_for_compile's text, or NULL (shared) */
+    uint64_t saves_ns; /* its share of what that fix saves */
+    size_t group;      /* index into rv_report.groups */
+    struct rv_chain chain;
 };
 
 /* Culprits that are the same load in several processes (or repeated in one):
  * same origin, verdict, cache outcome, call site and fix. Text and Markdown
  * show one entry per group; JSON keeps every module. */
 struct rv_group {
-    const struct rv_module *m; /* the member that lost most */
-    size_t n;                  /* members */
+    const struct rv_module *m;  /* the member that lost most; NULL in a group of compiles */
+    const struct rv_compile *k; /* the same when the members are compiles, else NULL */
+    size_t n;                   /* members */
     uint64_t lost_ns;          /* summed */
     size_t procs_at, n_procs;  /* its processes: a slice of rv_report.group_procs */
 };
@@ -67,7 +85,8 @@ struct rv_proc {
     size_t n_jit_loads;
     char **missing; /* what this trace lacks, one line each */
     size_t n_missing;
-    size_t mods_at, n_mods; /* its modules, ranked: a slice of rv_report.proc_mods */
+    size_t mods_at, n_mods;   /* its modules, ranked: a slice of rv_report.proc_mods */
+    size_t comps_at, n_comps; /* its culprit compiles: a slice of rv_report.proc_comps */
 };
 
 struct rv_error {
@@ -80,10 +99,13 @@ struct rv_report {
     size_t n_procs;
     struct rv_module *mods; /* all processes; culprits first, by lost_ns */
     size_t n_mods;
-    struct rv_group *groups; /* ranked by lost_ns, largest first */
+    struct rv_compile *comps; /* culprit compiles of all processes, by dur_ns */
+    size_t n_comps;
+    struct rv_group *groups; /* modules and compiles, ranked by lost_ns, largest first */
     size_t n_groups;
     size_t *group_procs; /* group << 32 | index in run->procs, sorted */
     size_t *proc_mods;   /* indexes into mods, by process, ranked within */
+    size_t *proc_comps;  /* indexes into comps, by process, ranked within */
     struct jst_strtab *strs; /* fix, call_site and kernels texts of mods */
     struct rv_cache *caches;
     size_t n_caches;
@@ -108,13 +130,15 @@ int rv_build_depth(struct rv_report *r, const struct jst_run *run, char **errors
                    size_t depth);
 void rv_free(struct rv_report *r);
 
-/* Fills m's chain from n symbolized frames, innermost first (report_stack.c):
- * from the call site outward to main, without the frames inside CUDA or
- * jitstall, at most depth frames (0: all). Returns 0, or -1 when out of memory. */
+/* Fills a chain from n symbolized frames, innermost first (report_stack.c):
+ * from frame `first` (the call site) outward to main, without the frames
+ * inside CUDA or jitstall, at most depth frames (0: all); first < 0: an empty
+ * chain. Returns 0, or -1 when out of memory. */
 struct jst_frame;
-int rv_stack_build(struct rv_module *m, const struct jst_frame *f, size_t n, size_t depth);
-int rv_stack_copy(struct rv_module *m, const struct rv_module *src);
-void rv_stack_free(struct rv_module *m);
+int rv_stack_build(struct rv_chain *c, const struct jst_frame *f, size_t n, int first,
+                   size_t depth);
+int rv_stack_copy(struct rv_chain *c, const struct rv_chain *src);
+void rv_stack_free(struct rv_chain *c);
 
 /* Writers; each returns 0, or -1 on a write error. */
 int rv_write_text(const struct rv_report *r, FILE *f, int colour);
@@ -148,7 +172,14 @@ const char *rv_group_pids(const struct rv_report *r, size_t g, char *buf, size_t
 /* The chain after the call site, compact: "load_catalog (catalog.c:9) <- main
  * (main.c:12)" (file names without directories, no objects), with "<- ... N
  * more" when cut. "" when the chain is the call site alone. */
-const char *rv_callers_compact(const struct rv_module *m, char *buf, size_t n);
+const char *rv_callers_compact(const struct rv_chain *c, char *buf, size_t n);
+/* What a culprit compile is: "ptxas (subprocess) -> /tmp/k.cubin", "XLA
+ * compile jit_f". */
+const char *rv_compile_origin(const struct jst_compile *k, char *buf, size_t n);
+/* Its facts: "target sm_90a, framework triton, kernel add, pid 555, exit 0". */
+const char *rv_compile_facts(const struct jst_compile *k, char *buf, size_t n);
+/* What stands for its call site when it has none. */
+const char *rv_compile_no_site(const struct jst_compile *k);
 /* Percentage part/whole, 0 when whole is 0. */
 double rv_pct(uint64_t part, uint64_t whole);
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "check_util.h"
+#include "compiles.h"
 #include "curesult.h"
 #include "image.h"
 #include "report_view.h"
@@ -162,6 +163,53 @@ const char *rv_verdict_str(const struct rv_module *m, char *buf, size_t n)
 const char *rv_origin(const struct rv_module *m, char *buf, size_t n)
 {
     return jst_load_label(m->c, buf, n); /* the same name in every command */
+}
+
+const char *rv_compile_origin(const struct jst_compile *k, char *buf, size_t n)
+{
+    buf[0] = '\0';
+    rv_cat(buf, n, "%s", jst_compiler_label(k->compiler));
+    if (k->what && jst_compiler_cause(k->compiler) == JST_CAUSE_SUBPROCESS)
+        rv_cat(buf, n, " -> %s", k->what);
+    else if (k->what)
+        rv_cat(buf, n, " %s", k->what);
+    return buf;
+}
+
+const char *rv_compile_facts(const struct jst_compile *k, char *buf, size_t n)
+{
+    char d[32];
+    const char *sep = "";
+    buf[0] = '\0';
+    if (k->in_flight) {
+        rv_cat(buf, n, "still compiling when the trace ends, after %s",
+               rv_dur(k->dur_ns, d, sizeof d));
+        sep = "; ";
+    } else if (k->has_exit && k->exit_status != 0) {
+        rv_cat(buf, n, "failed (exit status %" PRId64 ")", k->exit_status);
+        sep = "; ";
+    }
+    if (k->target)
+        rv_cat(buf, n, "%starget %s", sep, k->target), sep = ", ";
+    if (k->framework)
+        rv_cat(buf, n, "%sframework %s", sep, jst_framework_name(k->framework)), sep = ", ";
+    if (k->kernel)
+        rv_cat(buf, n, "%sbefore the first call of %s", sep, k->kernel), sep = ", ";
+    if (k->pid)
+        rv_cat(buf, n, "%spid %" PRIu64, sep, k->pid), sep = ", ";
+    if (k->pid && k->has_exit && !k->exit_status)
+        rv_cat(buf, n, ", exit 0");
+    if (!buf[0])
+        rv_cat(buf, n, "%s", jst_compiler_label(k->compiler));
+    return buf;
+}
+
+const char *rv_compile_no_site(const struct jst_compile *k)
+{
+    /* a framework's compile range (XLA's) is no call: there was no stack to take */
+    if (!k->stack_id && !k->call && !k->pid)
+        return "(no stack: the compile was marked by a range, not a call)";
+    return "(no stack recorded)";
 }
 
 const char *rv_cache_state_str(const struct jst_cache_state *s, char *buf, size_t n)

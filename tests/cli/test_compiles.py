@@ -105,10 +105,10 @@ def test_first_call_needs_compile_work(env):
 @case
 def test_compiles_site_and_projection_of_a_framework_first_call(env):
     # A Triton first call with no JIT load: its compile's site in the text is
-    # Triton's frame, not subprocess.py's wait below it; Culprits (modules)
-    # is empty and says where the time went instead; the fixes' projection
-    # covers the slowest first call (a warm Triton cache keeps only the
-    # cubin's load), in text, Markdown and JSON.
+    # Triton's frame, not subprocess.py's wait below it; the ptxas child ranks
+    # in Culprits as a compile of its own, with Triton's cache fix; the fixes'
+    # projection covers the slowest first call (a warm Triton cache keeps only
+    # the cubin's load), in text, Markdown and JSON.
     s = triton_spec().replace(
         stack(1, *TRITON_FRAMES),
         stack(1, ("_try_wait", "/usr/lib/python3.12/subprocess.py", 2004),
@@ -122,8 +122,14 @@ def test_compiles_site_and_projection_of_a_framework_first_call(env):
     out, _ = env.expect_rc(0, "report", t)
     expect("at make_cubin (compiler.py:300)" in out and "_try_wait" not in out.split("Compiles")[1]
            .split("First calls")[0], out)
-    expect("none among the loads: no load needed the JIT or failed; where the first calls' time "
-           "went is under \"First calls\" above" in out, out)
+    cul = out.split("Culprits, ranked by time lost")[1].split("Fixes, ranked")[0]
+    expect("  1. 400.0 ms  ptxas (subprocess) -> /tmp/x/add_kernel.cubin\n" in cul, cul)
+    expect("     compiled   target sm_90a, framework triton, before the first call of add_kernel, "
+           "pid 555, exit 0\n" in cul, cul)
+    expect("     called by  make_cubin (/site/triton/backends/nvidia/compiler.py:300) in Python"
+           in cul, cul)
+    expect("     fix        keep Triton's kernel cache: set TRITON_CACHE_DIR" in cul, cul)
+    expect("none among the loads" not in out, out)
     # "now" is the first call's time as the headline says it
     m = re.search(r"Slowest first call  add_kernel took (\S+ \S+),", out)
     expect(m, out)
@@ -132,12 +138,85 @@ def test_compiles_site_and_projection_of_a_framework_first_call(env):
     expect(want in out, f"{want!r} in {out}")
     md, _ = env.expect_rc(0, "report", "--markdown", t)
     expect(f"Projected slowest first call with these fixes: **10.0 ms** (now {now})." in md, md)
-    expect("None among the loads" in md, md)
-    # Two runs of it: the fleet view says the same of the group.
+    mdc = md.split("Culprits, ranked by time lost")[1].split("Fixes, ranked")[0]
+    expect("| 1 | 400.0 ms | pid 100 | `ptxas (subprocess) -> /tmp/x/add_kernel.cubin` | "
+           "target sm\\_90a, framework triton," in mdc, mdc)
+    expect("None among the loads" not in md, md)
+    j = report_json(env, t)
+    ptxas = [c for c in j["processes"][0]["compiles"] if c["compiler"] == "ptxas"]
+    expect(len(ptxas) == 1 and ptxas[0]["culprit"] and
+           ptxas[0]["fix"] == [x for x in j["fixes"] if x["kind"] == "triton_cache"][0]["text"],
+           ptxas)
+    # Two runs of it: the fleet view names the compile and its fix in both.
     env.trace("tri2", s.replace("pid=100", "pid=101", 1))
     out, _ = env.expect_rc(0, "report", t, env.path("tri2.jst"))
-    expect("culprits     none among the loads: no load needed the JIT or failed (the first "
-           "calls' compile work is in the fixes)" in out, out)
+    expect("culprits     2/2 runs, 800.0 ms lost: ptxas (subprocess) -> /tmp/x/add_kernel.cubin"
+           in out, out)
+    m = re.search(r"fixes        2/2 runs, saves (\S+ \S+): keep Triton's kernel cache", out)
+    expect(m, out)
+
+@case
+def test_compiles_culprits_rank_every_compiler(env):
+    # Compiles that are no driver or library call rank in Culprits with the
+    # loads, by time lost: three ptxas children from one call site are one
+    # entry with the compile-ahead fix; an XLA range (no stack) has JAX's
+    # cache fix; a failed nvcc child is listed with its exit status and no
+    # fix; the JIT load keeps its own entry; NVVM's fix speaks of its PTX.
+    s = process(pid=100, exe="/usr/bin/python3", args=("python3", "app.py"))
+    s += "stack stack_id=7 ips=0x7000\n"
+    s += jit_load(1100, 50, seq=1)
+    s += call("nvvmCompileProgram", 1160, 5, name="compute_90", seq=2)
+    for i in range(3):
+        s += (f"compile tid=100 start={1200 + 130 * i}ms dur=120ms stack_id=7 seq=2 "
+              f"compiler=ptxas program=/usr/local/cuda/bin/ptxas target=sm_90 input=k{i}.ptx "
+              f"output=/tmp/k{i}.cubin child_pid={700 + i} wait_status=0\n")
+    s += ("compile tid=100 start=1600ms dur=20ms seq=2 compiler=nvcc program=/usr/local/cuda/bin/nvcc "
+          "target=sm_80 input=bad.cu output=bad.o child_pid=710 wait_status=0x300\n")
+    s += "range range_op=push tid=100 start=1700ms name=\"XlaCompile:#module=jit_f#\" depth=1\n"
+    s += "range range_op=pop tid=100 start=2000ms depth=1\n"
+    s += launch(2100, seq=3)
+    s += end()
+    t = env.trace("rank", s)
+    out, _ = env.expect_rc(0, "report", t)
+    cul = out.split("Culprits, ranked by time lost")[1].split("Fixes, ranked")[0]
+    heads = re.findall(r"\n  (\d+)\. (\S+ \S+)  (.*)", cul)
+    want = [("1", "360.0 ms", "ptxas (subprocess) -> /tmp/k0.cubin  [3 compiles, pid 100]"),
+            ("2", "300.0 ms", "XLA compile jit_f"),
+            ("3", "50.0 ms", "/opt/app/lib/libkern.so"),
+            ("4", "20.0 ms", "nvcc (subprocess) -> bad.o"),
+            ("5", "5.0 ms", "nvvmCompileProgram for compute_90")]
+    expect(heads == want, f"{heads}\n{cul}")
+    entries = re.split(r"\n  \d+\. ", cul)[1:]
+    ahead = ("compile ahead of time: the program runs ptxas while it runs and waits for it; run "
+             "ptxas when the program is built or installed and load its output on later runs (the "
+             "driver's JIT cache does not hold it)")
+    expect(f"fix        {ahead}" in entries[0] and "compiled   target sm_90, " in entries[0] and
+           "pid 700, exit 0" in entries[0], entries[0])
+    expect("call site  (no stack: the compile was marked by a range, not a call)" in entries[1] and
+           "fix        turn on JAX's persistent compilation cache" in entries[1], entries[1])
+    expect("compiled   failed (exit status 3); target sm_80, " in entries[3] and
+           "pid 710" in entries[3] and "call site  (no stack recorded)" in entries[3] and
+           "fix" not in entries[3], entries[3])
+    expect("fix        compile once: keep the PTX nvvmCompileProgram produces" in entries[4],
+           entries[4])
+    j = report_json(env, t)
+    fx = {x["kind"]: x for x in j["fixes"]}
+    expect(fx["compile_ahead"]["text"] == ahead and fx["compile_ahead"]["saves_ns"] == 360 * MS
+           and fx["compile_ahead"]["loads"] == 3, fx.get("compile_ahead"))
+    expect(not any("nvcc" in x["text"] for x in j["fixes"]), j["fixes"])
+    by = {}
+    for c in j["processes"][0]["compiles"]:
+        by.setdefault(c["compiler"], []).append(c)
+    expect(all(c["culprit"] and c["fix"] == ahead for c in by["ptxas"]), by["ptxas"])
+    expect(by["nvcc"][0]["culprit"] and by["nvcc"][0]["fix"] is None, by["nvcc"])
+    expect(by["driver"][0]["culprit"] and by["driver"][0]["fix"] ==
+           j["processes"][0]["modules"][0]["fix"], by["driver"])
+    expect(by["xla"][0]["fix"] == fx["jax_cache"]["text"], by["xla"])
+    md, _ = env.expect_rc(0, "report", "--markdown", t)
+    expect("| 1 | 360.0 ms | 3, pid 100 | `ptxas (subprocess) -> /tmp/k0.cubin` |" in md, md)
+    expect("| 4 | 20.0 ms | pid 100 | `nvcc (subprocess) -> bad.o` | failed (exit status 3); "
+           "target sm\\_80, " in md, md)
+
 
 @case
 def test_compiles_every_compiler_one_row(env):

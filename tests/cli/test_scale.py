@@ -389,5 +389,46 @@ def test_many_lookups_of_many_loads_linear(env):
         expect(r <= 8, f"{' '.join(cmd)}: a trace 4 times larger took {r:.1f}x the time "
                f"({ts:.2f} s -> {tl:.2f} s): worse than n log n")
 
+def many_compiles_spec(n):
+    """n compiler children, each a culprit of its own (its own output), from
+    50 call sites, two of every three ptxas and the rest failed nvcc."""
+    s = head() + stacks()
+    t = 1_010_000
+    s += call("cuInit", t, 1000)
+    t += 2000
+    for i in range(n):
+        ok = i % 3 != 2
+        s += (f"compile tid=100 start={t}us dur=900us stack_id={1 + i % 50} "
+              f"compiler={'ptxas' if ok else 'nvcc'} program=/usr/local/cuda/bin/ptxas "
+              f"target=sm_90 input=/tmp/k{i}.ptx output=/tmp/k{i}.cubin child_pid={10000 + i} "
+              f"wait_status={0 if ok else 0x300}\n")
+        t += 1000
+    s += call("cuLaunchKernel", t, 5, name="_Z2k1v", func="0x10001")
+    s += "end exit_status=0 end_reason=exit\n"
+    return s
+
+
+@case
+def test_many_compile_culprits_linear(env):
+    # Compiles rank in Culprits with the loads: each needs its call site, its
+    # fix and its group. Four times the compiles must take at most 8 times as
+    # long (a quadratic pass gives 16).
+    traces = {n: env.trace(f"cc{n}", many_compiles_spec(n)) for n in (5000, 20000)}
+    for cmd in (["report"], ["report", "--json"], ["report", "--markdown"]):
+        r, ts, tl = growth(env, lambda n: cmd + [traces[n]], 5000, 20000)
+        print(f"{' '.join(cmd)}: 5,000 compiles {ts:.2f} s, 20,000 compiles {tl:.2f} s CPU "
+              f"({r:.1f}x)")
+        expect(r <= 8, f"{' '.join(cmd)}: four times the compiles took {r:.1f}x the time "
+               f"({ts:.2f} s -> {tl:.2f} s): worse than n log n")
+    rc, out, err = env.run("report", traces[20000])
+    expect(rc == 0, f"report: exit {rc}: {err[:500]}")
+    cul = out.split("Culprits, ranked by time lost")[1]
+    # one entry per call site and outcome: 50 sites, each with ptxas and nvcc
+    heads = re.findall(r"\n  \d+\. \S+ ms  (\w+) .*\[(\d+) compiles, pid 100\]", cul)
+    kinds = sorted({k for k, _ in heads})
+    expect(len(heads) == 100 and kinds == ["nvcc", "ptxas"] and
+           sum(int(n) for _, n in heads) == 20000, f"{len(heads)} entries, {kinds}")
+
+
 if __name__ == "__main__":
     sys.exit(clitest.main(sys.argv, Env))
