@@ -4,7 +4,10 @@
  * O(log n) nodes that together cover its range, each node's entries in
  * falling position. The nodes on one leaf's path to the root hold exactly the
  * entries whose range holds that leaf's addresses, so the latest of them is
- * the largest head of those lists. */
+ * the largest head of those lists. The latest one mapped and still open at a
+ * given call is found in each list by bisection (the entries mapped by then
+ * are a suffix of it) and a max tree over the dlclose times, so that maps
+ * opened and closed before the call do not make each lookup scan them. */
 #include "modix.h"
 
 #include <stdlib.h>
@@ -17,6 +20,11 @@ struct jst_modix {
     size_t *off;        /* node v's entries: ent[off[v] .. off[v + 1]) */
     long *ent;
     uint64_t *closed_at; /* per entry: the first later dlclose's seq, or max */
+    /* For jst_modix_at: the most a closed_at reaches over slices of ent[],
+     * a max tree of msize leaves (leaf e: closed_at[ent[e]]); NULL when the
+     * map's seq_after ever falls (then each node's list is scanned). */
+    uint64_t *mx;
+    size_t msize;
 };
 
 static uint64_t modix_steps;
@@ -114,6 +122,45 @@ static int modix_closed(struct jst_modix *x, const struct jst_modmap *mods, size
     return 0;
 }
 
+/* The max tree over closed_at along ent[], when seq_after never falls along
+ * the map (as the reader records it: the calls seen so far). Then in each
+ * node's list, by falling position, seq_after falls too: the entries mapped
+ * by call k are a suffix, found by bisection, and the first of them still
+ * open at k is found in the tree, both in logarithmic time. */
+static int at_tree(struct jst_modix *x, size_t n)
+{
+    for (size_t i = 1; i < n; i++)
+        if (x->mods[i].seq_after < x->mods[i - 1].seq_after)
+            return 0; /* no tree: jst_modix_at scans */
+    size_t m = x->off[2 * x->size];
+    x->msize = 1;
+    while (x->msize < (m ? m : 1))
+        x->msize <<= 1;
+    x->mx = calloc(2 * x->msize, sizeof *x->mx);
+    if (!x->mx)
+        return -1;
+    for (size_t e = 0; e < m; e++)
+        x->mx[x->msize + e] = x->closed_at[x->ent[e]];
+    for (size_t v = x->msize; v-- > 1;)
+        x->mx[v] = x->mx[2 * v] > x->mx[2 * v + 1] ? x->mx[2 * v] : x->mx[2 * v + 1];
+    return 0;
+}
+
+/* The first e in [s, e_end) whose closed_at is above k, under tree node v
+ * (which spans [nl, nr)); -1 when none. */
+static long first_open(const struct jst_modix *x, size_t v, size_t nl, size_t nr, size_t s,
+                       size_t e_end, uint64_t k)
+{
+    modix_steps++;
+    if (nr <= s || e_end <= nl || x->mx[v] <= k)
+        return -1;
+    if (nr - nl == 1)
+        return (long)nl;
+    size_t mid = nl + (nr - nl) / 2;
+    long r = first_open(x, 2 * v, nl, mid, s, e_end, k);
+    return r >= 0 ? r : first_open(x, 2 * v + 1, mid, nr, s, e_end, k);
+}
+
 struct jst_modix *jst_modix_build(const struct jst_modmap *mods, size_t n)
 {
     struct jst_modix *x = calloc(1, sizeof *x);
@@ -168,6 +215,10 @@ struct jst_modix *jst_modix_build(const struct jst_modmap *mods, size_t n)
             MODIX_COVER(x, lo, hi, v, x->ent[fill[v]++] = (long)i);
         }
     free(fill);
+    if (at_tree(x, n) != 0) {
+        jst_modix_free(x);
+        return NULL;
+    }
     return x;
 }
 
@@ -179,6 +230,7 @@ void jst_modix_free(struct jst_modix *x)
     free(x->off);
     free(x->ent);
     free(x->closed_at);
+    free(x->mx);
     free(x);
 }
 
@@ -213,6 +265,28 @@ long jst_modix_at(const struct jst_modix *x, uint64_t ip, long k)
 {
     size_t leaf = leaf_of(x, ip);
     long any = -1, best = -1;
+    for (size_t v = leaf; x && x->mx && v >= 1; v >>= 1) {
+        size_t lo = x->off[v], hi = x->off[v + 1];
+        if (lo == hi)
+            continue;
+        if (x->ent[lo] > any)
+            any = x->ent[lo];
+        if (k < 0)
+            continue;
+        while (lo < hi) { /* the first entry mapped by call k */
+            size_t mid = lo + (hi - lo) / 2;
+            modix_steps++;
+            if (x->mods[x->ent[mid]].seq_after <= (uint64_t)k)
+                hi = mid;
+            else
+                lo = mid + 1;
+        }
+        long e = first_open(x, 1, 0, x->msize, lo, x->off[v + 1], (uint64_t)k);
+        if (e >= 0 && x->ent[e] > best)
+            best = x->ent[e];
+    }
+    if (x && x->mx)
+        return best >= 0 ? best : any;
     for (size_t v = leaf; v >= 1; v >>= 1) {
         for (size_t e = x->off[v]; e < x->off[v + 1]; e++) {
             long i = x->ent[e];
