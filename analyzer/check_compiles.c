@@ -14,6 +14,7 @@
 #include "check_ctx.h"
 #include "cli.h"
 #include "compiles.h"
+#include "fixes.h"
 #include "report_view.h"
 
 int chk_parse_compile_gate(const char *opt, const char *arg, struct cgate *g, size_t *n)
@@ -61,21 +62,26 @@ static const struct jst_compile *worst(const struct jst_process *p, unsigned k)
     return w;
 }
 
-/* "; worst: ptxas 400.0 ms (triton) for add_kernel" */
-static const char *worst_detail(const struct jst_compile *w, char *buf, size_t n)
+/* "; longest: ptxas 400.0 ms (triton) for add_kernel; fix: keep Triton's
+ * kernel cache ..." (the fix as report words it, when the compile has one) */
+static const char *worst_detail(const struct jst_process *p, const struct jst_compile *w,
+                                char *buf, size_t n)
 {
-    char a[32];
+    char a[32], fix[1024];
+    uint64_t saves;
     if (!w) {
         snprintf(buf, n, "%s", "");
         return buf;
     }
-    snprintf(buf, n, "; longest: %s %s%s%s%s%s%s", jst_compiler_name(w->compiler),
+    const char *f = jst_fix_for_compile(p, w, fix, sizeof fix, &saves);
+    snprintf(buf, n, "; longest: %s %s%s%s%s%s%s%s%s", jst_compiler_name(w->compiler),
              rv_dur(w->dur_ns, a, sizeof a), w->framework ? " (" : "",
              w->framework ? jst_framework_name(w->framework) : "", w->framework ? ")" : "",
              w->kernel || w->what ? " for " : "",
              w->kernel ? w->kernel
              : w->what ? w->what
-                       : "");
+                       : "",
+             f ? "; fix: " : "", f ? f : "");
     return buf;
 }
 
@@ -91,7 +97,7 @@ static const char *gate_name(const char *opt, const struct cgate *g, char *buf, 
 static void budget_compile_ms(struct ctx *x, struct cproc *cp, const struct cgate *g)
 {
     const struct jst_process *p = cp->s.p;
-    char name[64], a[64], b[64], d[64], det[512];
+    char name[64], a[64], b[64], d[64], det[1536];
     struct ccase *c = chk_add_case(cp, gate_name("max-compile-ms", g, name, sizeof name), "budget");
     uint64_t ns = 0;
     if (!g->compiler) {
@@ -107,13 +113,13 @@ static void budget_compile_ms(struct ctx *x, struct cproc *cp, const struct cgat
         chk_fail_line(x, cp, c, "%s took %s, budget %s (+%s)%s",
                       g->compiler ? jst_compiler_label(g->compiler) : "compiling",
                       jst_fmt_ms(ns, a, 64), jst_fmt_ms(lim, b, 64), jst_fmt_ms(ns - lim, d, 64),
-                      worst_detail(worst(p, g->compiler), det, sizeof det));
+                      worst_detail(p, worst(p, g->compiler), det, sizeof det));
 }
 
 static void budget_compiles(struct ctx *x, struct cproc *cp, const struct cgate *g)
 {
     const struct jst_process *p = cp->s.p;
-    char name[64], det[512];
+    char name[64], det[1536];
     struct ccase *c = chk_add_case(cp, gate_name("max-compiles", g, name, sizeof name), "budget");
     size_t n = 0;
     for (size_t i = 0; i < p->n_compiles; i++)
@@ -122,7 +128,7 @@ static void budget_compiles(struct ctx *x, struct cproc *cp, const struct cgate 
         chk_fail_line(x, cp, c, "%zu compile%s%s%s, budget %.0f (+%.0f)%s", n, n == 1 ? "" : "s",
                       g->compiler ? " by " : "", g->compiler ? jst_compiler_name(g->compiler) : "",
                       g->limit, (double)n - g->limit,
-                      worst_detail(worst(p, g->compiler), det, sizeof det));
+                      worst_detail(p, worst(p, g->compiler), det, sizeof det));
 }
 
 /* The causes of a first call, largest first, as "subprocess 400.0 ms, python 600.0 ms". */

@@ -490,7 +490,8 @@ def test_compiles_check_budgets(env):
     fl = fail_lines(out)
     expect(len(fl) == 3, out)
     expect("max-compile-ms: compiling took 400.0 ms, budget 100.0 ms (+300.0 ms); longest: ptxas "
-           "400.0 ms (triton) for add_kernel" in fl[0], fl)
+           "400.0 ms (triton) for add_kernel; fix: keep Triton's kernel cache: set TRITON_CACHE_DIR"
+           in fl[0], fl)
     expect("max-compiles=ptxas: 1 compile by ptxas, budget 0 (+1)" in fl[1], fl)
     expect("max-first-call-ms: first call of add_kernel took 1400.0 ms, budget 1000.0 ms "
            "(+400.0 ms); python" in fl[2], fl)
