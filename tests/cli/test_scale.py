@@ -381,34 +381,40 @@ def growth(env, args_for, small, large):
     return max(tl, 0.1) / max(ts, 0.1), ts, tl
 
 
+def expect_n_log_n(env, traces, cmds, small, large, what):
+    """Each command over traces[large] (four times traces[small]) takes at
+    most 8 times as long: well under the 16 times a quadratic pass gives
+    (doubling was too close to any bound between linear and quadratic: 2.2
+    to 2.6 times under qemu). what: (small, large) as the figures say them."""
+    for cmd in cmds:
+        r, ts, tl = growth(env, lambda n: cmd + [traces[n]], small, large)
+        name = " ".join(c for c in cmd if not c.startswith("/"))
+        print(f"{name}: {what[0]} {ts:.2f} s, {what[1]} {tl:.2f} s CPU ({r:.1f}x)")
+        expect(r <= 8, f"{name}: four times the input took {r:.1f}x the time "
+               f"({ts:.2f} s -> {tl:.2f} s): worse than n log n")
+
+
 @case
 def test_overlapping_module_maps_linear(env):
     # 20,000 and 40,000 overlapping maps under a 6,400-frame stack: report
     # took 46 s and 507 s (a dlclose search for every matching map, and the
-    # whole map scanned for every frame). Four times the maps must take well
-    # under the 16 times a quadratic cost gives: at most 8 times (doubling
-    # measured 2.2 times under qemu, too close to a bound between linear and
-    # quadratic).
+    # whole map scanned for every frame).
     traces = {n: env.trace(f"maps{n}", hostile_maps_spec(n)) for n in (10000, 40000)}
-    for cmd in (["report"], ["report", "--json"], ["check", "--max-jit-ms", "1e12"]):
-        r, ts, tl = growth(env, lambda n: cmd + [traces[n]], 10000, 40000)
-        print(f"{' '.join(cmd)}: 10,000 maps {ts:.2f} s, 40,000 maps {tl:.2f} s CPU ({r:.1f}x)")
-        expect(r <= 8, f"{' '.join(cmd)}: four times the maps took {r:.1f}x the time "
-               f"({ts:.2f} s -> {tl:.2f} s): worse than n log n")
+    expect_n_log_n(env, traces, (["report"], ["report", "--json"],
+                                 ["check", "--max-jit-ms", "1e12"]),
+                   10000, 40000, ("10,000 maps", "40,000 maps"))
 
 
 @case
 def test_closed_maps_linear(env):
     # Maps opened and closed before the calls whose stacks are symbolized:
     # the lookup for a call scanned every closed map over the address (2,000
-    # and 8,000 maps: report --json 0.54 s and 9.6 s). Four times the maps
-    # and stacks must take at most 8 times as long.
+    # and 8,000 maps: report --json 0.54 s and 9.6 s, 18 times for four
+    # times the input).
     traces = {n: env.trace(f"closed{n}", closed_maps_spec(n)) for n in (2000, 8000)}
-    for cmd in (["report"], ["report", "--json"], ["check", "--max-jit-ms", "1e12"]):
-        r, ts, tl = growth(env, lambda n: cmd + [traces[n]], 2000, 8000)
-        print(f"{' '.join(cmd)}: 2,000 maps {ts:.2f} s, 8,000 maps {tl:.2f} s CPU ({r:.1f}x)")
-        expect(r <= 8, f"{' '.join(cmd)}: four times the maps took {r:.1f}x the time "
-               f"({ts:.2f} s -> {tl:.2f} s): worse than n log n")
+    expect_n_log_n(env, traces, (["report"], ["report", "--json"],
+                                 ["check", "--max-jit-ms", "1e12"]),
+                   2000, 8000, ("2,000 maps", "8,000 maps"))
     rc, out, err = env.run("report", "--json", traces[2000])
     objs = {f["object"] for m in json.loads(out)["processes"][0]["modules"] for f in m["stack"]}
     expect(objs == {"/opt/l/base.so"}, f"frames resolved to {objs}: only base.so is open")
@@ -417,19 +423,13 @@ def test_closed_maps_linear(env):
 @case
 def test_many_lookups_of_many_loads_linear(env):
     # 20,000 loads and 100,000 kernel lookups: export --format otlp took
-    # 10-20 s (every call scanned for every load). A trace four times larger
-    # (loads and lookups) must take well under the 16 times a quadratic cost
-    # gives: at most 8 times. It measures 3.7-5.2 times natively and 3.1-3.7
-    # under qemu; doubling, 2.3 times natively and 2.6 under qemu, was too
-    # close to any bound between linear and quadratic to tell them apart.
+    # 10-20 s (every call scanned for every load). Four times the loads and
+    # lookups measure 3.7-5.2 times natively and 3.1-3.7 under qemu.
     sizes = {1: (5000, 25000), 4: (20000, 100000)}
     traces = {k: env.trace(f"lk{k}", hostile_lookups_spec(*v)) for k, v in sizes.items()}
-    for cmd in (["export", "--format", "otlp", "-o", env.path("o.json")], ["report", "--json"]):
-        r, ts, tl = growth(env, lambda k: cmd + [traces[k]], 1, 4)
-        print(f"{' '.join(cmd[:3])}: 5,000 loads + 25,000 lookups {ts:.2f} s, "
-              f"20,000 + 100,000 {tl:.2f} s CPU ({r:.1f}x)")
-        expect(r <= 8, f"{' '.join(cmd)}: a trace 4 times larger took {r:.1f}x the time "
-               f"({ts:.2f} s -> {tl:.2f} s): worse than n log n")
+    expect_n_log_n(env, traces, (["export", "--format", "otlp", "-o", env.path("o.json")],
+                                 ["report", "--json"]),
+                   1, 4, ("5,000 loads + 25,000 lookups", "20,000 + 100,000"))
 
 def many_compiles_spec(n):
     """n compiler children, each a culprit of its own (its own output), from
@@ -453,15 +453,10 @@ def many_compiles_spec(n):
 @case
 def test_many_compile_culprits_linear(env):
     # Compiles rank in Culprits with the loads: each needs its call site, its
-    # fix and its group. Four times the compiles must take at most 8 times as
-    # long (a quadratic pass gives 16).
+    # fix and its group.
     traces = {n: env.trace(f"cc{n}", many_compiles_spec(n)) for n in (5000, 20000)}
-    for cmd in (["report"], ["report", "--json"], ["report", "--markdown"]):
-        r, ts, tl = growth(env, lambda n: cmd + [traces[n]], 5000, 20000)
-        print(f"{' '.join(cmd)}: 5,000 compiles {ts:.2f} s, 20,000 compiles {tl:.2f} s CPU "
-              f"({r:.1f}x)")
-        expect(r <= 8, f"{' '.join(cmd)}: four times the compiles took {r:.1f}x the time "
-               f"({ts:.2f} s -> {tl:.2f} s): worse than n log n")
+    expect_n_log_n(env, traces, (["report"], ["report", "--json"], ["report", "--markdown"]),
+                   5000, 20000, ("5,000 compiles", "20,000 compiles"))
     rc, out, err = env.run("report", traces[20000])
     expect(rc == 0, f"report: exit {rc}: {err[:500]}")
     cul = out.split("Culprits, ranked by time lost")[1]
