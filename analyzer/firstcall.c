@@ -17,11 +17,6 @@
 #include "model.h"
 #include "trace.h"
 
-static int is_launch(unsigned call)
-{
-    return call == JST_CALL_cuLaunchKernel || call == JST_CALL_cuLaunchKernelEx;
-}
-
 static uint64_t end_of(uint64_t s, uint64_t d)
 {
     return s > UINT64_MAX - d ? UINT64_MAX : s + d;
@@ -361,13 +356,20 @@ static void blame(const struct fc_ix *ix, struct jst_first_call *f, const struct
     f->blame[JST_CAUSE_UNEXPLAINED] += rest - py;
 }
 
+/* A launch's sort key, by thread, then start, then trace order. */
+struct launch_key {
+    uint64_t tid, start_ns;
+    size_t i; /* into p->launches */
+};
+
 static int cmp_launch(const void *a, const void *b)
 {
-    const struct jst_call_ev *x = *(const struct jst_call_ev *const *)a,
-                             *y = *(const struct jst_call_ev *const *)b;
+    const struct launch_key *x = a, *y = b;
     if (x->tid != y->tid)
         return x->tid < y->tid ? -1 : 1;
-    return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
+    if (x->start_ns != y->start_ns)
+        return x->start_ns < y->start_ns ? -1 : 1;
+    return x->i < y->i ? -1 : x->i > y->i;
 }
 
 /* The first compile on thread tid that started in [lo, hi), by start order. */
@@ -407,24 +409,29 @@ void jst_first_calls_derive(struct jst_process *p)
 {
     size_t n = 0, cap = 0;
     struct fc_ix ix;
+    if (!p->n_compiles && !p->n_samples)
+        return; /* a first call needs compile work or samples before its launch */
     if (ix_build(&ix, p) < 0) {
         p->n_oom++;
         return;
     }
-    const struct jst_call_ev **l = malloc((p->n_calls ? p->n_calls : 1) * sizeof *l);
+    struct launch_key *l = malloc((p->n_launches ? p->n_launches : 1) * sizeof *l);
     if (!l) {
+        p->n_oom++;
         ix_free(&ix);
         return;
     }
-    for (size_t i = 0; i < p->n_calls; i++)
-        if (is_launch(p->calls[i].call) && p->calls[i].start_ns)
-            l[n++] = &p->calls[i];
+    for (size_t i = 0; i < p->n_launches; i++)
+        if (p->launches[i].start_ns)
+            l[n++] = (struct launch_key){p->launches[i].tid, p->launches[i].start_ns, i};
+    /* keys, not pointers: half a million launches sort without a cache
+     * miss per comparison */
     qsort(l, n, sizeof *l, cmp_launch);
     uint64_t floor0 = p->proc_start_ns ? p->proc_start_ns : 0;
     for (size_t i = 0; i < n; i++) {
-        const struct jst_call_ev *c = l[i];
-        uint64_t lo =
-            i && l[i - 1]->tid == c->tid ? end_of(l[i - 1]->start_ns, l[i - 1]->dur_ns) : floor0;
+        const struct jst_launch *c = &p->launches[l[i].i];
+        const struct jst_launch *prev = i ? &p->launches[l[i - 1].i] : NULL;
+        uint64_t lo = prev && prev->tid == c->tid ? end_of(prev->start_ns, prev->dur_ns) : floor0;
         if (lo > c->start_ns)
             lo = c->start_ns;
         unsigned fw = 0;

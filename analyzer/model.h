@@ -152,6 +152,15 @@ struct jst_compile;
 struct jst_first_call;
 struct jst_origin_ix;
 
+/* A kernel launch as first calls need it (analyzer/firstcall.c): every
+ * launch record of the trace, 40 bytes each, whether or not the call itself
+ * is kept (a program that launches many kernels once each would otherwise
+ * hold a whole call record, 344 bytes, for each). */
+struct jst_launch {
+    uint64_t start_ns, dur_ns, tid, seq;
+    const char *name; /* the kernel, interned; NULL when unknown */
+};
+
 struct jst_process {
     char *trace_path;
     unsigned format_version;
@@ -173,6 +182,7 @@ struct jst_process {
 
     struct jst_device *devices; size_t n_devices;
     struct jst_call_ev *calls; size_t n_calls;
+    struct jst_launch *launches; size_t n_launches; /* every launch, compact */
     struct jst_cache_state cache_start, cache_end;
     struct jst_stack *stacks; size_t n_stacks;
     struct jst_modmap *mods; size_t n_mods;

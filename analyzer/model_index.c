@@ -10,6 +10,7 @@
 #include "fixes.h"
 #include "hashidx.h"
 #include "model_index.h"
+#include "model_read.h"
 #include "ixfind.h"
 
 #define CU_JIT_INPUT_NVVM 5
@@ -34,7 +35,44 @@ static int mi_kept(unsigned call, unsigned verdict)
 {
     return verdict != JST_V_NONE || mi_is_link_add(call) || call == JST_CALL_cuLinkComplete ||
            jst_is_rtc_call(call) || call == JST_CALL_cuInit || call == JST_CALL_cuCtxCreate ||
-           call == JST_CALL_cuDevicePrimaryCtxRetain || mi_is_launch(call);
+           call == JST_CALL_cuDevicePrimaryCtxRetain;
+}
+
+void jst_model_note_launch(struct jst_process *p, const struct jst_record *rec)
+{
+    uint64_t call = 0;
+    jst_rec_get_u64(rec, JST_F_CALL_ID, &call);
+    if (!mi_is_launch((unsigned)call))
+        return;
+    struct jst_launch *l = jst_model_push(&p->launches, &p->n_launches, sizeof(*l));
+    if (!l)
+        return;
+    /* one pass over the fields; the first of each key counts, as the
+     * reader takes it (docs/FORMAT.md) */
+    struct jst_field_iter it;
+    struct jst_field f;
+    unsigned seen = 0;
+    jst_fields_begin(&it, rec);
+    while (jst_fields_next(&it, &f)) {
+        unsigned bit = f.key == JST_F_START_NS ? 1u
+                       : f.key == JST_F_DUR_NS ? 2u
+                       : f.key == JST_F_TID    ? 4u
+                       : f.key == JST_F_SEQ    ? 8u
+                       : f.key == JST_F_NAME   ? 16u
+                                               : 0u;
+        if (!bit || (seen & bit))
+            continue;
+        /* a field of the wrong kind counts as absent, as for the reader */
+        if (bit == 16u) {
+            if ((f.kind == JST_K_STR || f.kind == JST_K_BYTES) &&
+                (l->name = jst_model_intern(p, &f)) != NULL)
+                seen |= bit;
+        } else if (f.kind == JST_K_U64 || f.kind == JST_K_I64) {
+            *(bit == 1u ? &l->start_ns : bit == 2u ? &l->dur_ns : bit == 4u ? &l->tid : &l->seq) =
+                f.u64;
+            seen |= bit;
+        }
+    }
 }
 
 int jst_model_fold_call(struct jst_process *p, const struct jst_record *rec)

@@ -224,6 +224,7 @@ static void free_process(struct jst_process *p)
     for (size_t i = 0; i < p->n_calls; i++)
         jst_model_free_call(&p->calls[i]);
     free(p->calls);
+    free(p->launches); /* names interned */
     if (p->strs)
         jst_strtab_free(p->strs);
     free(p->strs);

@@ -402,6 +402,7 @@ int jst_model_read_record(struct jst_process *p, const struct jst_record *rec, i
         read_device(p, &it);
         break;
     case JST_REC_CALL:
+        jst_model_note_launch(p, rec);
         if (!keep_calls && jst_model_fold_call(p, rec))
             break;
         read_call(p, &it);

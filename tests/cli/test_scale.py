@@ -222,6 +222,33 @@ def test_lookups_fit_in_bounded_memory(env):
     expect(not any("out of memory" in m for m in p["missing"]), f"missing: {p['missing']}")
 
 
+def launches_spec(n):
+    # A JIT load, then the first launches of n kernels, each its own.
+    s = head() + call("cuInit", 1_010_000, 1000)
+    s += load(1, 1_020_000, 2000, cache="miss_stored")
+    t = 1_030_000
+    s += "".join(f"call call=cuLaunchKernel start={t + 2 * i}us dur=1us result=0 "
+                 f"name=_Z2L{i}v func={hex(0x100000 + i)} seq={10 + i}\n" for i in range(n))
+    s += "end exit_status=0 end_reason=exit\n"
+    return s
+
+
+@case
+def test_launches_fit_in_bounded_memory(env):
+    # 500,000 first launches (of as many kernels): first calls need each
+    # launch's thread, time and kernel, and the report kept each as a whole
+    # call record, 191 MB resident for 1 M events. A launch is now 40 bytes.
+    n = 500_000
+    tr = env.trace("launches", launches_spec(n))
+    rc, out, err = env.run("report", "--json", tr, limit_as=200)
+    expect(rc == 0, f"report under 200 MiB: exit {rc}: {err[:500]}")
+    p = json.loads(out)["processes"][0]
+    fcs = p["first_calls"]
+    expect(len(fcs) == 1 and fcs[0]["kernel"] == "_Z2L0v", f"first calls: {fcs}")
+    expect(p["ttfk_ns"] == 30_000 * 1000, f"ttfk {p['ttfk_ns']}")
+    expect(not any("out of memory" in m for m in p["missing"]), f"missing: {p['missing']}")
+
+
 @case
 def test_out_of_memory_is_said(env):
     # Loads are kept one by one; under a limit too small for them the reader
