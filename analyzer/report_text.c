@@ -221,10 +221,12 @@ static void write_compile_culprit(const struct tw *t, const struct rv_report *r,
     else if (r->n_procs > 1)
         fprintf(t->f, "  [pid %" PRIu64 "]", x->p->pid);
     fputc('\n', t->f);
+    /* the facts start with "still compiling when the trace ends" when so */
     if (k->in_flight)
-        fprintf(t->f, "     %sin flight%s  still compiling when the trace ends\n", C(t, RED),
-                C(t, RESET));
-    fprintf(t->f, "     compiled   %s\n", S(rv_compile_facts(k, buf, sizeof(buf))));
+        fprintf(t->f, "     %sin flight%s  %s\n", C(t, RED), C(t, RESET),
+                S(rv_compile_facts(k, buf, sizeof(buf))));
+    else
+        fprintf(t->f, "     compiled   %s\n", S(rv_compile_facts(k, buf, sizeof(buf))));
     if (k->cache)
         fprintf(t->f, "     cache      %s\n", S(k->cache));
     fprintf(t->f, "     call site  %s\n",

@@ -219,6 +219,26 @@ def test_compiles_culprits_rank_every_compiler(env):
 
 
 @case
+def test_compiles_culprit_in_flight(env):
+    # An XLA compile still running when the trace ends (the process was
+    # killed in it): a culprit with its time so far, said once, in red in a
+    # terminal, and the JAX cache fix.
+    s = process(pid=100, exe="/usr/bin/python3", args=("python3", "app.py"))
+    s += call("cuInit", 1100, 10, seq=1)
+    s += "range range_op=push tid=100 start=1200ms name=\"XlaCompile:#module=jit_g#\" depth=1\n"
+    s += "end exit_status=-9 end_reason=signal start=2400ms\n"
+    t = env.trace("inflight", s)
+    out, _ = env.expect_rc(0, "report", t)
+    cul = out.split("Culprits, ranked by time lost")[1].split("Fixes, ranked")[0]
+    expect("  1. 1.20 s  XLA compile jit_g\n" in cul, cul)
+    expect("     in flight  still compiling when the trace ends, after 1.20 s; framework xla\n"
+           in cul and cul.count("still compiling") == 1 and "compiled   " not in cul, cul)
+    expect("fix        turn on JAX's persistent compilation cache" in cul, cul)
+    j = report_json(env, t)["processes"][0]["compiles"]
+    expect(len(j) == 1 and j[0]["in_flight"] and j[0]["culprit"], j)
+
+
+@case
 def test_compiles_every_compiler_one_row(env):
     # Every compiler becomes one compiles[] row with the same keys: the
     # driver's JIT, the four in-process compilers, compiler children and an
