@@ -73,6 +73,20 @@ class Env:
         expect(r.returncode == 0, f"{argv[0]} exited {r.returncode}: {r.stderr!r}")
         return d
 
+    def expect_hit(self, trace_dir):
+        """The warmed program's one JIT load was a cache hit. With the cache
+        unchanged, the preload tells a hit from a miss by its speed
+        (common/jitcache.c); under qemu-user (JITSTALL_EMULATED=1) on a busy
+        machine a hit can be slower than any real one, and is "unknown", which
+        still means the load wrote nothing to the cache: there it passes too,
+        with a note. A load that stored an entry (miss_stored) fails anywhere."""
+        got = self.jit_caches(trace_dir)
+        if os.environ.get("JITSTALL_EMULATED") == "1" and got == ["unknown"]:
+            print("note: under qemu-user the hit was slower than the preload's hit bound "
+                  "(outcome unknown; the cache did not change)")
+            return
+        expect(got == ["hit"], got)
+
     def jit_caches(self, trace_dir):
         """Cache outcome of every JIT load in the traces of trace_dir."""
         out = self.cli_run(0, "report", "--json", trace_dir)
@@ -113,7 +127,7 @@ def test_fatbin(env):
     expect(w["cc"] == 90 and w["driver_version"] == 13000 and "simulated" in w["gpu"]
            and w["images"] == 1 and w["kernels"] == 3, label)
     d = env.traced("run", cache, prog_direct(env, "ptx75.fatbin"))
-    expect(env.jit_caches(d) == ["hit"], env.jit_caches(d))
+    env.expect_hit(d)
     # Warm again: already cached, nothing added.
     out, _ = env.warm(0, "--cache", cache, fb)
     expect(re.search(r"^  cached +\S*ptx75.fatbin .*already in the cache", out, re.M), out)
@@ -137,7 +151,7 @@ def test_library(env):
     expect(re.search(r"^  warmed +%s @0x[0-9a-f]+ \[compute_75\]: 3 kernels" % re.escape(lib),
                      out, re.M), out)
     d = env.traced("run", cache, prog_direct(env, "ptx75.fatbin"))
-    expect(env.jit_caches(d) == ["hit"], env.jit_caches(d))
+    env.expect_hit(d)
     # A directory is walked: the library inside it is found again (now cached).
     libdir = env.path("libdir")
     os.makedirs(libdir)
@@ -177,7 +191,7 @@ def test_ptx_text(env):
     expect(re.search(r"^  warmed +\S+ @0x[0-9a-f]+ \[compute_75, PTX text in data\]: 1 kernel,",
                      out, re.M), out)
     d = env.traced("run", cache, [prog])
-    expect(env.jit_caches(d) == ["hit"], env.jit_caches(d))
+    env.expect_hit(d)
 
 
 # ---- output, JSON and exit codes ----
