@@ -68,12 +68,11 @@ static const char *worst_detail(const struct jst_process *p, const struct jst_co
                                 char *buf, size_t n)
 {
     char a[32], fix[1024];
-    uint64_t saves;
     if (!w) {
         snprintf(buf, n, "%s", "");
         return buf;
     }
-    const char *f = jst_fix_for_compile(p, w, fix, sizeof fix, &saves);
+    const char *f = jst_fix_for_compile(p, w, fix, sizeof fix);
     snprintf(buf, n, "; longest: %s %s%s%s%s%s%s%s%s", jst_compiler_name(w->compiler),
              rv_dur(w->dur_ns, a, sizeof a), w->framework ? " (" : "",
              w->framework ? jst_framework_name(w->framework) : "", w->framework ? ")" : "",

@@ -79,11 +79,15 @@ const char *jst_fix_fw_kind_name(unsigned kind);
  * driver or library call, that call's own fix (jst_fix_for_load); for a
  * compiler subprocess or a framework's own compile, the framework's cache
  * fix or the compile-ahead fix. buf, or NULL when it has none (a failed or
- * unfinished subprocess has nothing to keep). *saves: what the fix saves of
- * it; for a framework, its share of the framework's saving in the process. */
+ * unfinished subprocess has nothing to keep). */
 struct jst_compile;
 const char *jst_fix_for_compile(const struct jst_process *p, const struct jst_compile *k,
-                                char *buf, size_t n, uint64_t *saves);
+                                char *buf, size_t n);
+/* What the fix of each of p's compiles saves, into saves[0 .. p->n_compiles),
+ * in one pass: a call's, its own fix's; a compile-ahead child's, its time; a
+ * framework's compile, its share of the framework's saving in p (the shares
+ * of the framework's compiles sum to it); 0 without a fix. */
+void jst_fix_compile_saves(const struct jst_process *p, uint64_t *saves);
 
 /* Ranks f again (saves_ns descending, then kind, then text) after additions. */
 void jst_fixes_sort(struct jst_fixes *f);

@@ -46,12 +46,16 @@ static const struct fw_fix rows[] = {
 
 #define N_ROWS (sizeof rows / sizeof rows[0])
 
+/* A compiler child no framework ran: no cache, no text of its own here
+ * (ahead_text words it). */
+static const struct fw_fix ahead_row = {0, JST_FIX_COMPILE_AHEAD, "compile_ahead", NULL, NULL};
+
 const char *jst_fix_fw_kind_name(unsigned kind)
 {
     for (size_t i = 0; i < N_ROWS; i++)
         if (rows[i].kind == kind)
             return rows[i].kind_name;
-    return kind == JST_FIX_COMPILE_AHEAD ? "compile_ahead" : NULL;
+    return kind == ahead_row.kind ? ahead_row.kind_name : NULL;
 }
 
 static const struct jst_fw_cache *cache_of(const struct jst_process *p, const char *name)
@@ -180,8 +184,6 @@ static int ahead_of_time(const struct jst_compile *k)
            !row_of(k->framework) && !k->in_flight && !(k->has_exit && k->exit_status != 0);
 }
 
-static const struct fw_fix ahead_row = {0, JST_FIX_COMPILE_AHEAD, "compile_ahead", NULL, NULL};
-
 static const char *ahead_text(const struct jst_compile *k, char *buf, size_t n)
 {
     const char *name = jst_compiler_name(k->compiler);
@@ -221,32 +223,42 @@ int jst_fixes_frameworks(const struct jst_run *run, struct jst_fixes *out)
 }
 
 const char *jst_fix_for_compile(const struct jst_process *p, const struct jst_compile *k,
-                                char *buf, size_t n, uint64_t *saves_ns)
+                                char *buf, size_t n)
 {
-    const struct fw_fix *r = row_of(k->framework);
-    *saves_ns = 0;
     if (k->call) { /* a driver or library call: the fix of that call */
         jst_fix_for_load(p, k->call, NULL, buf, n);
-        *saves_ns = buf[0] ? jst_fix_load_saves(p, k->call) : 0;
         return buf[0] ? buf : NULL;
     }
-    if (ahead_of_time(k)) {
-        *saves_ns = k->dur_ns;
+    if (ahead_of_time(k))
         return ahead_text(k, buf, n);
-    }
-    if (!r)
-        return NULL;
-    /* The framework's saving in p, shared among its compiles by their
-     * order, so that the shares sum to it exactly. */
-    size_t count = 0, at = 0;
-    uint64_t s = saves(p, r->framework, &count);
-    for (size_t i = 0; i < p->n_compiles && &p->compiles[i] != k; i++)
-        at += p->compiles[i].framework == r->framework;
-    if (count)
-        *saves_ns = (uint64_t)((unsigned __int128)s * (at + 1) / count -
-                               (unsigned __int128)s * at / count);
+    const struct fw_fix *r = row_of(k->framework);
     const struct jst_fw_cache *st;
-    return fw_text(p, r, buf, n, &st);
+    return r ? fw_text(p, r, buf, n, &st) : NULL;
+}
+
+void jst_fix_compile_saves(const struct jst_process *p, uint64_t *out)
+{
+    uint64_t fw_saves[JST_FW_MAX_] = {0};
+    size_t fw_n[JST_FW_MAX_] = {0}, fw_at[JST_FW_MAX_] = {0};
+    for (size_t r = 0; r < N_ROWS; r++)
+        if (rows[r].framework < JST_FW_MAX_)
+            fw_saves[rows[r].framework] = saves(p, rows[r].framework, &fw_n[rows[r].framework]);
+    for (size_t i = 0; i < p->n_compiles; i++) {
+        const struct jst_compile *k = &p->compiles[i];
+        unsigned fw = k->framework < JST_FW_MAX_ ? k->framework : 0;
+        size_t at = fw_at[fw]++;
+        out[i] = 0;
+        if (k->call)
+            out[i] = jst_fix_load_saves(p, k->call); /* 0 without a fix */
+        else if (ahead_of_time(k))
+            out[i] = k->dur_ns;
+        else if (fw && row_of(fw) && fw_n[fw]) {
+            /* shares by the compiles' order sum to the framework's saving */
+            uint64_t s = fw_saves[fw];
+            out[i] = (uint64_t)((unsigned __int128)s * (at + 1) / fw_n[fw] -
+                                (unsigned __int128)s * at / fw_n[fw]);
+        }
+    }
 }
 
 uint64_t jst_fixes_projected_first_call(const struct jst_process *p)

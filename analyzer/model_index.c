@@ -38,11 +38,9 @@ static int mi_kept(unsigned call, unsigned verdict)
            call == JST_CALL_cuDevicePrimaryCtxRetain;
 }
 
-void jst_model_note_launch(struct jst_process *p, const struct jst_record *rec)
+void jst_model_note_launch(struct jst_process *p, const struct jst_record *rec, unsigned call)
 {
-    uint64_t call = 0;
-    jst_rec_get_u64(rec, JST_F_CALL_ID, &call);
-    if (!mi_is_launch((unsigned)call))
+    if (!mi_is_launch(call))
         return;
     struct jst_launch *l = jst_model_push(&p->launches, &p->n_launches, sizeof(*l));
     if (!l)
@@ -75,12 +73,11 @@ void jst_model_note_launch(struct jst_process *p, const struct jst_record *rec)
     }
 }
 
-int jst_model_fold_call(struct jst_process *p, const struct jst_record *rec)
+int jst_model_fold_call(struct jst_process *p, const struct jst_record *rec, unsigned call)
 {
-    uint64_t call = 0, verdict = 0, start = 0, dur = 0;
-    jst_rec_get_u64(rec, JST_F_CALL_ID, &call);
+    uint64_t verdict = 0, start = 0, dur = 0;
     jst_rec_get_u64(rec, JST_F_VERDICT, &verdict);
-    if (mi_kept((unsigned)call, (unsigned)verdict))
+    if (mi_kept(call, (unsigned)verdict))
         return 0;
     jst_rec_get_u64(rec, JST_F_START_NS, &start);
     jst_rec_get_u64(rec, JST_F_DUR_NS, &dur);
@@ -89,7 +86,7 @@ int jst_model_fold_call(struct jst_process *p, const struct jst_record *rec)
         p->fold_first_start = start;
     if (mi_add(start, dur) > p->fold_last_end)
         p->fold_last_end = mi_add(start, dur);
-    if (mi_is_launch((unsigned)call) && start &&
+    if (mi_is_launch(call) && start &&
         (!p->fold_first_launch || start < p->fold_first_launch))
         p->fold_first_launch = start;
     return 1;

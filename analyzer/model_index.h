@@ -17,9 +17,10 @@
 
 /* 1 when the call record rec is one the model does not keep (see jst_run's
  * keep_calls): it is then counted and its times folded into p. */
-int jst_model_fold_call(struct jst_process *p, const struct jst_record *rec);
-/* Adds call record rec to p->launches when it is a kernel launch. */
-void jst_model_note_launch(struct jst_process *p, const struct jst_record *rec);
+int jst_model_fold_call(struct jst_process *p, const struct jst_record *rec, unsigned call);
+/* Adds call record rec to p->launches when it is a kernel launch. call: the
+ * record's call id, read once for both. */
+void jst_model_note_launch(struct jst_process *p, const struct jst_record *rec, unsigned call);
 /* The interned copy of a string field, NULL when the field is not text or
  * memory ran out (then counted in p->n_oom). */
 char *jst_model_intern(struct jst_process *p, const struct jst_field *f);

@@ -401,12 +401,15 @@ int jst_model_read_record(struct jst_process *p, const struct jst_record *rec, i
     case JST_REC_DEVICE:
         read_device(p, &it);
         break;
-    case JST_REC_CALL:
-        jst_model_note_launch(p, rec);
-        if (!keep_calls && jst_model_fold_call(p, rec))
+    case JST_REC_CALL: {
+        uint64_t call = 0;
+        jst_rec_get_u64(rec, JST_F_CALL_ID, &call);
+        jst_model_note_launch(p, rec, (unsigned)call);
+        if (!keep_calls && jst_model_fold_call(p, rec, (unsigned)call))
             break;
         read_call(p, &it);
         break;
+    }
     case JST_REC_CACHE_STATE:
         read_cache_state(p, rec, &it);
         break;

@@ -66,11 +66,10 @@ static void json_compile(struct jst_json *j, struct jst_symbolizer **sym,
     jst_json_kopt_i64(j, "exit_status", c->has_exit, c->exit_status);
     jst_json_kbool(j, "in_flight", c->in_flight);
     char fix[1024];
-    uint64_t saves;
     /* in the Culprits as the call it is, or as a compile of its own */
     jst_json_kbool(j, "culprit",
                    c->call ? jst_model_is_culprit(p, c->call) : jst_compile_is_culprit(c));
-    jst_json_kstr(j, "fix", jst_fix_for_compile(p, c, fix, sizeof fix, &saves));
+    jst_json_kstr(j, "fix", jst_fix_for_compile(p, c, fix, sizeof fix));
     jst_json_end(j);
 }
 

@@ -591,6 +591,11 @@ static int build_proc(struct rv_report *r, const struct jst_process *p, struct r
             break;
         }
     }
+    uint64_t *saves = rc == 0 && p->n_compiles ? malloc(p->n_compiles * sizeof *saves) : NULL;
+    if (p->n_compiles && !saves)
+        rc = -1;
+    else if (saves)
+        jst_fix_compile_saves(p, saves);
     for (size_t k = 0; k < p->n_compiles && rc == 0; k++) {
         const struct jst_compile *kc = &p->compiles[k];
         if (!jst_compile_is_culprit(kc))
@@ -599,12 +604,13 @@ static int build_proc(struct rv_report *r, const struct jst_process *p, struct r
         char fix[1024];
         x->p = p;
         x->k = kc;
-        if ((jst_fix_for_compile(p, kc, fix, sizeof fix, &x->saves_ns) &&
-             !(x->fix = rv_intern(r, fix))) ||
+        x->saves_ns = saves[k];
+        if ((jst_fix_for_compile(p, kc, fix, sizeof fix) && !(x->fix = rv_intern(r, fix))) ||
             call_site(r, &sym, &memo, p, kc->stack_id, kc->seq, &x->call_site, &x->chain, frames,
                       depth) < 0)
             rc = -1;
     }
+    free(saves);
     if (sym)
         jst_symbolizer_free(sym);
     site_memo_free(&memo);

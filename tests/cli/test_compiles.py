@@ -25,6 +25,16 @@ def stack(sid, *fs):
     return f"stack stack_id={sid} ips=0x1000 {frames(*fs)}\n"
 
 
+def child(start_ms, dur_ms, pid, status, program, seq, **fields):
+    """The COMPILE record of a compiler child of thread 100: its program, pid
+    and wait status (status 0x300: exit 3; 9: killed by signal 9), and the
+    record's other fields as gen_trace spells them (target, input, output,
+    compiler, stack_id)."""
+    more = "".join(f" {k}={v}" for k, v in fields.items())
+    return (f"compile tid=100 start={start_ms}ms dur={dur_ms}ms seq={seq} program={program}"
+            f"{more} child_pid={pid} wait_status={status}\n")
+
+
 TRITON_FRAMES = (("make_cubin", "/site/triton/backends/nvidia/compiler.py", 300),
                  ("compile", "/site/triton/compiler/compiler.py", 280),
                  ("<module>", "/app/tri.py", 12))
@@ -167,11 +177,10 @@ def test_compiles_culprits_rank_every_compiler(env):
     s += jit_load(1100, 50, seq=1)
     s += call("nvvmCompileProgram", 1160, 5, name="compute_90", seq=2)
     for i in range(3):
-        s += (f"compile tid=100 start={1200 + 130 * i}ms dur=120ms stack_id=7 seq=2 "
-              f"compiler=ptxas program=/usr/local/cuda/bin/ptxas target=sm_90 input=k{i}.ptx "
-              f"output=/tmp/k{i}.cubin child_pid={700 + i} wait_status=0\n")
-    s += ("compile tid=100 start=1600ms dur=20ms seq=2 compiler=nvcc program=/usr/local/cuda/bin/nvcc "
-          "target=sm_80 input=bad.cu output=bad.o child_pid=710 wait_status=0x300\n")
+        s += child(1200 + 130 * i, 120, 700 + i, 0, "/usr/local/cuda/bin/ptxas", 2, stack_id=7,
+                   compiler="ptxas", target="sm_90", input=f"k{i}.ptx", output=f"/tmp/k{i}.cubin")
+    s += child(1600, 20, 710, "0x300", "/usr/local/cuda/bin/nvcc", 2, compiler="nvcc",
+               target="sm_80", input="bad.cu", output="bad.o")
     s += "range range_op=push tid=100 start=1700ms name=\"XlaCompile:#module=jit_f#\" depth=1\n"
     s += "range range_op=pop tid=100 start=2000ms depth=1\n"
     s += launch(2100, seq=3)
@@ -249,10 +258,10 @@ def test_compiles_every_compiler_one_row(env):
     s += call("nvJitLinkComplete", 1240, 20, seq=3)
     s += call("nvvmCompileProgram", 1270, 25, name="compute_90", seq=4)
     s += call("nvPTXCompilerCompile", 1300, 15, name="sm_90", seq=5)
-    s += ("compile tid=100 start=1400ms dur=100ms seq=5 compiler=nvcc program=/usr/local/cuda/bin/nvcc "
-          "target=sm_80 input=k.cu output=k.o child_pid=601 wait_status=0x300\n")
-    s += ("compile tid=100 start=1510ms dur=40ms seq=5 program=/usr/bin/x86_64-linux-gnu-gcc-12 "
-          "input=cuda_utils.c output=cuda_utils.so child_pid=602 wait_status=9\n")
+    s += child(1400, 100, 601, "0x300", "/usr/local/cuda/bin/nvcc", 5, compiler="nvcc",
+               target="sm_80", input="k.cu", output="k.o")
+    s += child(1510, 40, 602, 9, "/usr/bin/x86_64-linux-gnu-gcc-12", 5, input="cuda_utils.c",
+               output="cuda_utils.so")
     s += "range range_op=push tid=100 start=1600ms name=\"XlaCompile:#module=jit_f#\" depth=1\n"
     s += "range range_op=pop tid=100 start=1900ms depth=1\n"
     s += launch(2000, seq=6)
