@@ -90,9 +90,10 @@ static void write_process(const struct tw *t, const struct rv_report *r, const s
     if (line[0])
         fprintf(t->f, "  command    %s\n", line);
     fprintf(t->f, "  trace      %s%s\n", S(p->trace_path),
-            p->damage      ? " (damaged)"
-            : p->truncated ? " (truncated)"
-                           : "");
+            p->damage                     ? " (damaged)"
+            : p->truncated && p->ended_by ? " (ended by its parent)"
+            : p->truncated                ? " (truncated)"
+                                          : "");
     for (size_t i = 0; i < p->n_devices; i++) {
         const struct jst_device *d = &p->devices[i];
         fprintf(t->f, "  GPU %-6u %s, sm_%u%u", d->ordinal, S(d->name), d->cc_major, d->cc_minor);
@@ -201,8 +202,7 @@ static void write_module_culprit(const struct tw *t, const struct rv_report *r, 
                 S(rv_kernels_short(m, 3, buf, sizeof(buf))));
     if (!rtc)
         fprintf(t->f, "     cache      %s\n", S(rv_cache_str(m->c, buf, sizeof(buf))));
-    fprintf(t->f, "     call site  %s\n",
-            m->call_site ? S(m->call_site) : "(no stack recorded)");
+    fprintf(t->f, "     call site  %s\n", m->call_site ? S(m->call_site) : "(no stack recorded)");
     write_chain_fix(t, &m->chain, m->fix);
 }
 
@@ -370,6 +370,9 @@ int rv_write_text(const struct rv_report *r, FILE *f, int colour)
         fprintf(f, " %s(partial: some traces are truncated or damaged)%s", C(&t, YELLOW),
                 C(&t, RESET));
     fputc('\n', f);
+    char ended[128];
+    for (size_t at = 0; jst_model_ended_line(r->run, &at, ended, sizeof ended);)
+        fprintf(f, "%s\n", ended); /* workers a pool ended: no END, nothing lost */
     for (size_t i = 0; i < r->n_errors; i++)
         fprintf(f, "%sunreadable%s  %s\n", C(&t, YELLOW), C(&t, RESET), S(r->errors[i].msg));
     /* Many processes: the fleet view, and the detail one option away. */
