@@ -91,10 +91,10 @@ int main(int argc, char **argv)
         return 1;
     }
     printf("%u compile-sized records\n", n);
-    printf("  each flushed (a block, a write(2)):  %8.0f ns/record  %6.1f bytes/record\n",
-           flushed, (double)fb / n);
-    printf("  batched (128 KiB zstd blocks):        %8.0f ns/record  %6.1f bytes/record\n",
-           batched, (double)bb / n);
+    printf("  each flushed (a block, a write(2)):  %8.0f ns/record  %6.1f bytes/record\n", flushed,
+           (double)fb / n);
+    printf("  batched (128 KiB zstd blocks):        %8.0f ns/record  %6.1f bytes/record\n", batched,
+           (double)bb / n);
     printf("  a flush costs %.1f us per record; a ptxas run takes milliseconds\n",
            (flushed - batched) / 1000.0);
     return 0;

@@ -10,6 +10,8 @@
  *   exit   the workers call exit(0) after their compiles
  *   _exit  the workers call _exit(0) after their compiles
  *   crash  the workers abort() after their compiles (they crashed on their own)
+ *   lookup_exit  no workers: the parent looks up a kernel the image lacks (a
+ *          failed call) and calls _exit(0) at once (tests/e2e/test_flush.sh)
  * Usage: prog_workers MODE BINDIR OUTDIR FIXTURES_DIR IMAGE [NWORKERS]
  * It prints how each worker ended, in worker order.
  */
@@ -76,6 +78,14 @@ int main(int argc, char **argv)
         cuDevicePrimaryCtxRetain(&ctx, dev) != CUDA_SUCCESS || cuCtxSetCurrent(ctx) != CUDA_SUCCESS)
         return 3;
     void *image = e2e_read(argv[4], argv[5], NULL);
+    if (!strcmp(mode, "lookup_exit")) {
+        CUmodule mod;
+        CUfunction f;
+        printf("load: %d\n", (int)cuModuleLoadData(&mod, image));
+        printf("lookup: %d\n", (int)cuModuleGetFunction(&f, mod, "no_such_kernel"));
+        fflush(stdout);
+        _exit(0);
+    }
     int fds[2];
     if (pipe(fds) != 0)
         return 4;
