@@ -338,6 +338,9 @@ int jst_model_descends(const struct jst_run *run, const struct jst_process *p,
 /* Whether p is a fork of its parent in the run that did not exec (a pool's
  * worker): same program, same command. It is part of its parent's run. */
 int jst_model_is_fork(const struct jst_run *run, const struct jst_process *p);
+/* A fork (above) that made no driver call: a pool's worker that only ran
+ * compilers. The report shows it under its parent. */
+int jst_model_is_pool_worker(const struct jst_run *run, const struct jst_process *p);
 /* The traces ended by their parent, one line per parent ("4 workers ended
  * by their parent (pid 812)"): the line after *at into buf, 1; 0 when there
  * is none left. Start with *at = 0. */

@@ -183,3 +183,8 @@ int jst_model_is_fork(const struct jst_run *run, const struct jst_process *p)
             return 0;
     return 1;
 }
+
+int jst_model_is_pool_worker(const struct jst_run *run, const struct jst_process *p)
+{
+    return !p->n_calls && !p->n_folded && !p->n_launches && jst_model_is_fork(run, p);
+}

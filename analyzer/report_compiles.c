@@ -153,7 +153,7 @@ static void pools_text(FILE *f, const struct jst_process *p)
         const struct jst_fc_pool *pl = &best->pools[i];
         if (pl->pid != p->pid) /* the workers of a child of this process */
             snprintf(k, sizeof k, " (a pool of pid %" PRIu64 ")", pl->pid);
-        fprintf(f, "  Workers    %s%s, in the first call of ", pool_str(pl, buf, sizeof buf), k);
+        fprintf(f, "  Pool       %s%s, in the first call of ", pool_str(pl, buf, sizeof buf), k);
         put_clean(f, best->kernel ? best->kernel : "?", 0);
         fputc('\n', f);
     }
@@ -420,6 +420,64 @@ void rv_compiles_markdown(FILE *f, const struct rv_report *r)
         put_clean(f, h, 1);
         fputs(".\n", f);
     }
+}
+
+int rv_proc_shown(const struct rv_report *r, const struct jst_process *p)
+{
+    return r->per_process || !r->run || !jst_model_is_pool_worker(r->run, p);
+}
+
+#define RV_WORKERS_SHOWN 16
+
+void rv_workers_text(FILE *f, const struct rv_report *r, const struct jst_process *p)
+{
+    size_t n = 0, shown = 0, ended = 0, runs[JST_CMP_MAX_] = {0};
+    char a[32];
+    for (size_t i = 0; r->run && i < r->run->n_procs; i++) {
+        const struct jst_process *c = &r->run->procs[i];
+        if (rv_proc_shown(r, c) || jst_model_parent(r->run, c) != p)
+            continue;
+        n++;
+        ended += c->ended_by != 0;
+        for (size_t k = 0; k < c->n_compiles; k++)
+            runs[c->compiles[k].compiler < JST_CMP_MAX_ ? c->compiles[k].compiler : 0]++;
+    }
+    if (!n)
+        return;
+    fprintf(f, "  Workers    %zu forked", n);
+    if (ended)
+        fprintf(f, " (%zu ended by this process)", ended);
+    fputc(':', f);
+    for (unsigned k = 1; k < JST_CMP_MAX_; k++)
+        if (runs[k])
+            fprintf(f, " %s %zu", jst_compiler_name(k), runs[k]);
+    fputc('\n', f);
+    for (size_t i = 0; i < r->run->n_procs && shown < RV_WORKERS_SHOWN; i++) {
+        const struct jst_process *c = &r->run->procs[i];
+        if (rv_proc_shown(r, c) || jst_model_parent(r->run, c) != p)
+            continue;
+        shown++;
+        size_t nk[JST_CMP_MAX_] = {0};
+        uint64_t ns[JST_CMP_MAX_] = {0};
+        for (size_t k = 0; k < c->n_compiles; k++) {
+            unsigned x = c->compiles[k].compiler < JST_CMP_MAX_ ? c->compiles[k].compiler : 0;
+            nk[x]++;
+            ns[x] += c->compiles[k].dur_ns;
+        }
+        fprintf(f, "    pid %-8" PRIu64, c->pid);
+        int first = 1;
+        for (unsigned k = 1; k < JST_CMP_MAX_; k++)
+            if (nk[k]) {
+                fprintf(f, "%s%s %zu (%s)", first ? " " : ", ", jst_compiler_name(k), nk[k],
+                        rv_dur(ns[k], a, sizeof a));
+                first = 0;
+            }
+        if (first)
+            fputs(" no compiles", f);
+        fputs(c->ended_by ? "  ended by this process\n" : c->has_end ? "\n" : "  (truncated)\n", f);
+    }
+    if (n > shown)
+        fprintf(f, "    ... and %zu more (report --per-process, or --json)\n", n - shown);
 }
 
 int rv_any_first_calls(const struct rv_report *r)

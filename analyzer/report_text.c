@@ -127,6 +127,7 @@ static void write_process(const struct tw *t, const struct rv_report *r, const s
     if (p->self_ns)
         fprintf(t->f, "  jitstall's own cost: %s\n", rv_dur(p->self_ns, a, sizeof(a)));
     rv_compiles_text(t->f, p);
+    rv_workers_text(t->f, r, p);
     rv_queries_text(t->f, r, p);
     for (size_t i = 0; i < rp->n_missing; i++)
         fprintf(t->f, "  %smissing%s    %s\n", C(t, YELLOW), C(t, RESET), S(rp->missing[i]));
@@ -143,6 +144,8 @@ static void write_table(const struct tw *t, const struct rv_report *r)
             "cache load", "projected", "program");
     for (size_t i = 0; i < r->n_procs; i++) {
         const struct jst_process *p = r->procs[i].p;
+        if (!rv_proc_shown(r, p))
+            continue; /* a pool's worker: under its parent */
         fprintf(t->f, "  %-8" PRIu64 " %12s %12s %12s %12s %12s  %s\n", p->pid,
                 p->first_launch_ns ? rv_dur(p->ttfk_ns, a, sizeof(a)) : "-",
                 rv_dur(p->jit_ns, b, sizeof(b)), rv_dur(p->jit_compile_ns, c, sizeof(c)),
@@ -379,7 +382,10 @@ int rv_write_text(const struct rv_report *r, FILE *f, int colour)
     struct fl_fleet fl;
     if (fl_build(&fl, r) < 0)
         return -1;
-    int fold = r->n_procs > FL_DETAIL_MAX && !r->per_process;
+    size_t shown = 0; /* the processes shown as such (pool workers go under their parent) */
+    for (size_t i = 0; i < r->n_procs; i++)
+        shown += rv_proc_shown(r, r->procs[i].p) != 0;
+    int fold = shown > FL_DETAIL_MAX && !r->per_process;
     if (fl.most_runs > 1)
         fl_write_text(f, &fl, r, colour);
     fl_free(&fl);
@@ -389,10 +395,11 @@ int rv_write_text(const struct rv_report *r, FILE *f, int colour)
                 "--pid PID for one)\n",
                 r->n_procs);
     } else {
-        if (r->n_procs > 1)
+        if (shown > 1)
             write_table(&t, r);
         for (size_t i = 0; i < r->n_procs; i++)
-            write_process(&t, r, &r->procs[i]);
+            if (rv_proc_shown(r, r->procs[i].p))
+                write_process(&t, r, &r->procs[i]);
     }
     write_culprits(&t, r, fold ? 10 : (size_t)-1);
     write_races(&t, r);

@@ -131,7 +131,9 @@ def test_workers_compiles_count_once_in_the_parents_first_call(env):
     expect(b.get("subprocess") == 800 * MS, b)
     expect(fc["pools"] == [{"pid": 200, "workers": 2, "runs": {"ptxas": 4}, "dur_ns": 800 * MS}],
            fc["pools"])
-    expect("Workers    2 workers: ptxas 4 runs, 800.0 ms, in the first call of add\n" in out, out)
+    expect("Pool       2 workers: ptxas 4 runs, 800.0 ms, in the first call of add\n" in out, out)
+    expect("Workers    2 forked (2 ended by this process): ptxas 4\n" in out, out)
+    expect(out.count("\nProcess ") == 1, "the workers are shown under their parent, not as processes")
     # the fleet view: the forked workers are not runs of their own
     expect("Programs (runs" not in out, out)
 

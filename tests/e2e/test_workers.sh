@@ -35,7 +35,7 @@ for mode in term exit _exit crash; do
     "$JST_CLI" report "$WORK/$mode.traces" >"$WORK/$mode.rep.txt" 2>"$WORK/$mode.rep.txt.err" ||
         fail "$mode: report exited $?"
     python3 - "$WORK" "$mode" <<'PY' || fail "$mode: see above"
-import glob, json, sys
+import glob, json, re, sys
 work, mode = sys.argv[1], sys.argv[2]
 def fail(msg):
     print(f"FAIL ({mode}): {msg}", file=sys.stderr)
@@ -69,6 +69,16 @@ for w in workers:
     if st is None or (st & 0x7f if mode in ("term", "crash") else st >> 8) != want:
         fail(f"parent's REAP of worker {w}: {st}")
 rep = json.load(open(f"{work}/{mode}.rep.json"))
+txt = open(f"{work}/{mode}.rep.txt").read()
+if mode != "crash":
+    # every worker's ptxas, under its parent, once; no process block of its own
+    for w in workers:
+        if len(re.findall(rf"\n    pid {w} +ptxas 3 \(", txt)) != 1:
+            fail(f"worker {w}'s ptxas line under its parent:\n{txt}")
+    if txt.count("\nProcess ") != 1:
+        fail("the workers are shown as processes of their own")
+    if "Workers    4 forked" not in txt:
+        fail("no Workers line under the parent")
 procs = {p["pid"]: p for p in rep["processes"]}
 if mode == "crash":
     if any(procs[w].get("ended_by_parent") for w in workers):
@@ -113,7 +123,7 @@ PY
         grep -q '^4 workers ended by their parent (pid [0-9]*)$' "$WORK/$mode.rep.txt" ||
             fail "$mode: no '4 workers ended by their parent (pid N)' line"
     fi
-    grep -q 'Workers    4 workers: ptxas 12 runs, ' "$WORK/$mode.rep.txt" ||
+    grep -q 'Pool       4 workers: ptxas 12 runs, ' "$WORK/$mode.rep.txt" ||
         fail "$mode: the parent's report does not show the pool's compiles"
     # check: no trace counts as partial or damaged
     "$JST_CLI" check "$WORK/$mode.traces" >"$WORK/$mode.chk" 2>"$WORK/$mode.chk.err" || true

@@ -74,6 +74,11 @@ for w, n in ptxas.items():
         errs.append(f"pid {w}: its ptxas does not join the program's run")
 ended = collections.Counter(p["ended_by_parent"] for p in procs.values() if p.get("ended_by_parent"))
 txt = open(d + "/report.txt").read()
+import re
+for w, n in ptxas.items():
+    # under its parent ("pid W  ptxas N (...)") or in a block of its own
+    if not re.search(rf"\n    pid {w} +ptxas {n} \(", txt) and f"\nProcess {w} " not in txt:
+        errs.append(f"pid {w}: its {n} ptxas are not in the text report")
 for parent, n in ended.items():
     line = f"{n} {'worker' if n == 1 else 'workers'} ended by {'its' if n == 1 else 'their'} parent (pid {parent})"
     if txt.count(line) != 1:
