@@ -346,6 +346,7 @@ void jst_first_call_free(struct jst_first_call *f)
         free(f->samples[k].file);
     }
     free(f->samples);
+    free(f->pools);
 }
 
 void jst_compiles_free(struct jst_process *p)

@@ -81,6 +81,16 @@ struct jst_sample_fn {
     uint64_t line_ns; /* at that line */
 };
 
+/* The compiles of a pool's workers (child processes of one parent, the
+ * pool's owner, in the run) that ran during a first call: they count once
+ * in its blame, as the union of their intervals. */
+struct jst_fc_pool {
+    uint64_t pid;              /* the workers' parent */
+    size_t n_workers;          /* workers with compiles in the first call */
+    size_t runs[JST_CMP_MAX_]; /* their compiles, by compiler */
+    uint64_t wall_ns;          /* union of those compiles within the first call */
+};
+
 struct jst_first_call {
     char *kernel;
     uint64_t tid, start_ns, dur_ns; /* start of its compile work to its launch */
@@ -89,6 +99,8 @@ struct jst_first_call {
     unsigned top_framework;         /* framework of its compiles, or 0 */
     struct jst_sample_fn *samples;  /* top Python functions by sampled time */
     size_t n_samples;
+    struct jst_fc_pool *pools; /* descendants' compiles in it, by pool */
+    size_t n_pools;
 };
 
 /* The table rows: names as the JSON and the options spell them. */
@@ -108,10 +120,13 @@ unsigned jst_range_compiler(const char *name, unsigned *framework);
  * calls it. Child processes (p->ppid) are tied later by jst_compiles_link. */
 void jst_compiles_derive(struct jst_process *p);
 void jst_first_calls_derive(struct jst_process *p);
-/* Ties the compiles of each process's children (traces of the same run whose
- * ppid is its pid) into the parent's first calls that they overlap, then
- * keeps only the first calls that had compile work (a launch after module
- * loads, driver start-up and the program's Python alone has none). */
+/* Ties the compiles of each process's descendants (traces of the same run
+ * whose parent, or parent's parent..., it is: a pool's workers) into its
+ * first calls: a kernel's first launch after such a compile began is a first
+ * call, and they count in its blame once (the union of their intervals),
+ * grouped by pool (jst_first_call.pools). Then keeps only the first calls
+ * that had compile work (a launch after module loads, driver start-up and
+ * the program's Python alone has none). */
 struct jst_run;
 void jst_compiles_link(struct jst_run *run);
 void jst_compiles_free(struct jst_process *p);

@@ -340,7 +340,7 @@ static void blame(const struct fc_ix *ix, struct jst_first_call *f, const struct
     /* entries that started before the window and still ran in it */
     for (size_t i = at; i-- > 0 && ix->v[i].tid == f->tid && ix->v[i].maxe > lo;)
         add_iv(&e, ix->v[i].s, ix->v[i].e, lo, hi, ix->v[i].cause);
-    for (size_t i = 0; i < n_extra; i++)
+    for (size_t i = 0; i < n_extra && extra[i].start_ns < hi; i++) /* by start */
         add_iv(&e, extra[i].start_ns, end_of(extra[i].start_ns, extra[i].dur_ns), lo, hi,
                jst_compiler_cause(extra[i].compiler));
     uint64_t rest = sweep(&e, lo, hi, f->blame);
@@ -405,11 +405,86 @@ static void name_compiles(const struct fc_ix *ix, uint64_t tid, uint64_t lo, uin
     }
 }
 
-void jst_first_calls_derive(struct jst_process *p)
+/* The compiles of a process's descendants (copies), by start, with the pid
+ * of the process that ran each and of its parent (the pool's owner). */
+struct fc_extra {
+    struct jst_compile *v;
+    uint64_t *worker, *owner;
+    size_t n;
+};
+
+/* Whether a descendant's compile started in [lo, hi); the earliest start in *t. */
+static int extra_first(const struct fc_extra *x, uint64_t lo, uint64_t hi, uint64_t *t)
+{
+    size_t a = 0, b = x ? x->n : 0;
+    while (a < b) {
+        size_t m = a + (b - a) / 2;
+        if (x->v[m].start_ns < lo)
+            a = m + 1;
+        else
+            b = m;
+    }
+    if (!x || a >= x->n || x->v[a].start_ns >= hi)
+        return 0;
+    *t = x->v[a].start_ns;
+    return 1;
+}
+
+/* f's pools: the descendants' compiles that ran in it, by the workers'
+ * parent, each pool's time the union of its compiles' intervals there. */
+static void pools_of(struct jst_first_call *f, const struct fc_extra *x)
+{
+    uint64_t lo = f->start_ns, hi = end_of(f->start_ns, f->dur_ns);
+    uint64_t(*iv)[2] = x && x->n ? malloc(x->n * sizeof *iv) : NULL;
+    uint64_t *seen = x && x->n ? malloc(x->n * sizeof *seen) : NULL;
+    for (size_t i = 0; iv && seen && i < x->n && x->v[i].start_ns < hi; i++) {
+        if (end_of(x->v[i].start_ns, x->v[i].dur_ns) <= lo)
+            continue;
+        size_t k = 0;
+        while (k < f->n_pools && f->pools[k].pid != x->owner[i])
+            k++;
+        if (k == f->n_pools) {
+            struct jst_fc_pool *nv = realloc(f->pools, (k + 1) * sizeof *nv);
+            if (!nv)
+                break;
+            f->pools = nv;
+            memset(&nv[k], 0, sizeof nv[k]);
+            nv[k].pid = x->owner[i];
+            f->n_pools++;
+        }
+        unsigned c = x->v[i].compiler < JST_CMP_MAX_ ? x->v[i].compiler : 0;
+        f->pools[k].runs[c]++;
+    }
+    for (size_t k = 0; iv && seen && k < f->n_pools; k++) {
+        struct jst_fc_pool *pl = &f->pools[k];
+        size_t n_iv = 0, n_seen = 0;
+        for (size_t i = 0; i < x->n && x->v[i].start_ns < hi; i++) {
+            uint64_t s = x->v[i].start_ns, e = end_of(s, x->v[i].dur_ns);
+            if (x->owner[i] != pl->pid || e <= lo)
+                continue;
+            iv[n_iv][0] = s > lo ? s : lo;
+            iv[n_iv][1] = e < hi ? e : hi;
+            n_iv++;
+            size_t j = 0;
+            while (j < n_seen && seen[j] != x->worker[i])
+                j++;
+            if (j == n_seen)
+                seen[n_seen++] = x->worker[i];
+        }
+        n_iv = jst_iv_merge(iv, n_iv);
+        for (size_t j = 0; j < n_iv; j++)
+            pl->wall_ns += iv[j][1] - iv[j][0];
+        pl->n_workers = n_seen;
+    }
+    free(iv);
+    free(seen);
+}
+
+static void first_calls_derive(struct jst_process *p, const struct fc_extra *x)
 {
     size_t n = 0, cap = 0;
     struct fc_ix ix;
-    if (!p->n_compiles && !p->n_samples)
+    if (!p->n_compiles && !p->n_samples && !(x && x->n))
         return; /* a first call needs compile work or samples before its launch */
     if (ix_build(&ix, p) < 0) {
         p->n_oom++;
@@ -437,12 +512,16 @@ void jst_first_calls_derive(struct jst_process *p)
         unsigned fw = 0;
         const struct jst_compile *w = first_compile(&ix, c->tid, lo, c->start_ns, &fw);
         uint64_t window = 0, first = 0, sampled = take_samples(&ix, c->seq, NULL, &window, &first);
-        if (!w && !sampled)
+        uint64_t x0 = 0;
+        int in_x = extra_first(x, lo, c->start_ns, &x0);
+        if (!w && !sampled && !in_x)
             continue;
-        /* From the first compile or the first sample, whichever came first;
-         * samples without times: the window before the launch. Never before
-         * the thread's previous launch. */
+        /* From the first compile (its own or a descendant's) or the first
+         * sample, whichever came first; samples without times: the window
+         * before the launch. Never before the thread's previous launch. */
         uint64_t start = w ? w->start_ns : c->start_ns;
+        if (in_x && x0 < start)
+            start = x0;
         uint64_t from_samples = first                            ? first
                                 : window && c->start_ns > window ? c->start_ns - window
                                                                  : start;
@@ -469,11 +548,21 @@ void jst_first_calls_derive(struct jst_process *p)
         f->launch_seq = c->seq;
         f->top_framework = fw;
         take_samples(&ix, c->seq, f, &window, &first);
-        blame(&ix, f, NULL, 0, sampled, window);
+        blame(&ix, f, x ? x->v : NULL, x ? x->n : 0, sampled, window);
+        pools_of(f, x);
+        for (size_t j = 0; x && !f->top_framework && j < x->n && x->v[j].start_ns < c->start_ns;
+             j++)
+            if (x->v[j].framework && end_of(x->v[j].start_ns, x->v[j].dur_ns) > f->start_ns)
+                f->top_framework = x->v[j].framework;
         name_compiles(&ix, c->tid, lo, c->start_ns, c->name);
     }
     free(l);
     ix_free(&ix);
+}
+
+void jst_first_calls_derive(struct jst_process *p)
+{
+    first_calls_derive(p, NULL);
 }
 
 const struct jst_first_call *jst_slowest_first_call(const struct jst_process *p)
@@ -506,50 +595,79 @@ static void keep_compiling(struct jst_process *p)
     p->n_first_calls = n;
 }
 
-/* Compiles of the children of p (traces in the run whose ppid is p's pid)
- * count in p's first calls they overlap: an Inductor compile worker compiles
- * while the parent's first call waits for it. Then the first calls without
- * compile work are dropped (keep_compiling). */
+static const struct jst_compile *g_sort_v; /* qsort has no context argument */
+static int cmp_start(const void *a, const void *b)
+{
+    uint64_t x = g_sort_v[*(const size_t *)a].start_ns, y = g_sort_v[*(const size_t *)b].start_ns;
+    return x < y ? -1 : x > y;
+}
+
+/* The compiles of p's descendants in the run, by start; 0 when none. */
+static int extra_of(const struct jst_run *run, const struct jst_process *p, struct fc_extra *x)
+{
+    size_t n = 0;
+    memset(x, 0, sizeof *x);
+    for (size_t k = 0; k < run->n_procs; k++)
+        if (run->procs[k].n_compiles && jst_model_descends(run, &run->procs[k], p))
+            n += run->procs[k].n_compiles;
+    if (!n)
+        return 0;
+    struct jst_compile *v = malloc(n * sizeof *v);
+    size_t *ix = malloc(n * sizeof *ix);
+    uint64_t *worker = malloc(n * sizeof *worker), *owner = malloc(n * sizeof *owner);
+    x->v = malloc(n * sizeof *x->v);
+    x->worker = malloc(n * sizeof *x->worker);
+    x->owner = malloc(n * sizeof *x->owner);
+    if (!v || !ix || !worker || !owner || !x->v || !x->worker || !x->owner) {
+        free(v), free(ix), free(worker), free(owner);
+        free(x->v), free(x->worker), free(x->owner);
+        memset(x, 0, sizeof *x);
+        return 0;
+    }
+    n = 0;
+    for (size_t k = 0; k < run->n_procs; k++) {
+        struct jst_process *ch = &run->procs[k];
+        if (!ch->n_compiles || !jst_model_descends(run, ch, p))
+            continue;
+        for (size_t j = 0; j < ch->n_compiles; j++) {
+            ch->compiles[j].child_of = ch->ppid;
+            ix[n] = n;
+            worker[n] = ch->pid;
+            owner[n] = ch->ppid;
+            v[n++] = ch->compiles[j];
+        }
+    }
+    g_sort_v = v;
+    qsort(ix, n, sizeof *ix, cmp_start);
+    for (size_t i = 0; i < n; i++) {
+        x->v[i] = v[ix[i]];
+        x->worker[i] = worker[ix[i]];
+        x->owner[i] = owner[ix[i]];
+    }
+    x->n = n;
+    free(v), free(ix), free(worker), free(owner);
+    return 1;
+}
+
+/* The first calls of each process that has descendants with compiles are
+ * derived again with those compiles (jst_compiles_link in compiles.h); then
+ * the first calls without compile work are dropped (keep_compiling). */
 void jst_compiles_link(struct jst_run *run)
 {
     for (size_t i = 0; i < run->n_procs; i++) {
         struct jst_process *p = &run->procs[i];
-        if (!p->n_first_calls || !p->pid)
+        struct fc_extra x;
+        if (!p->pid || !extra_of(run, p, &x))
             continue;
-        size_t n = 0;
-        for (size_t k = 0; k < run->n_procs; k++)
-            if (k != i && run->procs[k].ppid == p->pid)
-                n += run->procs[k].n_compiles;
-        if (!n)
-            continue;
-        struct jst_compile *v = malloc(n * sizeof *v);
-        struct fc_ix ix;
-        if (!v || ix_build(&ix, p) < 0) {
-            free(v);
-            continue;
-        }
-        n = 0;
-        for (size_t k = 0; k < run->n_procs; k++) {
-            struct jst_process *ch = &run->procs[k];
-            if (k == i || ch->ppid != p->pid)
-                continue;
-            for (size_t j = 0; j < ch->n_compiles; j++) {
-                ch->compiles[j].child_of = p->pid;
-                v[n++] = ch->compiles[j];
-            }
-        }
-        for (size_t f = 0; f < p->n_first_calls; f++) {
-            struct jst_first_call *fc = &p->first_calls[f];
-            uint64_t window = 0, first = 0,
-                     sampled = take_samples(&ix, fc->launch_seq, NULL, &window, &first);
-            blame(&ix, fc, v, n, sampled, window);
-            for (size_t j = 0; j < n && !fc->top_framework; j++)
-                if (v[j].framework && v[j].start_ns < fc->start_ns + fc->dur_ns &&
-                    v[j].start_ns + v[j].dur_ns > fc->start_ns)
-                    fc->top_framework = v[j].framework;
-        }
-        free(v);
-        ix_free(&ix);
+        for (size_t f = 0; f < p->n_first_calls; f++)
+            jst_first_call_free(&p->first_calls[f]);
+        free(p->first_calls);
+        p->first_calls = NULL;
+        p->n_first_calls = 0;
+        first_calls_derive(p, &x);
+        free(x.v);
+        free(x.worker);
+        free(x.owner);
     }
     for (size_t i = 0; i < run->n_procs; i++)
         keep_compiling(&run->procs[i]);

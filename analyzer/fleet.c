@@ -278,6 +278,8 @@ int fl_build(struct fl_fleet *f, const struct rv_report *r)
     f->v = jst_xcalloc(f->n, sizeof(*f->v));
     for (size_t i = 0; i < r->n_procs; i++) {
         struct fl_group *x = &f->v[of[i]];
+        if (r->run && jst_model_is_fork(r->run, ps[i]) && x->n)
+            continue; /* a pool's worker is part of its parent's run, not a run */
         if (!x->n)
             x->first = ps[i];
         if ((x->n & (x->n - 1)) == 0) /* grows at powers of two */

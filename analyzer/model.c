@@ -64,7 +64,7 @@ int jst_model_is_module(const struct jst_process *p, const struct jst_call_ev *c
 
 int jst_model_is_partial(const struct jst_process *p)
 {
-    return p->truncated || p->damage || p->n_oom;
+    return (p->truncated && !p->ended_by) || p->damage || p->n_oom;
 }
 
 const char *jst_trace_stop_words(const struct jst_process *p)

@@ -140,6 +140,12 @@ struct jst_sample_ev {
     size_t n_py;
 };
 
+/* A child the process reaped (JST_REC_REAP): its pid, its wait status (as
+ * waitpid gives it) and when. */
+struct jst_reap_ev {
+    uint64_t pid, status, t_ns, tid;
+};
+
 /* A framework's compile cache as found at start (JST_REC_FW_CACHE). */
 struct jst_fw_cache {
     char *framework, *path, *env_name, *fs_type, *mount;
@@ -193,6 +199,15 @@ struct jst_process {
     struct jst_subproc_ev *subprocs; size_t n_subprocs;
     struct jst_sample_ev *samples; size_t n_samples;
     struct jst_fw_cache *fw_caches; size_t n_fw_caches;
+    struct jst_reap_ev *reaps; size_t n_reaps;
+    /* derived for the run (analyzer/model_tree.c): the trace of this
+     * process's parent in the run, or (size_t)-1; for a trace without END,
+     * the pid of the parent that reaped or outlived it (a pool's worker ended
+     * by its pool), else 0: such a trace is not partial; and how many of
+     * its children's traces it ended */
+    size_t parent_ix;
+    uint64_t ended_by;
+    size_t n_ended;
     /* derived (analyzer/compiles.h): every compile, any compiler, in start
      * order; each kernel's first call that followed compile work */
     struct jst_compile *compiles; size_t n_compiles;
@@ -268,7 +283,8 @@ int jst_model_is_module(const struct jst_process *p, const struct jst_call_ev *c
  * image (no compatible image, JIT disabled, damaged image). */
 int jst_model_is_culprit(const struct jst_process *p, const struct jst_call_ev *c);
 /* A partial process: its trace is truncated or damaged, or records were
- * dropped reading it for want of memory. Every command says so. */
+ * dropped reading it for want of memory. Every command says so. A trace
+ * without END whose process its parent ended (ended_by) is not partial. */
 int jst_model_is_partial(const struct jst_process *p);
 /* Whether c counts toward the time to first kernel: it started before the
  * first launch, or no kernel was launched. */
@@ -307,5 +323,27 @@ void jst_ptx_too_new_cause(char *buf, size_t n, unsigned isa, unsigned driver_cu
                            const char *release);
 const struct jst_stack *jst_model_stack(const struct jst_process *p, uint64_t id);
 void jst_model_free(struct jst_run *run);
+
+/* analyzer/model_tree.c: the processes of a run as a tree. */
+/* Finds each trace's parent in the run (same host, its pid the ppid, started
+ * no later) and marks the traces without END whose parent ended them
+ * (ended_by). Run again after every jst_model_add: it starts afresh. */
+void jst_model_link_tree(struct jst_run *run);
+/* The parent of p in the run, or NULL. */
+const struct jst_process *jst_model_parent(const struct jst_run *run,
+                                           const struct jst_process *p);
+/* Whether anc is p's parent, its parent's parent, and so on. */
+int jst_model_descends(const struct jst_run *run, const struct jst_process *p,
+                       const struct jst_process *anc);
+/* Whether p is a fork of its parent in the run that did not exec (a pool's
+ * worker): same program, same command. It is part of its parent's run. */
+int jst_model_is_fork(const struct jst_run *run, const struct jst_process *p);
+/* A fork (above) that made no driver call: a pool's worker that only ran
+ * compilers. The report shows it under its parent. */
+int jst_model_is_pool_worker(const struct jst_run *run, const struct jst_process *p);
+/* The traces ended by their parent, one line per parent ("4 workers ended
+ * by their parent (pid 812)"): the line after *at into buf, 1; 0 when there
+ * is none left. Start with *at = 0. */
+int jst_model_ended_line(const struct jst_run *run, size_t *at, char *buf, size_t n);
 
 #endif

@@ -140,6 +140,7 @@ int jst_model_add(struct jst_run *run, const char *path, char *err, size_t errle
     }
     if (!S_ISDIR(st.st_mode)) {
         int r = add_file(run, path, err, errlen);
+        jst_model_link_tree(run);
         jst_compiles_link(run);
         return r;
     }
@@ -192,6 +193,7 @@ int jst_model_add(struct jst_run *run, const char *path, char *err, size_t errle
         }
     }
     free(names);
+    jst_model_link_tree(run);
     jst_compiles_link(run);
     if (ok + partial == 0)
         return -1;
@@ -246,6 +248,7 @@ static void free_process(struct jst_process *p)
         free(p->cupti[i].cache_path);
     free(p->cupti);
     free_strv(p->notes, p->n_notes);
+    free(p->reaps);
     jst_queries_free(p);
     jst_compile_records_free(p);
 }

@@ -432,6 +432,17 @@ int jst_model_read_record(struct jst_process *p, const struct jst_record *rec, i
     case JST_REC_RANGE:
         jst_queries_read(p, &it);
         break;
+    case JST_REC_REAP: {
+        struct jst_reap_ev *e = jst_model_push(&p->reaps, &p->n_reaps, sizeof(*e));
+        if (e && jst_rec_get_u64(rec, JST_F_CHILD_PID, &e->pid)) {
+            jst_rec_get_u64(rec, JST_F_WAIT_STATUS, &e->status);
+            jst_rec_get_u64(rec, JST_F_START_NS, &e->t_ns);
+            jst_rec_get_u64(rec, JST_F_TID, &e->tid);
+        } else if (e) {
+            p->n_reaps--; /* no pid: nothing to tie it to */
+        }
+        break;
+    }
     default:
         if (jst_compile_read_record(p, rec) < 0)
             p->n_unknown++;

@@ -19,6 +19,8 @@
 
 #define STACK_MAX 64
 
+static void put_clean(FILE *f, const char *s, int md);
+
 static void json_frames(struct jst_json *j, struct jst_symbolizer **sym,
                         const struct jst_process *p, const struct jst_compile *c)
 {
@@ -104,7 +106,57 @@ static void json_first_call(struct jst_json *j, const struct jst_first_call *f)
         jst_json_end(j);
     }
     jst_json_end(j);
+    jst_json_key(j, "pools");
+    jst_json_arr(j);
+    for (size_t i = 0; i < f->n_pools; i++) {
+        const struct jst_fc_pool *pl = &f->pools[i];
+        jst_json_obj(j);
+        jst_json_ku64(j, "pid", pl->pid);
+        jst_json_ku64(j, "workers", pl->n_workers);
+        jst_json_key(j, "runs");
+        jst_json_obj(j);
+        for (unsigned c = 1; c < JST_CMP_MAX_; c++)
+            if (pl->runs[c])
+                jst_json_ku64(j, jst_compiler_name(c), pl->runs[c]);
+        jst_json_end(j);
+        jst_json_ku64(j, "dur_ns", pl->wall_ns);
+        jst_json_end(j);
+    }
     jst_json_end(j);
+    jst_json_end(j);
+}
+
+/* "4 workers: ptxas 12 runs, 0.3 s" */
+static const char *pool_str(const struct jst_fc_pool *pl, char *buf, size_t n)
+{
+    char a[32];
+    int w = snprintf(buf, n, "%zu %s:", pl->n_workers, pl->n_workers == 1 ? "worker" : "workers");
+    for (unsigned c = 1; c < JST_CMP_MAX_ && w > 0 && (size_t)w < n; c++)
+        if (pl->runs[c])
+            w += snprintf(buf + w, n - (size_t)w, " %s %zu %s,", jst_compiler_name(c), pl->runs[c],
+                          pl->runs[c] == 1 ? "run" : "runs");
+    if (w > 0 && (size_t)w < n)
+        snprintf(buf + w, n - (size_t)w, " %s", rv_dur(pl->wall_ns, a, sizeof a));
+    return buf;
+}
+
+/* The pools whose compiles a first call of p waited for, once each (from its
+ * slowest first call that has them). */
+static void pools_text(FILE *f, const struct jst_process *p)
+{
+    const struct jst_first_call *best = NULL;
+    char buf[512], k[64] = "";
+    for (size_t i = 0; i < p->n_first_calls; i++)
+        if (p->first_calls[i].n_pools && (!best || p->first_calls[i].dur_ns > best->dur_ns))
+            best = &p->first_calls[i];
+    for (size_t i = 0; best && i < best->n_pools; i++) {
+        const struct jst_fc_pool *pl = &best->pools[i];
+        if (pl->pid != p->pid) /* the workers of a child of this process */
+            snprintf(k, sizeof k, " (a pool of pid %" PRIu64 ")", pl->pid);
+        fprintf(f, "  Pool       %s%s, in the first call of ", pool_str(pl, buf, sizeof buf), k);
+        put_clean(f, best->kernel ? best->kernel : "?", 0);
+        fputc('\n', f);
+    }
 }
 
 void rv_compiles_json(struct jst_json *j, const struct jst_process *p)
@@ -285,6 +337,7 @@ void rv_compiles_text(FILE *f, const struct jst_process *p)
         fputc('\n', f);
         top_compiles(f, p);
     }
+    pools_text(f, p);
     if (!rv_first_calls_shown(p))
         return;
     if (rv_first_call_headline(p, h, sizeof h)) {
@@ -307,6 +360,8 @@ void rv_compiles_text(FILE *f, const struct jst_process *p)
             fprintf(f, "      %-24s %10s %5.1f%%\n", jst_cause_label(c),
                     rv_dur(fc->blame[c], a, sizeof a), rv_pct(fc->blame[c], fc->dur_ns));
         }
+        for (size_t k = 0; k < fc->n_pools; k++)
+            fprintf(f, "        %s\n", pool_str(&fc->pools[k], h, sizeof h));
         for (size_t k = 0; k < fc->n_samples && k < 5; k++) {
             const struct jst_sample_fn *s = &fc->samples[k];
             fputs(k ? "                               " : "      sampled Python (top)     ", f);
@@ -365,6 +420,64 @@ void rv_compiles_markdown(FILE *f, const struct rv_report *r)
         put_clean(f, h, 1);
         fputs(".\n", f);
     }
+}
+
+int rv_proc_shown(const struct rv_report *r, const struct jst_process *p)
+{
+    return r->per_process || !r->run || !jst_model_is_pool_worker(r->run, p);
+}
+
+#define RV_WORKERS_SHOWN 16
+
+void rv_workers_text(FILE *f, const struct rv_report *r, const struct jst_process *p)
+{
+    size_t n = 0, shown = 0, ended = 0, runs[JST_CMP_MAX_] = {0};
+    char a[32];
+    for (size_t i = 0; r->run && i < r->run->n_procs; i++) {
+        const struct jst_process *c = &r->run->procs[i];
+        if (rv_proc_shown(r, c) || jst_model_parent(r->run, c) != p)
+            continue;
+        n++;
+        ended += c->ended_by != 0;
+        for (size_t k = 0; k < c->n_compiles; k++)
+            runs[c->compiles[k].compiler < JST_CMP_MAX_ ? c->compiles[k].compiler : 0]++;
+    }
+    if (!n)
+        return;
+    fprintf(f, "  Workers    %zu forked", n);
+    if (ended)
+        fprintf(f, " (%zu ended by this process)", ended);
+    fputc(':', f);
+    for (unsigned k = 1; k < JST_CMP_MAX_; k++)
+        if (runs[k])
+            fprintf(f, " %s %zu", jst_compiler_name(k), runs[k]);
+    fputc('\n', f);
+    for (size_t i = 0; i < r->run->n_procs && shown < RV_WORKERS_SHOWN; i++) {
+        const struct jst_process *c = &r->run->procs[i];
+        if (rv_proc_shown(r, c) || jst_model_parent(r->run, c) != p)
+            continue;
+        shown++;
+        size_t nk[JST_CMP_MAX_] = {0};
+        uint64_t ns[JST_CMP_MAX_] = {0};
+        for (size_t k = 0; k < c->n_compiles; k++) {
+            unsigned x = c->compiles[k].compiler < JST_CMP_MAX_ ? c->compiles[k].compiler : 0;
+            nk[x]++;
+            ns[x] += c->compiles[k].dur_ns;
+        }
+        fprintf(f, "    pid %-8" PRIu64, c->pid);
+        int first = 1;
+        for (unsigned k = 1; k < JST_CMP_MAX_; k++)
+            if (nk[k]) {
+                fprintf(f, "%s%s %zu (%s)", first ? " " : ", ", jst_compiler_name(k), nk[k],
+                        rv_dur(ns[k], a, sizeof a));
+                first = 0;
+            }
+        if (first)
+            fputs(" no compiles", f);
+        fputs(c->ended_by ? "  ended by this process\n" : c->has_end ? "\n" : "  (truncated)\n", f);
+    }
+    if (n > shown)
+        fprintf(f, "    ... and %zu more (report --per-process, or --json)\n", n - shown);
 }
 
 int rv_any_first_calls(const struct rv_report *r)

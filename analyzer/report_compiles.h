@@ -13,6 +13,12 @@ void rv_compiles_json(struct jst_json *j, const struct jst_process *p);
 /* The per-compiler line and the first calls with their blame, under a process. */
 void rv_compiles_text(FILE *f, const struct jst_process *p);
 void rv_compiles_markdown(FILE *f, const struct rv_report *r);
+/* The pool workers of p (jst_model_is_pool_worker), one line each with its
+ * compiles, under p: the report shows them there, not as processes. */
+void rv_workers_text(FILE *f, const struct rv_report *r, const struct jst_process *p);
+/* Whether the text report shows p as a process of its own: not a pool
+ * worker (unless every process is asked for). */
+int rv_proc_shown(const struct rv_report *r, const struct jst_process *p);
 /* Whether text and Markdown show p's first calls. */
 int rv_first_calls_shown(const struct jst_process *p);
 struct rv_report;

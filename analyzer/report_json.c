@@ -204,6 +204,7 @@ static void json_process(struct jst_json *j, const struct rv_report *r, const st
     jst_json_ku64(j, "format_version", p->format_version);
     jst_json_kbool(j, "complete", !p->truncated && !p->damage);
     jst_json_kbool(j, "truncated", p->truncated);
+    jst_json_kopt_u64(j, "ended_by_parent", p->ended_by != 0, p->ended_by);
     jst_json_kstr(j, "trace_stop",
                   p->truncated && jst_trace_stop_words(p) ? jst_trace_stop_name(p->trace_stop)
                                                           : NULL);

@@ -372,6 +372,9 @@ int rv_write_markdown(const struct rv_report *r, FILE *f)
     fprintf(f, "## jitstall report: %zu %s%s\n\n", r->n_procs,
             r->n_procs == 1 ? "process" : "processes",
             r->partial ? " (partial: some traces are truncated or damaged)" : "");
+    char ended[128];
+    for (size_t at = 0; jst_model_ended_line(r->run, &at, ended, sizeof ended);)
+        fprintf(f, "%s.\n\n", ended);
     for (size_t i = 0; i < r->n_errors; i++) {
         fputs("> **Unreadable:** ", f);
         md_text(f, r->errors[i].msg);

@@ -90,9 +90,10 @@ static void write_process(const struct tw *t, const struct rv_report *r, const s
     if (line[0])
         fprintf(t->f, "  command    %s\n", line);
     fprintf(t->f, "  trace      %s%s\n", S(p->trace_path),
-            p->damage      ? " (damaged)"
-            : p->truncated ? " (truncated)"
-                           : "");
+            p->damage                     ? " (damaged)"
+            : p->truncated && p->ended_by ? " (ended by its parent)"
+            : p->truncated                ? " (truncated)"
+                                          : "");
     for (size_t i = 0; i < p->n_devices; i++) {
         const struct jst_device *d = &p->devices[i];
         fprintf(t->f, "  GPU %-6u %s, sm_%u%u", d->ordinal, S(d->name), d->cc_major, d->cc_minor);
@@ -126,6 +127,7 @@ static void write_process(const struct tw *t, const struct rv_report *r, const s
     if (p->self_ns)
         fprintf(t->f, "  jitstall's own cost: %s\n", rv_dur(p->self_ns, a, sizeof(a)));
     rv_compiles_text(t->f, p);
+    rv_workers_text(t->f, r, p);
     rv_queries_text(t->f, r, p);
     for (size_t i = 0; i < rp->n_missing; i++)
         fprintf(t->f, "  %smissing%s    %s\n", C(t, YELLOW), C(t, RESET), S(rp->missing[i]));
@@ -142,6 +144,8 @@ static void write_table(const struct tw *t, const struct rv_report *r)
             "cache load", "projected", "program");
     for (size_t i = 0; i < r->n_procs; i++) {
         const struct jst_process *p = r->procs[i].p;
+        if (!rv_proc_shown(r, p))
+            continue; /* a pool's worker: under its parent */
         fprintf(t->f, "  %-8" PRIu64 " %12s %12s %12s %12s %12s  %s\n", p->pid,
                 p->first_launch_ns ? rv_dur(p->ttfk_ns, a, sizeof(a)) : "-",
                 rv_dur(p->jit_ns, b, sizeof(b)), rv_dur(p->jit_compile_ns, c, sizeof(c)),
@@ -201,8 +205,7 @@ static void write_module_culprit(const struct tw *t, const struct rv_report *r, 
                 S(rv_kernels_short(m, 3, buf, sizeof(buf))));
     if (!rtc)
         fprintf(t->f, "     cache      %s\n", S(rv_cache_str(m->c, buf, sizeof(buf))));
-    fprintf(t->f, "     call site  %s\n",
-            m->call_site ? S(m->call_site) : "(no stack recorded)");
+    fprintf(t->f, "     call site  %s\n", m->call_site ? S(m->call_site) : "(no stack recorded)");
     write_chain_fix(t, &m->chain, m->fix);
 }
 
@@ -370,13 +373,19 @@ int rv_write_text(const struct rv_report *r, FILE *f, int colour)
         fprintf(f, " %s(partial: some traces are truncated or damaged)%s", C(&t, YELLOW),
                 C(&t, RESET));
     fputc('\n', f);
+    char ended[128];
+    for (size_t at = 0; jst_model_ended_line(r->run, &at, ended, sizeof ended);)
+        fprintf(f, "%s\n", ended); /* workers a pool ended: no END, nothing lost */
     for (size_t i = 0; i < r->n_errors; i++)
         fprintf(f, "%sunreadable%s  %s\n", C(&t, YELLOW), C(&t, RESET), S(r->errors[i].msg));
     /* Many processes: the fleet view, and the detail one option away. */
     struct fl_fleet fl;
     if (fl_build(&fl, r) < 0)
         return -1;
-    int fold = r->n_procs > FL_DETAIL_MAX && !r->per_process;
+    size_t shown = 0; /* the processes shown as such (pool workers go under their parent) */
+    for (size_t i = 0; i < r->n_procs; i++)
+        shown += rv_proc_shown(r, r->procs[i].p) != 0;
+    int fold = shown > FL_DETAIL_MAX && !r->per_process;
     if (fl.most_runs > 1)
         fl_write_text(f, &fl, r, colour);
     fl_free(&fl);
@@ -386,10 +395,11 @@ int rv_write_text(const struct rv_report *r, FILE *f, int colour)
                 "--pid PID for one)\n",
                 r->n_procs);
     } else {
-        if (r->n_procs > 1)
+        if (shown > 1)
             write_table(&t, r);
         for (size_t i = 0; i < r->n_procs; i++)
-            write_process(&t, r, &r->procs[i]);
+            if (rv_proc_shown(r, r->procs[i].p))
+                write_process(&t, r, &r->procs[i]);
     }
     write_culprits(&t, r, fold ? 10 : (size_t)-1);
     write_races(&t, r);

@@ -181,7 +181,7 @@ static void find_missing(struct rv_proc *rp)
                     "the trace is truncated: jitstall stopped writing it because %s; the "
                     "process went on, and its later events are missing",
                     jst_trace_stop_words(p));
-    else if (p->truncated)
+    else if (p->truncated && !p->ended_by)
         add_missing(rp, "the trace is truncated: it has no END record (the process was killed, "
                         "crashed or is still running); events not yet written are missing");
     if (p->n_oom)

@@ -2,11 +2,14 @@
  * The sink of the preload: configuration, the trace file (created at the
  * first hooked driver call, not in the constructor: a process that never
  * touches CUDA, such as a shell in a pipeline or a compiler started by a
- * build, leaves no file behind) with its first records (PROCESS,
- * CACHE_STATE, module map, devices), the records every hook emits, event
- * numbers and thread ids, turning tracing off on failure, and the
- * signal-safe debug print. The lifecycle (constructor, exit, exec, fork) is
- * interpose/init.c; it asks the sink through interpose/sink.h.
+ * build, leaves no file behind; a process forked by a traced one creates its
+ * own at the first compiler it runs, as a pool's worker does) with its first
+ * records (PROCESS, CACHE_STATE, module map, devices), the records every
+ * hook emits, event numbers and thread ids, which records end their block at
+ * once, the children the process reaped (REAP), turning tracing off on
+ * failure, and the signal-safe debug print. The lifecycle (constructor,
+ * exit, exec, fork) is interpose/init.c; it asks the sink through
+ * interpose/sink.h.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -63,9 +66,14 @@ static _Atomic unsigned g_n_done;
 static _Atomic uint32_t g_open_tid; /* thread creating the file (may emit meanwhile) */
 static _Atomic uint64_t g_seq;
 static _Atomic int g_end_done;
-static _Atomic int g_trace_pid;              /* process that owns the open trace */
+static _Atomic int g_trace_pid; /* process that owns the open trace */
+/* This process was forked by a process whose trace was open (or by such a
+ * child): it records the compilers it runs, in a trace of its own. */
+static _Atomic int g_forked_traced;
 static char g_trace_path[PATH_MAX + 256];    /* its file */
 static char g_cont_note[PATH_MAX * 2 + 512]; /* for the next file, after a failed exec */
+
+static void reaps_atfork_child(void);
 
 /* ---- small helpers ---- */
 
@@ -378,7 +386,7 @@ void jst_note(int level, const char *msg)
     jst_rec_begin(&r, buf, buf ? cap : 0, JST_REC_NOTE);
     jst_rec_u64(&r, JST_F_LEVEL, (uint64_t)level);
     jst_rec_str(&r, JST_F_MESSAGE, msg);
-    jst_emit(&r, 0);
+    jst_emit(&r, 1);
     free(buf);
 }
 
@@ -505,7 +513,10 @@ static void trace_open_locked(void)
     jst_cost_add(JST_COST_CACHE_START, t2 - t1);
     jst_modmap_initial();
     jst_cost_add(JST_COST_MODMAP, jst_now_ns() - t2);
-    if (atomic_load(&jst_cuinit_ok))
+    /* Not in a forked child: the driver it inherited is its parent's, and
+     * the driver does not support calls in such a child; the devices are in
+     * the parent's trace. */
+    if (atomic_load(&jst_cuinit_ok) && !atomic_load(&g_forked_traced))
         jst_emit_devices();
     jst_nvtx_drain(w); /* NVTX ranges from before the file existed */
     jst_lifecycle_opened();
@@ -553,6 +564,108 @@ struct jst_writer *jst_trace(void)
     return atomic_load(&jst_state) == JST_ST_ON ? atomic_load(&g_writer) : NULL;
 }
 
+/* ---- children reaped ---- */
+
+/* The wait wrappers (interpose/spawn.c) may run in a signal handler (a
+ * SIGCHLD handler that reaps): a child's end is noted in a fixed slot there,
+ * with atomics and system calls only, and written as a REAP record with the
+ * next record the process emits (at the latest its END). */
+#define REAP_SLOTS 64
+enum { REAP_FREE = 0, REAP_WRITING, REAP_READY, REAP_TAKEN };
+struct reap_slot {
+    _Atomic int state;
+    int pid, status;
+    uint32_t tid;
+    uint64_t t_ns;
+};
+static struct reap_slot g_reaps[REAP_SLOTS];
+static _Atomic int g_reaps_ready;
+static _Atomic uint64_t g_reaps_lost;
+
+void jst_sink_reaped(int pid, int status)
+{
+    if (atomic_load(&jst_state) != JST_ST_ON || atomic_load(&g_trace_pid) != (int)getpid())
+        return;
+    int saved = errno;
+    for (int i = 0; i < REAP_SLOTS; i++) {
+        struct reap_slot *s = &g_reaps[i];
+        int e = REAP_FREE;
+        if (!atomic_compare_exchange_strong(&s->state, &e, REAP_WRITING))
+            continue;
+        s->pid = pid;
+        s->status = status;
+        s->tid = jst_tid();
+        s->t_ns = jst_now_ns();
+        atomic_store_explicit(&s->state, REAP_READY, memory_order_release);
+        atomic_store(&g_reaps_ready, 1);
+        errno = saved;
+        return;
+    }
+    atomic_fetch_add(&g_reaps_lost, 1);
+    errno = saved;
+}
+
+/* Writes the noted reaps into w (not flushed: the record that follows is). */
+static void reaps_write(struct jst_writer *w)
+{
+    if (!atomic_exchange(&g_reaps_ready, 0))
+        return;
+    for (int i = 0; i < REAP_SLOTS; i++) {
+        struct reap_slot *s = &g_reaps[i];
+        int e = REAP_READY;
+        if (!atomic_compare_exchange_strong_explicit(&s->state, &e, REAP_TAKEN,
+                                                     memory_order_acquire, memory_order_relaxed))
+            continue;
+        uint8_t buf[128];
+        struct jst_rec r;
+        jst_rec_begin(&r, buf, sizeof buf, JST_REC_REAP);
+        jst_rec_u64(&r, JST_F_CHILD_PID, (uint64_t)s->pid);
+        jst_rec_u64(&r, JST_F_WAIT_STATUS, (uint64_t)(unsigned)s->status);
+        jst_rec_u64(&r, JST_F_TID, s->tid);
+        jst_rec_u64(&r, JST_F_START_NS, s->t_ns);
+        jst_writer_emit(w, &r, 0);
+        atomic_store(&s->state, REAP_FREE);
+    }
+}
+
+/* A forked child has none of its parent's reaps to write. */
+static void reaps_atfork_child(void)
+{
+    for (int i = 0; i < REAP_SLOTS; i++)
+        atomic_store(&g_reaps[i].state, REAP_FREE);
+    atomic_store(&g_reaps_ready, 0);
+    atomic_store(&g_reaps_lost, 0);
+}
+
+int jst_sink_forked_traced(void)
+{
+    return atomic_load(&g_forked_traced);
+}
+
+/* Records that are rare and that a reader must not lose when the process is
+ * killed, or calls _exit, right after (docs/FORMAT.md, "Blocks"): compiles,
+ * loads (flushed by their hooks already), failures, notes, reaps, and the
+ * records that open and end a trace. Each ends its block. */
+static int rec_urgent(const struct jst_rec *r)
+{
+    if (r->len < JST_REC_HDR_SIZE)
+        return 0;
+    struct jst_record rec = {(uint16_t)(r->buf[0] | r->buf[1] << 8), 0,
+                             (uint32_t)(r->len - JST_REC_HDR_SIZE), r->buf + JST_REC_HDR_SIZE};
+    uint64_t res = 0;
+    switch (rec.type) {
+    case JST_REC_CALL:
+        return jst_rec_get_u64(&rec, JST_F_RESULT, &res) && res != 0;
+    case JST_REC_STACK:
+    case JST_REC_MODMAP:
+    case JST_REC_RANGE:
+    case JST_REC_SAMPLE:
+        return 0;
+    default:
+        return 1;
+    }
+}
+
 int jst_emit(const struct jst_rec *r, int flush)
 {
     if (r->overflow)
@@ -561,6 +674,12 @@ int jst_emit(const struct jst_rec *r, int flush)
     if (!w)
         return -1;
     int saved = errno;
+    if (JST_UNLIKELY(atomic_load_explicit(&g_reaps_ready, memory_order_relaxed))) {
+        reaps_write(w);
+        flush = 1;
+    }
+    if (!flush)
+        flush = rec_urgent(r);
     int rc = jst_writer_emit(w, r, flush);
     if (rc == 0)
         jst_metrics_observe(r);
@@ -647,6 +766,9 @@ void jst_sink_atfork_child(void)
     struct jst_writer *w = atomic_exchange(&g_writer, NULL);
     if (w)
         jst_writer_abandon(w);
+    if (w || atomic_load(&jst_state) == JST_ST_ON || atomic_load(&jst_state) == JST_ST_OPENING)
+        atomic_store(&g_forked_traced, 1);
+    reaps_atfork_child();
     pthread_mutex_init(&open_lock, NULL);
     atomic_store(&g_open_tid, 0);
     atomic_store(&g_seq, 0);

@@ -22,6 +22,13 @@ void jst_sink_close(void);
 void jst_sink_exec_failed(const char *path, int err);
 /* In a forked child: forget the parent's file; the next event opens one. */
 void jst_sink_atfork_child(void);
+/* 1 in a process forked by a traced one (at any depth): it records the
+ * compilers it runs in a trace of its own, which it opens for them, and
+ * which joins the run by its parent's pid. */
+int jst_sink_forked_traced(void);
+/* A wait call reaped child pid with status (as waitpid gives it): noted for
+ * a REAP record when this process's trace is open. Async-signal-safe. */
+void jst_sink_reaped(int pid, int status);
 
 /* Lifecycle (init.c), called by the sink once a trace file is open. */
 void jst_lifecycle_opened(void);

@@ -39,6 +39,7 @@
 #include "fwcache.h"
 #include "real.h"
 #include "children.h"
+#include "sink.h"
 #include "state.h"
 
 #define SPAWN_SLOTS 32
@@ -229,13 +230,14 @@ void jst_spawn_exec_failed(void *slot)
 }
 
 /* Should this process record its compiler children? When its trace is open,
- * or when it runs Python (Inductor's compile workers may spawn ptxas
- * before their first driver call); a build (make running gcc) does not. */
+ * when a traced process forked it (a pool's worker), or when it runs Python
+ * (Inductor's compile workers may spawn ptxas before their first driver
+ * call); a build (make running gcc) does not. */
 static int spawn_wanted(void)
 {
     if (jst_guard || atomic_load(&jst_state) == JST_ST_OFF || !jst_config())
         return 0;
-    if (atomic_load(&jst_state) == JST_ST_ON)
+    if (atomic_load(&jst_state) == JST_ST_ON || jst_sink_forked_traced())
         return 1;
     return jst_fwcache_python();
 }
@@ -477,6 +479,7 @@ static void spawn_record(struct spawn_slot *s, int status, uint64_t wait_t0, uin
  * any, becomes a record (or is dropped when this process does not record). */
 static void spawn_reaped(pid_t pid, int status, uint64_t wait_t0)
 {
+    jst_sink_reaped((int)pid, status); /* every child, for the REAP record */
     struct spawn_slot *t = atomic_load(&spawn_tab);
     uint64_t now = jst_now_ns();
     int me = (int)getpid();

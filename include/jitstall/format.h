@@ -97,6 +97,8 @@ enum jst_rec_type {
                                 that followed compile work: one distinct stack each */
     JST_REC_FW_CACHE = 15,   /* a framework's compile cache (Triton, Inductor, JAX,
                                 Numba, CuPy) as found when Python or a compiler was seen */
+    JST_REC_REAP = 16,       /* a wait call of the process reaped a child that ended:
+                                its pid, wait status and the time */
     JST_REC_TYPE_MAX_
 };
 
@@ -238,8 +240,8 @@ enum jst_key {
     JST_F_TARGET = 272,      /* COMPILE: target from the arguments, e.g. "sm_90a" */
     JST_F_INPUT = 273,       /* COMPILE: repeated, input file names (redacted as argv) */
     JST_F_OUTPUT = 274,      /* COMPILE: output file name (-o) */
-    JST_F_CHILD_PID = 275,   /* COMPILE: the child's pid */
-    JST_F_WAIT_STATUS = 276, /* COMPILE: wait status the parent reaped (as waitpid gives) */
+    JST_F_CHILD_PID = 275,   /* COMPILE, REAP: the child's pid */
+    JST_F_WAIT_STATUS = 276, /* COMPILE, REAP: wait status the parent reaped (as waitpid gives) */
     JST_F_SPAWN_HOW = 277,   /* COMPILE: enum jst_spawn */
     JST_F_WAIT_NS = 278,     /* COMPILE: time the reaping wait call blocked */
     JST_F_OUT_SIZE = 279,    /* COMPILE: output file size after the reap */

@@ -7,7 +7,7 @@
  *
  * Each SPEC line is one record: "<type> key=value key=value ...". Types:
  * process device call begin cache stack modmap cupti note end range compile sample
- * fw_cache ("begin": a call's start record, as the preload writes before a long
+ * fw_cache reap ("begin": a call's start record, as the preload writes before a long
  * call). Values are numbers
  * (decimal, 0x hex, or with a time suffix ns/us/ms/s, converted to ns), enum
  * names (verdict=ptx_jit, cache=hit, call_id=cuModuleLoadData, ...), text
@@ -149,11 +149,11 @@ static const struct {
     const char *name;
     uint16_t type;
 } types[] = {
-    {"process", JST_REC_PROCESS},   {"device", JST_REC_DEVICE}, {"call", JST_REC_CALL},
-    {"cache", JST_REC_CACHE_STATE}, {"stack", JST_REC_STACK},   {"modmap", JST_REC_MODMAP},
-    {"cupti", JST_REC_CUPTI_JIT},   {"note", JST_REC_NOTE},     {"end", JST_REC_END},
+    {"process", JST_REC_PROCESS},   {"device", JST_REC_DEVICE},   {"call", JST_REC_CALL},
+    {"cache", JST_REC_CACHE_STATE}, {"stack", JST_REC_STACK},     {"modmap", JST_REC_MODMAP},
+    {"cupti", JST_REC_CUPTI_JIT},   {"note", JST_REC_NOTE},       {"end", JST_REC_END},
     {"range", JST_REC_RANGE},       {"compile", JST_REC_COMPILE}, {"sample", JST_REC_SAMPLE},
-    {"fw_cache", JST_REC_FW_CACHE}, {"begin", JST_REC_BEGIN},
+    {"fw_cache", JST_REC_FW_CACHE}, {"begin", JST_REC_BEGIN},     {"reap", JST_REC_REAP},
 };
 
 static int lineno;
