@@ -72,11 +72,18 @@ int jst_py_table_open(struct py_table *t, uintptr_t obj, const uint8_t *h, size_
         return -1;
     memcpy(&t->size, h + 16, sizeof t->size);
     t->data = obj + 32;
-    t->have = have - 32 < sizeof t->win ? have - 32 : sizeof t->win;
+    t->have = have - 32 < sizeof t->head ? have - 32 : sizeof t->head;
     if (t->have > t->size)
         t->have = t->size;
-    memcpy(t->win, h + 32, t->have);
+    memcpy(t->head, h + 32, t->have);
+    t->cur = t->head;
     return t->size > (1u << 24) ? -1 : 0;
+}
+
+void jst_py_table_buffer(struct py_table *t, uint8_t *buf, size_t cap)
+{
+    t->buf = buf;
+    t->cap = cap;
 }
 
 /* The next byte of the table; -1 at its end or when unreadable. */
@@ -85,13 +92,16 @@ static int py_table_byte(struct py_table *t)
     if (t->pos >= t->size)
         return -1;
     if (t->pos >= t->off + t->have) {
-        size_t n = t->size - t->pos < sizeof t->win ? t->size - t->pos : sizeof t->win;
-        if (jst_py_read(t->win, t->data + t->pos, n) < 0)
+        uint8_t *dst = t->buf ? t->buf : t->head;
+        size_t cap = t->buf ? t->cap : sizeof t->head;
+        size_t n = t->size - t->pos < cap ? t->size - t->pos : cap;
+        if (jst_py_read(dst, t->data + t->pos, n) < 0)
             return -1;
+        t->cur = dst;
         t->off = t->pos;
         t->have = n;
     }
-    return t->win[t->pos++ - t->off];
+    return t->cur[t->pos++ - t->off];
 }
 
 /* 3.10 line table: (byte delta, signed line delta) pairs; -128: no line. */

@@ -159,10 +159,10 @@ static void py_resolve(void)
         atomic_store(&py_state, PY_ABSENT); /* looked up again after the next dlopen */
         return;
     }
-    /* The pipe reads must work here (no descriptor left, a sandbox). */
+    /* The reads must work here (no descriptor left, no /proc). */
     uint64_t probe = 1, copy = 0;
     if (jst_py_read(&copy, (uintptr_t)&probe, sizeof probe) < 0 || copy != probe) {
-        py_off("Python frames not recorded: memory cannot be read through a pipe here");
+        py_off("Python frames not recorded: memory cannot be read through /proc/self/mem here");
         return;
     }
     char ver[16];
