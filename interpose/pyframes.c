@@ -34,6 +34,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,6 +85,37 @@ static struct py_line_cached py_lines[PY_LINES];
 static pthread_mutex_t py_cache_lock = PTHREAD_MUTEX_INITIALIZER;
 /* Line table bytes read per system call beyond the first PY_SPEC. */
 #define PY_TABLE_CHUNK (64u << 10)
+/* Tables at least this long get an index (pyint.h), PY_INDEXES of them at a
+ * time, each used by one walk at a time (busy; another walk meanwhile walks
+ * without it). */
+#define PY_INDEX_MIN (64u << 10)
+#define PY_INDEXES 8
+static struct py_lineidx *_Atomic py_idx[PY_INDEXES];
+static atomic_flag py_idx_busy[PY_INDEXES];
+
+/* The index for the table lt (size bytes) of code, held busy; NULL: none. */
+static struct py_lineidx *py_index_take(uintptr_t code, uintptr_t lt, size_t size, unsigned *slot)
+{
+    if (size < PY_INDEX_MIN)
+        return NULL;
+    unsigned i = (unsigned)((code >> 4) % PY_INDEXES);
+    if (atomic_flag_test_and_set(&py_idx_busy[i]))
+        return NULL;
+    struct py_lineidx *ix = atomic_load(&py_idx[i]);
+    if (!ix) {
+        ix = malloc(sizeof *ix);
+        if (!ix) {
+            atomic_flag_clear(&py_idx_busy[i]);
+            return NULL;
+        }
+        ix->code = 0;
+        atomic_store(&py_idx[i], ix);
+    }
+    if (ix->code != code || ix->lt != lt || ix->size != size)
+        jst_py_index_reset(ix, code, lt, size);
+    *slot = i;
+    return ix;
+}
 
 static struct py_line_cached *py_line_slot(uintptr_t code, long addr)
 {
@@ -148,7 +180,11 @@ static void py_add(struct py_walk *w, uintptr_t code, const uint8_t *co, long ad
             w->tab = malloc(PY_TABLE_CHUNK);
         if (w->tab)
             jst_py_table_buffer(&t, w->tab, PY_TABLE_CHUNK);
-        line = jst_py_line(&t, py_int_at(co, L->co_firstlineno), addr);
+        unsigned slot = 0;
+        struct py_lineidx *ix = addr >= 0 ? py_index_take(code, k.lt, t.size, &slot) : NULL;
+        line = jst_py_line(&t, py_int_at(co, L->co_firstlineno), addr, ix);
+        if (ix)
+            atomic_flag_clear(&py_idx_busy[slot]);
         py_cache_put(&k, addr, text, line);
     }
     struct jst_pyframes *o = w->out;
@@ -315,6 +351,8 @@ void jst_py_capture(const uint64_t *ips, size_t n_ips, struct jst_pyframes *py)
 void jst_py_atfork_child(void)
 {
     pthread_mutex_init(&py_cache_lock, NULL);
+    for (int i = 0; i < PY_INDEXES; i++)
+        atomic_flag_clear(&py_idx_busy[i]);
     jst_py_read_atfork_child();
 }
 

@@ -96,9 +96,27 @@ void jst_py_table_buffer(struct py_table *t, uint8_t *buf, size_t cap);
 /* The function ("Loader.load") and file of the code object whose header is
  * co, as "func\tfile" into text, and its line table opened into t. */
 int jst_py_names(const uint8_t *co, char *text, size_t cap, struct py_table *t);
+/* Where a long 3.11+ line table was: checkpoints at least step bytes
+ * apart, each at an entry's start (its table position, the byte offset of
+ * its first instruction, the line before it), made as the table is walked,
+ * so that a later lookup in the same table starts at the checkpoint before
+ * its instruction instead of at the table's start. */
+#define PY_IDX_MAX 1024
+struct py_lineidx {
+    uintptr_t code, lt; /* the code object and table it belongs to */
+    size_t size;
+    uint32_t n, step;
+    struct {
+        uint32_t pos, start;
+        int32_t line;
+    } cp[PY_IDX_MAX];
+};
+/* Makes ix an empty index of the table t of code. */
+void jst_py_index_reset(struct py_lineidx *ix, uintptr_t code, uintptr_t lt, size_t size);
 /* The line of the instruction at byte offset addr, first: the code's first
- * line; 0 when the table says it has none. */
-int jst_py_line(struct py_table *t, int first, long addr);
+ * line; 0 when the table says it has none. ix: that table's index (NULL:
+ * none), used and extended. */
+int jst_py_line(struct py_table *t, int first, long addr, struct py_lineidx *ix);
 /* Reads a code object's header into co; 0, or -1 when code is no code object. */
 int jst_py_code(uintptr_t code, uint8_t *co, size_t cap);
 
