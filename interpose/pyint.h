@@ -48,6 +48,9 @@ extern struct py_interp jst_py;
 ssize_t jst_py_copyv(const struct iovec *loc, const struct iovec *rem, int n);
 /* Copies n bytes at addr into dst; 0, or -1 when any of them is unreadable. */
 int jst_py_read(void *dst, uintptr_t addr, size_t n);
+/* 0 once reads cannot be done any more (no /proc/self/mem, or the program
+ * took the descriptor): then nothing is tried. */
+int jst_py_read_ok(void);
 /* Reads done so far (system calls). */
 unsigned long long jst_py_reads(void);
 /* In a forked child: its first read takes a descriptor on its own memory. */

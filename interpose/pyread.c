@@ -139,6 +139,11 @@ int jst_py_read(void *dst, uintptr_t addr, size_t n)
     return jst_py_copyv(&local, &remote, 1) == (ssize_t)n ? 0 : -1;
 }
 
+int jst_py_read_ok(void)
+{
+    return atomic_load(&mem_state) != MEM_GONE;
+}
+
 unsigned long long jst_py_reads(void)
 {
     return atomic_load(&mem_reads);
