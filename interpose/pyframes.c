@@ -355,8 +355,3 @@ void jst_py_atfork_child(void)
         atomic_flag_clear(&py_idx_busy[i]);
     jst_py_read_atfork_child();
 }
-
-unsigned long long jst_py_read_count(void)
-{
-    return jst_py_reads();
-}

@@ -46,7 +46,5 @@ void jst_py_sample(uintptr_t ts, unsigned long thread_id, struct jst_pyframes *p
 /* In a forked child (from the sampler's fork handler): locks a fork may have
  * left held are freed, and the reader's descriptor is renewed at first use. */
 void jst_py_atfork_child(void);
-/* Reads of the interpreter's memory so far (system calls). */
-unsigned long long jst_py_read_count(void);
 
 #endif

@@ -20,6 +20,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "pyframes.h"
@@ -78,9 +79,15 @@ static int mem_get(void)
     if (st == MEM_GONE)
         return -1;
     if (st != MEM_OPEN) {
-        /* trylock: a child forked while the lock was held just reads nothing */
-        if (pthread_mutex_trylock(&mem_lock) != 0)
-            return -1;
+        /* Another thread may be opening it: wait a little, not forever (a
+         * child forked while the lock was held just reads nothing). */
+        int tries = 0;
+        while (pthread_mutex_trylock(&mem_lock) != 0) {
+            if (++tries > 200)
+                return -1;
+            struct timespec ts = {0, 50000};
+            nanosleep(&ts, NULL);
+        }
         if (atomic_load(&mem_state) == MEM_NONE || atomic_load(&mem_state) == MEM_STALE)
             mem_open();
         pthread_mutex_unlock(&mem_lock);

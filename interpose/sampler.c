@@ -280,18 +280,30 @@ static int smp_seccomp(void)
     return mode;
 }
 
+int jst_thread_allowed(void)
+{
+    static _Atomic int filtered;
+    if (atomic_load(&filtered))
+        return 0;
+    if (smp_seccomp() <= 0)
+        return 1;
+    if (!atomic_exchange(&filtered, 1)) { /* a filter is never lifted */
+        static const char msg[] =
+            "no thread of jitstall's started: the process runs under a seccomp filter, which "
+            "may refuse a new thread or kill the process for it; Python frames are not "
+            "sampled (those at recorded calls are still read), and a call in flight gets no "
+            "progress records";
+        jst_note(1, msg);
+        jst_dbg("%s", msg);
+    }
+    return 0;
+}
+
 /* Starts the sampler thread; smp_running is already set. */
 static void smp_start(void)
 {
-    int mode = smp_seccomp();
-    if (mode > 0) {
+    if (!jst_thread_allowed()) {
         atomic_store(&smp_refused, 1);
-        static const char msg[] =
-            "Python frames not sampled: the process runs under a seccomp filter, which may "
-            "refuse a new thread or kill the process for it; frames at recorded calls are "
-            "still read";
-        jst_note(1, msg);
-        jst_dbg("%s", msg);
         return;
     }
     sigset_t all, old;

@@ -19,6 +19,11 @@ void jst_sampler_event(int compiles);
 /* This thread's first launch of a function, recorded with seq: its window's
  * samples are written (when compile work came before) or dropped. */
 void jst_sampler_first_launch(uint64_t seq);
+/* May the preload start a thread of its own (the sampler, the progress
+ * thread)? Not while the calling thread runs under a seccomp filter, whose
+ * filters a new thread inherits: the filter may kill the process for the
+ * clone. Then 0, and the trace says so once. */
+int jst_thread_allowed(void);
 /* In a forked child: nothing is sampled until a thread registers again. */
 void jst_sampler_atfork_child(void);
 

@@ -9,8 +9,8 @@
 #  - threads: a Python process that runs a compiler and forks but never calls
 #    the driver has one thread; the sampler thread ends when nothing is
 #    sampled (JITSTALL_DEBUG=1 says so);
-#  - a seccomp filter that kills clone/clone3: no thread, the program runs,
-#    the trace says why there are no samples;
+#  - a seccomp filter that kills clone/clone3: no thread (sampler or
+#    progress), the program runs, the trace says why;
 #  - 8 short-lived Python threads that call cuInit leave their slots: the
 #    main thread's later Python work before its first launch is sampled.
 . "$(dirname "$0")/lib.sh"
@@ -84,17 +84,18 @@ expect(spin >= 140_000_000, f"the main thread's 285 ms of Python sampled: {spin}
 PY
 echo "ok: slots of ended threads are used again"
 
-# A seccomp filter that kills clone: no sampler thread, a note, same run.
-run_plain seccomp.plain "$BIN/seccomp_deny" --clone "$PYTHON" "$PY" work "$CUBIN"
+# A seccomp filter that kills clone: no thread (neither the sampler nor, for
+# the PTX load that JITs, the progress thread), a note, same run.
+run_plain seccomp.plain "$BIN/seccomp_deny" --clone "$PYTHON" "$PY" work "$FIX/k75.ptx"
 if [ "$(cat "$WORK/seccomp.plain.rc")" = 77 ]; then
     echo "skip: the seccomp part: a filter cannot be installed here ($(tail -1 "$WORK/seccomp.plain.err"))"
     exit 77
 fi
 expect_rc seccomp.plain 0
-run_traced seccomp "$BIN/seccomp_deny" --clone "$PYTHON" "$PY" work "$CUBIN"
+run_traced seccomp "$BIN/seccomp_deny" --clone "$PYTHON" "$PY" work "$FIX/k75.ptx"
 same_behaviour seccomp.plain seccomp
 dump_json "$(the_trace seccomp)" "$WORK/seccomp.json"
-grep -q 'Python frames not sampled: the process runs under a seccomp filter' "$WORK/seccomp.json" ||
-    fail "seccomp: no note"
+[ "$(grep -c "no thread of jitstall's started: the process runs under a seccomp filter" \
+    "$WORK/seccomp.json")" = 1 ] || fail "seccomp: not one note"
 grep -q '"py_frame"' "$WORK/seccomp.json" || fail "seccomp: no Python frames at recorded calls"
 echo "ok: no thread under a seccomp filter"
