@@ -10,6 +10,7 @@
 #                          every descriptor it did not open, then writes it
 #   nocuda CC              runs `CC --version` and forks; no driver call
 #   work CUBIN             a load, 300 ms of Python, a launch (no thread)
+#   forked CUBIN           loads, forks; the child loads from in_child()
 #   threads CUBIN CC MS    8 short-lived threads call cuInit, then the main
 #                          thread loads, works MS ms in Python, runs the
 #                          compiler CC and launches
@@ -174,6 +175,21 @@ def work(cubin):
     print("work: done")
 
 
+def in_child(cubin):
+    launch(load(cubin))
+
+
+def forked(cubin):
+    setup()
+    load(cubin)
+    pid = os.fork()
+    if pid == 0:
+        in_child(cubin)
+        os._exit(0)
+    _, st = os.waitpid(pid, 0)
+    print(f"forked: child {os.waitstatus_to_exitcode(st)}")
+
+
 def threads(cubin, cc, ms):
     def init():
         assert driver().cuInit(0) == 0
@@ -205,6 +221,8 @@ elif mode == "nocuda":
     nocuda(args[0])
 elif mode == "work":
     work(args[0])
+elif mode == "forked":
+    forked(args[0])
 elif mode == "threads":
     threads(args[0], args[1], float(args[2]))
 else:

@@ -64,12 +64,34 @@ sys.path.insert(0, '$JST_E2E_SRC')
 cu = ctypes.CDLL('libcuda.so.1'); cu.cuInit(0)
 time.sleep(12)
 print('threads', len(os.listdir('/proc/self/task')))
+cu.cuInit(0)
+time.sleep(0.2)
+print('threads', len(os.listdir('/proc/self/task')))
 "
 expect_rc idle 0
-grep -q 'sampler thread started' "$WORK/idle.err" || fail "idle: no sampler thread at first"
+[ "$(grep -c 'sampler thread started' "$WORK/idle.err")" = 2 ] ||
+    fail "idle: the sampler thread did not start, end and start again"
 grep -q 'sampler thread ends' "$WORK/idle.err" || fail "idle: the sampler thread did not end"
-grep -qx 'threads 1' "$WORK/idle.out" || fail "idle: $(cat "$WORK/idle.out")"
-echo "ok: the sampler thread ends when nothing is sampled"
+[ "$(tr '\n' ' ' <"$WORK/idle.out")" = "threads 1 threads 2 " ] || fail "idle: $(cat "$WORK/idle.out")"
+echo "ok: the sampler thread ends when nothing is sampled, and starts again"
+
+# A forked child reads its own memory, not its parent's, through the number
+# its parent's reader had.
+both forked forked "$CUBIN"
+child=""
+for t in $(traces_of forked); do
+    dump_json "$t" "$WORK/forked.json"
+    grep -q '"in_child' "$WORK/forked.json" && child=$t
+done
+[ -n "$child" ] || fail "forked: no trace has the child's frames"
+dump_json "$child" "$WORK/forked.json"
+check_json "$WORK/forked.json" <<'PY'
+stacks = {r["stack_id"]: r for r in of_type("stack")}
+top = [stacks[c["stack_id"]]["py_frame"][0].split("\t")[0] for c in calls("cuModuleLoad")]
+expect(top == ["load"] and "in_child" in stacks[calls("cuModuleLoad")[0]["stack_id"]]["py_frame"][1],
+       f"the child's load from in_child: {top}")
+PY
+echo "ok: a forked child reads its own frames"
 
 # 8 threads come and go; the main thread's work is still sampled.
 run_traced threads "$PYTHON" "$PY" threads "$CUBIN" "$WORK/bin/ptxas" 285
