@@ -97,12 +97,15 @@ static pthread_once_t smp_key_once = PTHREAD_ONCE_INIT;
 static int smp_key_ok;
 
 /* This thread's registration: SMP_MINE with smp_self's gen in smp_gen;
- * SMP_NO_SLOT: all were taken when smp_frees was smp_seen_frees. */
+ * SMP_NO_SLOT: all were taken at smp_tried_ns, when smp_frees was
+ * smp_seen_frees (tried again after a release, or SMP_IDLE_NS later, when an
+ * idle thread's slot may be taken). */
 enum { SMP_UNTRIED = 0, SMP_MINE, SMP_NO_PY, SMP_NO_SLOT };
 static __thread int smp_reg __attribute__((tls_model("initial-exec")));
 static __thread struct smp_thread *smp_self __attribute__((tls_model("initial-exec")));
 static __thread uint32_t smp_gen __attribute__((tls_model("initial-exec")));
 static __thread unsigned smp_seen_frees __attribute__((tls_model("initial-exec")));
+static __thread uint64_t smp_tried_ns __attribute__((tls_model("initial-exec")));
 
 static int smp_on(void)
 {
@@ -415,7 +418,8 @@ static struct smp_thread *smp_mine(int may_register)
     if (smp_reg == SMP_MINE && t && atomic_load_explicit(&t->gen, memory_order_relaxed) == smp_gen)
         return t;
     if (!may_register || smp_reg == SMP_NO_PY ||
-        (smp_reg == SMP_NO_SLOT && smp_seen_frees == atomic_load(&smp_frees)))
+        (smp_reg == SMP_NO_SLOT && smp_seen_frees == atomic_load(&smp_frees) &&
+         jst_now_ns() - smp_tried_ns <= SMP_IDLE_NS))
         return NULL;
     /* Not tried, no slot before, or its slot was taken by another while it idled. */
     smp_self = NULL;
@@ -429,6 +433,7 @@ static struct smp_thread *smp_mine(int may_register)
         return NULL;
     }
     smp_seen_frees = atomic_load(&smp_frees);
+    smp_tried_ns = jst_now_ns();
     t = smp_take(ts);
     if (!t) {
         smp_reg = SMP_NO_SLOT;
