@@ -51,6 +51,10 @@ int jst_writer_close(struct jst_writer *w);
 int jst_writer_finish(struct jst_writer *w);
 /* After fork in the child: forget the parent's writer without touching its file. */
 void jst_writer_abandon(struct jst_writer *w);
+/* Moves fd to a high number as the writer does its own (close-on-exec, in the
+ * top quarter of the descriptor limit or of the table the process already
+ * has) and closes fd; -1 with errno EMFILE when descriptors are scarce. */
+int jst_fd_raise(int fd);
 /* Fills the JST_BLOCK_HDR_SIZE-byte header of a block whose payload is
  * stored bytes at payload (both checksums computed). */
 void jst_block_header(uint8_t *h, uint32_t index, const uint8_t *payload, uint32_t stored,

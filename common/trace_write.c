@@ -788,3 +788,8 @@ void jst_writer_abandon(struct jst_writer *w)
     writer_free(w);
     errno = saved;
 }
+
+int jst_fd_raise(int fd)
+{
+    return fd_raise(fd);
+}

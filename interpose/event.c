@@ -37,10 +37,10 @@ int jst_event_begin(struct jst_event *ev, const struct jst_hook *h, int route)
     ev->self_t0 = t0;
     /* Loads, link steps and runtime compiles are compile work (sampler.c). */
     unsigned c = h ? h->call_id : 0;
-    jst_sampler_event((c >= JST_CALL_cuModuleLoad && c <= JST_CALL_cuModuleLoadFatBinary) ||
-                      c == JST_CALL_cuLibraryLoadData || c == JST_CALL_cuLibraryLoadFromFile ||
-                      (c >= JST_CALL_cuLinkAddData && c <= JST_CALL_cuLinkComplete) ||
-                      (c >= JST_CALL_nvrtcCompileProgram && c <= JST_CALL_nvPTXCompilerCompile));
+    jst_sampler_call((c >= JST_CALL_cuModuleLoad && c <= JST_CALL_cuModuleLoadFatBinary) ||
+                     c == JST_CALL_cuLibraryLoadData || c == JST_CALL_cuLibraryLoadFromFile ||
+                     (c >= JST_CALL_cuLinkAddData && c <= JST_CALL_cuLinkComplete) ||
+                     (c >= JST_CALL_nvrtcCompileProgram && c <= JST_CALL_nvPTXCompilerCompile));
     return 1;
 }
 

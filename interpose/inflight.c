@@ -38,6 +38,7 @@
 #include <time.h>
 
 #include "cost.h"
+#include "sampler.h"
 #include "state.h"
 #include "event.h"
 #include "inflight.h"
@@ -118,7 +119,7 @@ static void *progress_main(void *arg)
 static void progress_start(void)
 {
     pthread_once(&progress_once, progress_config);
-    if (!progress_ns || atomic_exchange(&progress_started, 1))
+    if (!progress_ns || atomic_exchange(&progress_started, 1) || !jst_thread_allowed())
         return;
     sigset_t all, old;
     sigfillset(&all);

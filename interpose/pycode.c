@@ -72,26 +72,46 @@ int jst_py_table_open(struct py_table *t, uintptr_t obj, const uint8_t *h, size_
         return -1;
     memcpy(&t->size, h + 16, sizeof t->size);
     t->data = obj + 32;
-    t->have = have - 32 < sizeof t->win ? have - 32 : sizeof t->win;
+    t->have = have - 32 < sizeof t->head ? have - 32 : sizeof t->head;
     if (t->have > t->size)
         t->have = t->size;
-    memcpy(t->win, h + 32, t->have);
+    memcpy(t->head, h + 32, t->have);
+    t->cur = t->head;
     return t->size > (1u << 24) ? -1 : 0;
 }
 
-/* The next byte of the table; -1 at its end or when unreadable. */
-static int py_table_byte(struct py_table *t)
+void jst_py_table_buffer(struct py_table *t, uint8_t *buf, size_t cap)
+{
+    t->buf = buf;
+    t->cap = cap;
+}
+
+/* The byte at t->pos, which is outside the window: reads the window that
+ * starts there; -1 at the table's end or when unreadable. */
+static __attribute__((noinline)) int py_table_fill(struct py_table *t)
 {
     if (t->pos >= t->size)
         return -1;
-    if (t->pos >= t->off + t->have) {
-        size_t n = t->size - t->pos < sizeof t->win ? t->size - t->pos : sizeof t->win;
-        if (jst_py_read(t->win, t->data + t->pos, n) < 0)
-            return -1;
-        t->off = t->pos;
-        t->have = n;
+    uint8_t *dst = t->buf ? t->buf : t->head;
+    size_t cap = t->buf ? t->cap : sizeof t->head;
+    size_t n = t->size - t->pos < cap ? t->size - t->pos : cap;
+    if (jst_py_read(dst, t->data + t->pos, n) < 0)
+        return -1;
+    t->cur = dst;
+    t->off = t->pos;
+    t->have = n;
+    return t->cur[t->pos++ - t->off];
+}
+
+/* The next byte of the table; -1 at its end or when unreadable. */
+static inline int py_table_byte(struct py_table *t)
+{
+    size_t i = t->pos - t->off; /* huge when pos is before the window */
+    if (__builtin_expect(i < t->have, 1)) {
+        t->pos++;
+        return t->cur[i];
     }
-    return t->win[t->pos++ - t->off];
+    return py_table_fill(t);
 }
 
 /* 3.10 line table: (byte delta, signed line delta) pairs; -128: no line. */
@@ -125,17 +145,55 @@ static unsigned py_varint(struct py_table *t)
     return v;
 }
 
+void jst_py_index_reset(struct py_lineidx *ix, uintptr_t code, uintptr_t lt, size_t size)
+{
+    ix->code = code;
+    ix->lt = lt;
+    ix->size = size;
+    ix->n = 0;
+    ix->step = (uint32_t)(size / PY_IDX_MAX + 1 > 4096 ? size / PY_IDX_MAX + 1 : 4096);
+}
+
+/* Starts t's walk at the last checkpoint of ix at or before addr. */
+static void py_index_seek(struct py_table *t, const struct py_lineidx *ix, long addr, long *end,
+                          int *line)
+{
+    uint32_t lo = 0, hi = ix->n; /* the first checkpoint after addr */
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if ((long)ix->cp[mid].start <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0)
+        return;
+    t->pos = ix->cp[lo - 1].pos;
+    *end = ix->cp[lo - 1].start;
+    *line = ix->cp[lo - 1].line;
+}
+
 /* 3.11+ location table: entries start with a byte with bit 7 set, code in
  * bits 3-6, length-1 (code units) in bits 0-2; codes 13 and 14 carry a
  * signed line delta, 11 and 12 mean +1 and +2, 15 no location. */
-static int py_line_311(struct py_table *t, int first, long addr)
+static int py_line_311(struct py_table *t, int first, long addr, struct py_lineidx *ix)
 {
     long end = 0;
     int line = first;
+    if (ix)
+        py_index_seek(t, ix, addr, &end, &line);
     int b = py_table_byte(t);
     while (b >= 0) {
         if (!(b & 0x80))
             return 0;
+        size_t at = t->pos - 1;
+        if (ix && ix->n < PY_IDX_MAX && at <= UINT32_MAX && end <= (long)UINT32_MAX &&
+            (ix->n == 0 ? at >= ix->step : at >= ix->cp[ix->n - 1].pos + (size_t)ix->step)) {
+            ix->cp[ix->n].pos = (uint32_t)at;
+            ix->cp[ix->n].start = (uint32_t)end;
+            ix->cp[ix->n].line = line;
+            ix->n++;
+        }
         unsigned code = (b >> 3) & 15;
         long start = end;
         end += ((b & 7) + 1) * 2;
@@ -186,9 +244,9 @@ int jst_py_code(uintptr_t code, uint8_t *co, size_t cap)
     return py_ptr_at(co, 8) == jst_py.code_type ? 0 : -1;
 }
 
-int jst_py_line(struct py_table *t, int first, long addr)
+int jst_py_line(struct py_table *t, int first, long addr, struct py_lineidx *ix)
 {
     if (addr < 0)
         return first;
-    return jst_py.lay->minor == 10 ? py_line_310(t, first, addr) : py_line_311(t, first, addr);
+    return jst_py.lay->minor == 10 ? py_line_310(t, first, addr) : py_line_311(t, first, addr, ix);
 }

@@ -20,10 +20,11 @@
  *   strong references to their names and tables. That holds whether the
  *   caller kept the GIL (ctypes.PyDLL, CuPy's RawKernel) or released it
  *   (ctypes.CDLL, CuPy's RawModule(path=), PyTorch's cuLibraryLoadData).
- * - Every read goes through a pipe made for the capture: write(2) copies
- *   from the address inside the kernel and fails with EFAULT instead of
- *   faulting on an unmapped address (pyread.c says why not process_vm_readv),
- *   and every object is checked before its fields are trusted: the thread state must name this
+ * - Every read is a pread(2) of /proc/self/mem, through one descriptor of
+ *   ours: the kernel copies and fails instead of faulting on an unmapped
+ *   address (pyread.c says why not process_vm_readv, and how the descriptor
+ *   is kept from the program's), and every object is checked before its
+ *   fields are trusted: the thread state must name this
  *   thread, code objects, strings and bytes must have the type CPython
  *   exports for them, lengths are capped and the walk is bounded. A layout
  *   that does not check out yields no frames, never a crash.
@@ -33,6 +34,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,26 +59,74 @@ struct py_walk {
     size_t max;       /* frames wanted at most (the innermost) */
     uintptr_t win_lo; /* frames read ahead (3.11+): win_len bytes from win_lo */
     size_t win_len;
+    uint8_t *tab; /* PY_TABLE_CHUNK bytes for line tables, once one needs it */
     uint8_t win[4096];
 };
 
-/* Names and the line of one instruction per code object, kept across
- * captures, so that a stack seen again costs two reads per frame (the frame
- * and its code object) instead of four or more. An entry is used only while
+/* Names per code object, and lines per (code object, instruction), kept
+ * across captures, so that a stack seen again costs two reads per frame
+ * (the frame and its code object) instead of four or more, and a function
+ * that calls from several lines (or is sampled at several) walks its line
+ * table once per line, not once per capture. An entry is used only while
  * the code object still points at the same name, file and table objects. */
 struct py_cached {
     uintptr_t code, q, f, lt;
-    long addr;
-    int line;
     char text[PY_FUNC_MAX + PY_FILE_MAX + 2];
 };
+struct py_line_cached {
+    uintptr_t code, lt;
+    long addr;
+    int line;
+};
 #define PY_CACHE 128
+#define PY_LINES 1024
 static struct py_cached py_cache[PY_CACHE];
+static struct py_line_cached py_lines[PY_LINES];
 static pthread_mutex_t py_cache_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Line table bytes read per system call beyond the first PY_SPEC. */
+#define PY_TABLE_CHUNK (64u << 10)
+/* Tables at least this long get an index (pyint.h), PY_INDEXES of them at a
+ * time, each used by one walk at a time (busy; another walk meanwhile walks
+ * without it). */
+#define PY_INDEX_MIN (64u << 10)
+#define PY_INDEXES 8
+static struct py_lineidx *_Atomic py_idx[PY_INDEXES];
+static atomic_flag py_idx_busy[PY_INDEXES];
+
+/* The index for the table lt (size bytes) of code, held busy; NULL: none. */
+static struct py_lineidx *py_index_take(uintptr_t code, uintptr_t lt, size_t size, unsigned *slot)
+{
+    if (size < PY_INDEX_MIN)
+        return NULL;
+    unsigned i = (unsigned)((code >> 4) % PY_INDEXES);
+    if (atomic_flag_test_and_set(&py_idx_busy[i]))
+        return NULL;
+    struct py_lineidx *ix = atomic_load(&py_idx[i]);
+    if (!ix) {
+        ix = malloc(sizeof *ix);
+        if (!ix) {
+            atomic_flag_clear(&py_idx_busy[i]);
+            return NULL;
+        }
+        ix->code = 0;
+        atomic_store(&py_idx[i], ix);
+    }
+    if (ix->code != code || ix->lt != lt || ix->size != size)
+        jst_py_index_reset(ix, code, lt, size);
+    *slot = i;
+    return ix;
+}
+
+static struct py_line_cached *py_line_slot(uintptr_t code, long addr)
+{
+    uint64_t h =
+        ((uint64_t)code >> 4) * 0x9e3779b97f4a7c15ull ^ (uint64_t)addr * 0xff51afd7ed558ccdull;
+    return &py_lines[(h >> 32) % PY_LINES];
+}
 
 /* Fills text and *line from the cache: 0 nothing, 1 text, 2 text and line.
  * A busy cache (another thread, or a lock a fork left held) is a miss. */
-static int py_cache_get(const struct py_cached *k, char *text, size_t cap, int *line)
+static int py_cache_get(const struct py_cached *k, long addr, char *text, size_t cap, int *line)
 {
     int got = 0;
     if (pthread_mutex_trylock(&py_cache_lock) != 0)
@@ -85,8 +135,9 @@ static int py_cache_get(const struct py_cached *k, char *text, size_t cap, int *
     if (e->code == k->code && e->q == k->q && e->f == k->f && e->lt == k->lt) {
         snprintf(text, cap, "%s", e->text);
         got = 1;
-        if (e->addr == k->addr) {
-            *line = e->line;
+        const struct py_line_cached *l = py_line_slot(k->code, addr);
+        if (l->code == k->code && l->lt == k->lt && l->addr == addr) {
+            *line = l->line;
             got = 2;
         }
     }
@@ -94,14 +145,16 @@ static int py_cache_get(const struct py_cached *k, char *text, size_t cap, int *
     return got;
 }
 
-static void py_cache_put(const struct py_cached *k, const char *text, int line)
+static void py_cache_put(const struct py_cached *k, long addr, const char *text, int line)
 {
     if (pthread_mutex_trylock(&py_cache_lock) != 0)
         return;
     struct py_cached *e = &py_cache[(k->code >> 4) % PY_CACHE];
-    *e = *k;
-    e->line = line;
-    snprintf(e->text, sizeof e->text, "%s", text);
+    if (e->code != k->code || e->q != k->q || e->f != k->f || e->lt != k->lt) {
+        *e = *k;
+        snprintf(e->text, sizeof e->text, "%s", text);
+    }
+    *py_line_slot(k->code, addr) = (struct py_line_cached){k->code, k->lt, addr, line};
     pthread_mutex_unlock(&py_cache_lock);
 }
 
@@ -113,10 +166,9 @@ static void py_add(struct py_walk *w, uintptr_t code, const uint8_t *co, long ad
     struct py_cached k = {.code = code,
                           .q = py_ptr_at(co, L->co_qualname),
                           .f = py_ptr_at(co, L->co_filename),
-                          .lt = py_ptr_at(co, L->co_linetable),
-                          .addr = addr};
+                          .lt = py_ptr_at(co, L->co_linetable)};
     char text[PY_FUNC_MAX + PY_FILE_MAX + 2];
-    int line = 0, got = py_cache_get(&k, text, sizeof text, &line);
+    int line = 0, got = py_cache_get(&k, addr, text, sizeof text, &line);
     if (got < 2) {
         struct py_table t;
         if (got ? jst_py_table_open(&t, k.lt, NULL, 0) < 0
@@ -124,8 +176,16 @@ static void py_add(struct py_walk *w, uintptr_t code, const uint8_t *co, long ad
             w->bad = 1;
             return;
         }
-        line = jst_py_line(&t, py_int_at(co, L->co_firstlineno), addr);
-        py_cache_put(&k, text, line);
+        if (t.size > t.have && addr >= 0 && !w->tab)
+            w->tab = malloc(PY_TABLE_CHUNK);
+        if (w->tab)
+            jst_py_table_buffer(&t, w->tab, PY_TABLE_CHUNK);
+        unsigned slot = 0;
+        struct py_lineidx *ix = addr >= 0 ? py_index_take(code, k.lt, t.size, &slot) : NULL;
+        line = jst_py_line(&t, py_int_at(co, L->co_firstlineno), addr, ix);
+        if (ix)
+            atomic_flag_clear(&py_idx_busy[slot]);
+        py_cache_put(&k, addr, text, line);
     }
     struct jst_pyframes *o = w->out;
     char full[PY_FUNC_MAX + PY_FILE_MAX + 32];
@@ -248,6 +308,7 @@ static void py_walk_ts(uintptr_t ts, const uint64_t *ips, size_t n_ips, struct j
         if (!quiet)
             jst_py_note_bad("the frame chain did not check out");
     }
+    free(w->tab);
     free(w);
 }
 
@@ -261,11 +322,7 @@ static void py_capture(const uint64_t *ips, size_t n_ips, struct jst_pyframes *p
 uintptr_t jst_py_self_state(void)
 {
     int saved = errno;
-    uintptr_t ts = 0;
-    if (jst_py_maybe() && jst_py_pipe_open() == 0) {
-        ts = jst_py_thread();
-        jst_py_pipe_close();
-    }
+    uintptr_t ts = jst_py_maybe() ? jst_py_thread() : 0;
     errno = saved;
     return ts;
 }
@@ -274,17 +331,12 @@ void jst_py_sample(uintptr_t ts, unsigned long thread_id, struct jst_pyframes *p
 {
     py->n = py->len = 0;
     int saved = errno;
-    if (jst_py_pipe_open() != 0) {
-        errno = saved;
-        return;
-    }
     unsigned long id = 0;
     /* The thread state must still be that thread's (it is freed when the
      * thread ends, and may be reused). */
     if (jst_py.lay && jst_py_read(&id, ts + jst_py.lay->ts_thread_id, sizeof id) == 0 &&
         id == thread_id)
         py_walk_ts(ts, NULL, 0, py, max, 1);
-    jst_py_pipe_close();
     errno = saved;
 }
 
@@ -292,11 +344,14 @@ void jst_py_capture(const uint64_t *ips, size_t n_ips, struct jst_pyframes *py)
 {
     py->n = py->len = 0;
     int saved = errno;
-    if (jst_py_pipe_open() != 0) {
-        errno = saved;
-        return; /* no descriptor to spare: no frames this time */
-    }
     py_capture(ips, n_ips, py);
-    jst_py_pipe_close();
     errno = saved;
+}
+
+void jst_py_atfork_child(void)
+{
+    pthread_mutex_init(&py_cache_lock, NULL);
+    for (int i = 0; i < PY_INDEXES; i++)
+        atomic_flag_clear(&py_idx_busy[i]);
+    jst_py_read_atfork_child();
 }

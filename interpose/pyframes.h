@@ -43,5 +43,8 @@ uintptr_t jst_py_self_state(void);
  * stack (every native index 0). The thread runs on meanwhile: a chain that
  * does not check out gives py->n 0, silently. */
 void jst_py_sample(uintptr_t ts, unsigned long thread_id, struct jst_pyframes *py, size_t max);
+/* In a forked child (from the sampler's fork handler): locks a fork may have
+ * left held are freed, and the reader's descriptor is renewed at first use. */
+void jst_py_atfork_child(void);
 
 #endif

@@ -1,6 +1,6 @@
 /*
  * Inside the preload's Python frame reader, shared by its parts: the checked
- * copy through a pipe (pyread.c), the interpreter found and its layout
+ * copy (pyread.c), the interpreter found and its layout
  * checked (pylayout.c), CPython's strings and line tables (pycode.c), and
  * the walk over the frame chain (pyframes.c).
  */
@@ -43,14 +43,18 @@ struct py_interp {
 extern struct py_interp jst_py;
 
 /* pyread.c: every read of the interpreter's memory. */
-/* Makes the capture's pipe; 0, or -1 when no descriptor is to be had. */
-int jst_py_pipe_open(void);
-void jst_py_pipe_close(void);
 /* Copies rem[0..n) into loc[0..n), in order; returns the bytes copied before
  * the first unreadable one (0 or less: none). */
 ssize_t jst_py_copyv(const struct iovec *loc, const struct iovec *rem, int n);
 /* Copies n bytes at addr into dst; 0, or -1 when any of them is unreadable. */
 int jst_py_read(void *dst, uintptr_t addr, size_t n);
+/* 0 once reads cannot be done any more (no /proc/self/mem, or the program
+ * took the descriptor): then nothing is tried. */
+int jst_py_read_ok(void);
+/* Reads done so far (system calls). */
+unsigned long long jst_py_reads(void);
+/* In a forked child: its first read takes a descriptor on its own memory. */
+void jst_py_read_atfork_child(void);
 
 /* Fields of an object already copied into b. */
 static inline uintptr_t py_ptr_at(const uint8_t *b, unsigned off)
@@ -75,21 +79,47 @@ uintptr_t jst_py_thread(void);
 void jst_py_note_bad(const char *what);
 
 /* pycode.c */
-/* Reads a code object's line table (a bytes object) piecewise. */
+/* Reads a code object's line table (a bytes object) piecewise: the first
+ * bytes come with the object's header, the rest in windows of up to cap
+ * bytes into buf (a caller's buffer; none: windows of PY_SPEC bytes into
+ * head). A table of 300,000 lines is about 2 MB. */
 struct py_table {
     uintptr_t data;
     size_t size, pos, have, off;
-    uint8_t win[PY_SPEC];
+    const uint8_t *cur; /* have bytes of the table from off */
+    uint8_t *buf;
+    size_t cap;
+    uint8_t head[PY_SPEC];
 };
 /* Opens the bytes object at obj; h holds its first have bytes, already read
  * (none: NULL, 0). 0, or -1 when obj is no bytes object of a sane size. */
 int jst_py_table_open(struct py_table *t, uintptr_t obj, const uint8_t *h, size_t have);
+/* Later windows of t are read into buf (cap bytes). */
+void jst_py_table_buffer(struct py_table *t, uint8_t *buf, size_t cap);
 /* The function ("Loader.load") and file of the code object whose header is
  * co, as "func\tfile" into text, and its line table opened into t. */
 int jst_py_names(const uint8_t *co, char *text, size_t cap, struct py_table *t);
+/* Where a long 3.11+ line table was: checkpoints at least step bytes
+ * apart, each at an entry's start (its table position, the byte offset of
+ * its first instruction, the line before it), made as the table is walked,
+ * so that a later lookup in the same table starts at the checkpoint before
+ * its instruction instead of at the table's start. */
+#define PY_IDX_MAX 1024
+struct py_lineidx {
+    uintptr_t code, lt; /* the code object and table it belongs to */
+    size_t size;
+    uint32_t n, step;
+    struct {
+        uint32_t pos, start;
+        int32_t line;
+    } cp[PY_IDX_MAX];
+};
+/* Makes ix an empty index of the table t of code. */
+void jst_py_index_reset(struct py_lineidx *ix, uintptr_t code, uintptr_t lt, size_t size);
 /* The line of the instruction at byte offset addr, first: the code's first
- * line; 0 when the table says it has none. */
-int jst_py_line(struct py_table *t, int first, long addr);
+ * line; 0 when the table says it has none. ix: that table's index (NULL:
+ * none), used and extended. */
+int jst_py_line(struct py_table *t, int first, long addr, struct py_lineidx *ix);
 /* Reads a code object's header into co; 0, or -1 when code is no code object. */
 int jst_py_code(uintptr_t code, uint8_t *co, size_t cap);
 

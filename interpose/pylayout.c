@@ -69,6 +69,8 @@ static void py_note(const char *msg)
 
 void jst_py_note_bad(const char *what)
 {
+    if (!jst_py_read_ok())
+        return; /* reads fail because the reader is gone: said already */
     if (atomic_exchange(&py_bad_noted, 1))
         return;
     char msg[256];
@@ -159,10 +161,10 @@ static void py_resolve(void)
         atomic_store(&py_state, PY_ABSENT); /* looked up again after the next dlopen */
         return;
     }
-    /* The pipe reads must work here (no descriptor left, a sandbox). */
+    /* The reads must work here (no descriptor left, no /proc). */
     uint64_t probe = 1, copy = 0;
     if (jst_py_read(&copy, (uintptr_t)&probe, sizeof probe) < 0 || copy != probe) {
-        py_off("Python frames not recorded: memory cannot be read through a pipe here");
+        py_off("Python frames not recorded: memory cannot be read through /proc/self/mem here");
         return;
     }
     char ver[16];
@@ -217,6 +219,8 @@ static int py_ready(void)
 int jst_py_maybe(void)
 {
     int st = atomic_load(&py_state);
+    if (!jst_py_read_ok())
+        return 0;
     if (st == PY_ABSENT && py_adds() == atomic_load(&py_absent_adds))
         return 0; /* no Python, and nothing loaded since we looked */
     return st != PY_OFF;
@@ -250,7 +254,7 @@ static uintptr_t py_tstate(void)
 
 uintptr_t jst_py_thread(void)
 {
-    if (!py_ready() || !py_is_init())
+    if (!py_ready() || !jst_py_read_ok() || !py_is_init())
         return 0;
     return py_tstate();
 }

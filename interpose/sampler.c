@@ -5,23 +5,33 @@
  * call CUDA from Python, about every JITSTALL_SAMPLE_MS (default 10) ms. No
  * signal is sent and the GIL is not taken: the frame reader (pyframes.c)
  * reads the other thread's frame chain through its checked copy, and a chain
- * that changes under it just gives no sample.
+ * that changes under it just gives no sample. The sampler thread never
+ * creates, closes or writes a descriptor: the reader's one descriptor is
+ * taken in a hook (pyread.c).
  *
- * Bounded: at most SMP_THREADS threads, each with a table of at most
- * SMP_STACKS distinct stacks (the innermost SMP_FRAMES frames) and their
+ * Bounded: at most SMP_THREADS threads at a time, each with a table of at
+ * most SMP_STACKS distinct stacks (the innermost SMP_FRAMES frames) and their
  * counts, since that thread's last first launch. At the thread's next first
  * launch the table is written as SAMPLE records when compile work happened
  * on the thread in between (a compile child reaped, a runtime compile, a load
  * or link step, an XLA NVTX range), and dropped otherwise. A thread that made
  * no recorded call for SMP_IDLE_NS is not sampled (a steady-state loop that
- * only launches), and its table starts afresh when it is sampled again.
+ * only launches), and its table starts afresh when it is sampled again. A
+ * thread's slot is freed when it ends (a thread-specific key's destructor),
+ * and an idle thread's slot may be taken by another: a process may run any
+ * number of Python threads over its life.
  *
- * The thread is started at the first recorded call from a Python thread,
- * never in a process that does not call CUDA from Python; JITSTALL_SAMPLE=0
- * turns it off. Its time counts in END's self_ns. The launch path after a
- * first launch is not touched.
+ * The thread runs only while there is something to sample: it is started at
+ * a recorded driver (or runtime compiler) call from a Python thread, never in
+ * a process that made none, and it ends when no registered thread has made a
+ * recorded call for SMP_IDLE_NS; the next such call starts it again. It is
+ * never started under a seccomp filter (a filter may kill the process for
+ * the clone): a note says so. JITSTALL_SAMPLE=0 turns it off. Its time
+ * counts in END's self_ns. The launch path after a first launch is not
+ * touched.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -29,6 +39,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cost.h"
 #include "pyframes.h"
@@ -55,14 +66,17 @@ struct smp_stack {
     uint64_t first, last, count, ns;
 };
 
-/* One sampled thread. */
+/* One slot for a sampled thread. gen is odd while a thread holds the slot
+ * and changes at every take and release, so a holder (and the sampler, which
+ * reads outside the lock) can tell the slot is still the one it had. */
 struct smp_thread {
+    _Atomic uint32_t gen;
+    pthread_mutex_t lock; /* gen changes and everything below */
     uint32_t tid;
     unsigned long pthread_id;
     uintptr_t ts;
     _Atomic uint64_t active_ns; /* its last recorded call */
     _Atomic int compiled;       /* compile work since the window began */
-    pthread_mutex_t lock;       /* the window below */
     uint64_t last_sample, window_ns;
     uint64_t window_start; /* the window began (registration, last first launch) */
     uint64_t cost_ns;      /* the sampler's own time on this thread in the window */
@@ -73,13 +87,25 @@ struct smp_thread {
 };
 
 static struct smp_thread *_Atomic smp_tab[SMP_THREADS];
-static _Atomic int smp_n;
-static _Atomic int smp_config; /* 0 unread, 1 on, 2 off */
+static _Atomic unsigned smp_frees; /* slots released so far */
+static _Atomic int smp_config;     /* 0 unread, 1 on, 2 off */
 static uint64_t smp_period_ns;
-static _Atomic int smp_started;
-/* This thread's entry; checked: registration was tried. */
+static _Atomic int smp_running; /* a sampler thread runs, or is being started */
+static _Atomic int smp_refused; /* no sampler thread in this process, ever */
+static pthread_key_t smp_key;
+static pthread_once_t smp_key_once = PTHREAD_ONCE_INIT;
+static int smp_key_ok;
+
+/* This thread's registration: SMP_MINE with smp_self's gen in smp_gen;
+ * SMP_NO_SLOT: all were taken at smp_tried_ns, when smp_frees was
+ * smp_seen_frees (tried again after a release, or SMP_IDLE_NS later, when an
+ * idle thread's slot may be taken). */
+enum { SMP_UNTRIED = 0, SMP_MINE, SMP_NO_PY, SMP_NO_SLOT };
+static __thread int smp_reg __attribute__((tls_model("initial-exec")));
 static __thread struct smp_thread *smp_self __attribute__((tls_model("initial-exec")));
-static __thread int smp_checked __attribute__((tls_model("initial-exec")));
+static __thread uint32_t smp_gen __attribute__((tls_model("initial-exec")));
+static __thread unsigned smp_seen_frees __attribute__((tls_model("initial-exec")));
+static __thread uint64_t smp_tried_ns __attribute__((tls_model("initial-exec")));
 
 static int smp_on(void)
 {
@@ -105,10 +131,15 @@ static uint64_t smp_hash(const uint8_t *p, size_t n)
     return h;
 }
 
-/* Adds one sample (frames py, taken at now) to t's window. */
-static void smp_add(struct smp_thread *t, const struct jst_pyframes *py, uint64_t now)
+/* Adds one sample (frames py, taken at now) to t's window, unless the slot
+ * changed hands since the sample was taken (gen). */
+static void smp_add(struct smp_thread *t, uint32_t gen, const struct jst_pyframes *py, uint64_t now)
 {
     pthread_mutex_lock(&t->lock);
+    if (atomic_load(&t->gen) != gen) {
+        pthread_mutex_unlock(&t->lock);
+        return;
+    }
     uint64_t w = t->last_sample && !t->resumed ? now - t->last_sample : smp_period_ns;
     if (w > SMP_MAX_GAP * smp_period_ns)
         w = SMP_MAX_GAP * smp_period_ns;
@@ -153,54 +184,131 @@ static void smp_clear(struct smp_thread *t)
     atomic_store(&t->compiled, 0);
 }
 
+/* Does any slot's thread want samples (a recorded call within SMP_IDLE_NS)? */
+static int smp_any_active(void)
+{
+    uint64_t now = jst_now_ns();
+    for (int i = 0; i < SMP_THREADS; i++) {
+        struct smp_thread *t = atomic_load(&smp_tab[i]);
+        if (t && (atomic_load(&t->gen) & 1) && now - atomic_load(&t->active_ns) <= SMP_IDLE_NS)
+            return 1;
+    }
+    return 0;
+}
+
+/* One tick: a sample of every active thread. 1 when any was active. */
+static int smp_tick(struct jst_pyframes *py)
+{
+    int active = 0;
+    for (int i = 0; i < SMP_THREADS; i++) {
+        struct smp_thread *t = atomic_load(&smp_tab[i]);
+        if (!t)
+            continue;
+        uint64_t now = jst_now_ns();
+        pthread_mutex_lock(&t->lock);
+        uint32_t gen = atomic_load(&t->gen);
+        uintptr_t ts = t->ts;
+        unsigned long id = t->pthread_id;
+        int idle = now - atomic_load(&t->active_ns) > SMP_IDLE_NS;
+        if ((gen & 1) && idle && !t->resumed) {
+            smp_clear(t); /* paused: the window starts afresh when it is active again */
+            t->resumed = 1;
+        }
+        pthread_mutex_unlock(&t->lock);
+        if (!(gen & 1) || idle)
+            continue;
+        active = 1;
+        jst_py_sample(ts, id, py, SMP_FRAMES);
+        if (py->n)
+            smp_add(t, gen, py, now);
+        uint64_t spent = jst_now_ns() - now;
+        pthread_mutex_lock(&t->lock);
+        if (atomic_load(&t->gen) == gen)
+            t->cost_ns += spent;
+        pthread_mutex_unlock(&t->lock);
+    }
+    return active;
+}
+
 static void *smp_main(void *arg)
 {
     (void)arg;
     jst_guard = 1; /* nothing this thread does is the program's */
     prctl(PR_SET_NAME, "jitstall-smp", 0, 0, 0);
     struct jst_pyframes *py = malloc(sizeof *py);
-    if (!py)
-        return NULL;
     for (;;) {
         struct timespec ts = {0, (long)smp_period_ns};
         while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
             ;
-        if (atomic_load(&jst_state) == JST_ST_OFF)
+        if (!py || atomic_load(&jst_state) == JST_ST_OFF) {
+            atomic_store(&smp_refused, 1); /* smp_running stays set: no restart */
             break;
-        uint64_t t0 = jst_now_ns();
-        int n = atomic_load(&smp_n);
-        for (int i = 0; i < n && i < SMP_THREADS; i++) {
-            struct smp_thread *t = atomic_load(&smp_tab[i]);
-            if (!t)
-                continue;
-            uint64_t now = jst_now_ns();
-            if (now - atomic_load(&t->active_ns) > SMP_IDLE_NS) {
-                if (!t->resumed) { /* paused: the window starts afresh when it is active again */
-                    pthread_mutex_lock(&t->lock);
-                    smp_clear(t);
-                    t->resumed = 1;
-                    pthread_mutex_unlock(&t->lock);
-                }
-                continue;
-            }
-            jst_py_sample(t->ts, t->pthread_id, py, SMP_FRAMES);
-            if (py->n)
-                smp_add(t, py, now);
-            uint64_t spent = jst_now_ns() - now;
-            pthread_mutex_lock(&t->lock);
-            t->cost_ns += spent;
-            pthread_mutex_unlock(&t->lock);
         }
+        uint64_t t0 = jst_now_ns();
+        int active = smp_tick(py);
         jst_cost_add(JST_COST_SAMPLE, jst_now_ns() - t0);
+        if (active)
+            continue;
+        /* Nothing to sample: end. A thread that became active meanwhile sees
+         * smp_running 0 and starts a new sampler, unless this one goes on. */
+        atomic_store(&smp_running, 0);
+        int zero = 0;
+        if (!smp_any_active() || !atomic_compare_exchange_strong(&smp_running, &zero, 1))
+            break;
     }
     free(py);
+    jst_dbg("sampler thread ends");
     return NULL;
 }
 
+/* The seccomp mode of the calling thread (a new thread gets its filters):
+ * 0 none, 2 a filter, -1 unknown. */
+static int smp_seccomp(void)
+{
+    enum { cap = 4096 };
+    char *buf = malloc(cap); /* not on the stack: the hook may run on a small one */
+    int fd = buf ? open("/proc/thread-self/status", O_RDONLY | O_CLOEXEC) : -1;
+    int mode = -1;
+    if (fd >= 0) {
+        ssize_t n = read(fd, buf, cap - 1);
+        close(fd);
+        if (n > 0) {
+            buf[n] = '\0';
+            const char *p = strstr(buf, "\nSeccomp:");
+            if (p)
+                mode = atoi(p + 9);
+        }
+    }
+    free(buf);
+    return mode;
+}
+
+int jst_thread_allowed(void)
+{
+    static _Atomic int filtered;
+    if (atomic_load(&filtered))
+        return 0;
+    if (smp_seccomp() <= 0)
+        return 1;
+    if (!atomic_exchange(&filtered, 1)) { /* a filter is never lifted */
+        static const char msg[] =
+            "no thread of jitstall's started: the process runs under a seccomp filter, which "
+            "may refuse a new thread or kill the process for it; Python frames are not "
+            "sampled (those at recorded calls are still read), and a call in flight gets no "
+            "progress records";
+        jst_note(1, msg);
+        jst_dbg("%s", msg);
+    }
+    return 0;
+}
+
+/* Starts the sampler thread; smp_running is already set. */
 static void smp_start(void)
 {
-    if (atomic_exchange(&smp_started, 1))
+    if (!jst_thread_allowed()) {
+        atomic_store(&smp_refused, 1);
         return;
+    }
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -214,58 +322,163 @@ static void smp_start(void)
         pthread_attr_destroy(&attr);
     }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (rc == 0)
+    if (rc == 0) {
         jst_dbg("sampler thread started");
-    else
+    } else {
+        atomic_store(&smp_refused, 1);
         jst_dbg("no sampler thread (error %d)", rc);
+    }
 }
 
-/* Registers the calling thread when it runs Python (once per thread). */
-static void smp_register(void)
+/* Starts the sampler thread unless one runs. */
+static void smp_wake(void)
 {
-    smp_checked = 1;
-    if (!smp_on())
+    int zero = 0;
+    if (atomic_load(&smp_running) || atomic_load(&smp_refused) ||
+        !atomic_compare_exchange_strong(&smp_running, &zero, 1))
         return;
-    uintptr_t ts = jst_py_self_state();
-    if (!ts || atomic_load(&smp_n) >= SMP_THREADS)
-        return;
-    struct smp_thread *t = calloc(1, sizeof *t);
-    if (!t)
-        return;
-    t->tid = jst_tid();
-    t->pthread_id = (unsigned long)pthread_self();
-    t->ts = ts;
-    pthread_mutex_init(&t->lock, NULL);
-    t->window_start = jst_now_ns();
-    atomic_store(&t->active_ns, jst_now_ns());
-    int i = atomic_fetch_add(&smp_n, 1);
-    if (i >= SMP_THREADS) {
-        free(t);
-        return;
-    }
-    atomic_store(&smp_tab[i], t);
-    smp_self = t;
     smp_start();
 }
 
-void jst_sampler_event(int compiles)
+/* At the end of a thread that held a slot: the slot is free again. */
+static void smp_release(void *v)
 {
-    if (!smp_checked)
-        smp_register();
-    struct smp_thread *t = smp_self;
-    if (!t)
+    struct smp_thread *t = v;
+    if (!t || t != smp_self)
         return;
-    atomic_store_explicit(&t->active_ns, jst_now_ns(), memory_order_relaxed);
+    pthread_mutex_lock(&t->lock);
+    if (atomic_load(&t->gen) == smp_gen) {
+        atomic_store(&t->gen, smp_gen + 1);
+        atomic_fetch_add(&smp_frees, 1);
+    }
+    pthread_mutex_unlock(&t->lock);
+    smp_self = NULL;
+    smp_reg = SMP_NO_PY;
+}
+
+static void smp_key_make(void)
+{
+    smp_key_ok = pthread_key_create(&smp_key, smp_release) == 0;
+}
+
+/* Slot i, made on first use. */
+static struct smp_thread *smp_slot(int i)
+{
+    struct smp_thread *t = atomic_load(&smp_tab[i]), *none = NULL;
+    if (t)
+        return t;
+    t = calloc(1, sizeof *t);
+    if (!t)
+        return NULL;
+    pthread_mutex_init(&t->lock, NULL);
+    if (!atomic_compare_exchange_strong(&smp_tab[i], &none, t)) {
+        free(t);
+        t = none;
+    }
+    return t;
+}
+
+/* Takes a slot for the calling thread, state ts: a free one, else one whose
+ * thread has been idle for SMP_IDLE_NS. NULL when all are busy. */
+static struct smp_thread *smp_take(uintptr_t ts)
+{
+    uint64_t now = jst_now_ns();
+    for (int steal = 0; steal < 2; steal++)
+        for (int i = 0; i < SMP_THREADS; i++) {
+            struct smp_thread *t = smp_slot(i);
+            if (!t)
+                return NULL;
+            pthread_mutex_lock(&t->lock);
+            uint32_t g = atomic_load(&t->gen);
+            if ((g & 1) && !(steal && now - atomic_load(&t->active_ns) > SMP_IDLE_NS)) {
+                pthread_mutex_unlock(&t->lock);
+                continue;
+            }
+            g += (g & 1) ? 2 : 1;
+            t->tid = jst_tid();
+            t->pthread_id = (unsigned long)pthread_self();
+            t->ts = ts;
+            t->resumed = 0;
+            smp_clear(t);
+            atomic_store(&t->active_ns, now);
+            atomic_store(&t->gen, g);
+            smp_self = t;
+            smp_gen = g;
+            pthread_mutex_unlock(&t->lock);
+            return t;
+        }
+    return NULL;
+}
+
+/* The calling thread's slot, registering it when it runs Python and has not
+ * tried yet (or a slot was freed since it found none). */
+static struct smp_thread *smp_mine(int may_register)
+{
+    struct smp_thread *t = smp_self;
+    if (smp_reg == SMP_MINE && t && atomic_load_explicit(&t->gen, memory_order_relaxed) == smp_gen)
+        return t;
+    if (!may_register || smp_reg == SMP_NO_PY ||
+        (smp_reg == SMP_NO_SLOT && smp_seen_frees == atomic_load(&smp_frees) &&
+         jst_now_ns() - smp_tried_ns <= SMP_IDLE_NS))
+        return NULL;
+    /* Not tried, no slot before, or its slot was taken by another while it idled. */
+    smp_self = NULL;
+    if (!smp_on() || atomic_load(&smp_refused)) {
+        smp_reg = SMP_NO_PY;
+        return NULL;
+    }
+    uintptr_t ts = jst_py_self_state();
+    if (!ts) {
+        smp_reg = SMP_NO_PY;
+        return NULL;
+    }
+    smp_seen_frees = atomic_load(&smp_frees);
+    smp_tried_ns = jst_now_ns();
+    t = smp_take(ts);
+    if (!t) {
+        smp_reg = SMP_NO_SLOT;
+        return NULL;
+    }
+    smp_reg = SMP_MINE;
+    pthread_once(&smp_key_once, smp_key_make);
+    if (smp_key_ok)
+        pthread_setspecific(smp_key, t);
+    return t;
+}
+
+static void smp_mark(struct smp_thread *t, int compiles)
+{
+    atomic_store(&t->active_ns, jst_now_ns());
     if (compiles)
         atomic_store_explicit(&t->compiled, 1, memory_order_relaxed);
 }
 
+void jst_sampler_call(int compiles)
+{
+    struct smp_thread *t = smp_mine(1);
+    if (!t)
+        return;
+    smp_mark(t, compiles);
+    smp_wake();
+}
+
+void jst_sampler_event(int compiles)
+{
+    struct smp_thread *t = smp_mine(0);
+    if (t)
+        smp_mark(t, compiles);
+}
+
 void jst_sampler_first_launch(uint64_t seq)
 {
-    struct smp_thread *t = smp_self;
+    struct smp_thread *t = smp_mine(0);
     if (!t)
         return;
     pthread_mutex_lock(&t->lock);
+    if (atomic_load(&t->gen) != smp_gen) {
+        pthread_mutex_unlock(&t->lock);
+        return;
+    }
     if (atomic_load(&t->compiled) && t->n) {
         uint8_t *buf = malloc(8192);
         for (size_t i = 0; buf && i < t->n; i++) {
@@ -301,11 +514,13 @@ void jst_sampler_first_launch(uint64_t seq)
 
 void jst_sampler_atfork_child(void)
 {
-    /* The child has none of the parent's threads: nothing to sample. */
+    /* The child has none of the parent's threads: nothing to sample (the
+     * parent's slots stay allocated, unused). */
     for (int i = 0; i < SMP_THREADS; i++)
         atomic_store(&smp_tab[i], NULL);
-    atomic_store(&smp_n, 0);
-    atomic_store(&smp_started, 0);
+    atomic_store(&smp_frees, 0);
+    atomic_store(&smp_running, 0);
     smp_self = NULL;
-    smp_checked = 0;
+    smp_reg = SMP_UNTRIED;
+    jst_py_atfork_child();
 }

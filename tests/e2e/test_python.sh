@@ -103,7 +103,7 @@ if [ -n "$old" ]; then
     echo "ok: CPython 3.9 ($old): a note, no frames"
 fi
 # A sandbox that kills the process for process_vm_readv (systemd's
-# SystemCallFilter does that): Python frames are still read (through a pipe),
+# SystemCallFilter does that): Python frames are still read (/proc/self/mem),
 # and the program runs as it does without the preload.
 py=$(printf '%s\n' "${pythons[@]}" | grep 'python3\.11$' | head -n 1)
 run_plain sandbox.plain "$BIN/seccomp_deny" "$py" "$SRC" "$FIX" "$SITE" "$BIN/libpy_delay.so"

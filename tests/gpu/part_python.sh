@@ -6,6 +6,7 @@
 # - PyTorch's first CUDA op: cuLibraryLoadData at the first launch (GIL
 #   released); the first load's call site must be py_torch_first.py's marked
 #   line.
+# - The frame sampler leaves the descriptors alone (py_sampler.py).
 # Prints each report's culprit lines and call sites with "== ".
 
 # py_sites NAME: every load's call site in NAME's report, "call<TAB>site", in
@@ -79,3 +80,20 @@ if python3 -c "import torch" 2>/dev/null; then
 else
   echo "skip: python3 has no torch here"
 fi
+
+# The frame sampler on the real driver (tests/e2e/py_sampler.py): while it
+# samples, open() returns the lowest free descriptor, close(3); dup2(data, 3);
+# write(3) gets no error and the data stays the program's, and a process at
+# its descriptor limit gets no EMFILE.
+S="$top/tests/e2e/py_sampler.py"
+c=$(fresh "$C/py_sampler")
+for m in lowest dup2 limit; do
+  run_case "py_sampler_$m" "$c" -- python3 "$S" "$m" 1.5 "$W/t/py_sampler_$m.data"
+done
+grep -q '^lowest: 0 other' "$W/t/py_sampler_lowest/pre.out" &&
+  ok "py_sampler_lowest: open() gets the lowest number while sampled" ||
+  fail "py_sampler_lowest: $(cat "$W/t/py_sampler_lowest/pre.out")"
+grep -q '^dup2: errors \[\], data intact' "$W/t/py_sampler_dup2/pre.out" &&
+  ok "py_sampler_dup2: no error, data intact" || fail "py_sampler_dup2: $(cat "$W/t/py_sampler_dup2/pre.out")"
+grep -q '^limit: 0 EMFILE' "$W/t/py_sampler_limit/pre.out" &&
+  ok "py_sampler_limit: no EMFILE at the limit" || fail "py_sampler_limit: $(cat "$W/t/py_sampler_limit/pre.out")"

@@ -5,11 +5,12 @@
  * line tables built byte by byte at the offsets jitstall reads. Checks the
  * frames, lines and eval-frame indexes it records, and that damaged chains
  * (unmapped pointers, wrong types, another thread's state, lying string
- * flags, an unknown version, reads a sandbox forbids) give no frames and no
- * crash.
+ * flags, an unknown version, reads a sandbox forbids, the reader's
+ * descriptor taken by the program) give no frames and no crash, and that
+ * lookups in a long line table start at a checkpoint or come from the cache.
  */
-/* The pipe write that reads memory goes through a stand-in that can refuse. */
-#define writev test_writev
+/* The pread that reads memory goes through a stand-in that can refuse. */
+#define pread test_pread
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -48,13 +49,13 @@ void jst_dbg(const char *fmt, ...)
 
 static int pvr_denied;
 
-ssize_t test_writev(int fd, const struct iovec *iov, int n)
+ssize_t test_pread(int fd, void *buf, size_t n, off_t off)
 {
     if (pvr_denied) {
         errno = EPERM;
         return -1;
     }
-    return syscall(SYS_writev, fd, iov, n);
+    return syscall(SYS_pread64, fd, buf, n, off);
 }
 
 /* ---- a fake interpreter ---- */
@@ -204,6 +205,10 @@ static int reset(void **state)
     atomic_store(&py_bad_noted, 0);
     jst_py.lay = NULL;
     memset(py_cache, 0, sizeof py_cache);
+    memset(py_lines, 0, sizeof py_lines);
+    for (int i = 0; i < PY_INDEXES; i++)
+        if (py_idx[i])
+            py_idx[i]->code = 0;
     notes = 0;
     last_note[0] = '\0';
     cur_ts = gil_ts = NULL;
@@ -364,6 +369,111 @@ static void test_huge_line_table_is_refused(void **state)
     assert_int_equal(pyf.n, 0);
 }
 
+/* A code object at lines first.. whose 3.11+ location table has n entries
+ * of one code unit each, every one a line further (unit u is at line
+ * first + u + 1): a table of n bytes, outside the arena. */
+static uint8_t *fake_long_code(size_t n, int first)
+{
+    uint8_t *lt = malloc(32 + n);
+    assert_non_null(lt);
+    put_ptr(lt + 8, bytes_type);
+    uint64_t size = n;
+    memcpy(lt + 16, &size, 8);
+    memset(lt + 32, 0x80 | 11 << 3, n);
+    uint8_t *co = fake_alloc(192 + 16);
+    put_ptr(co + 8, code_type);
+    put_ptr(co + 112, fake_str("/long.py", 0x64));
+    put_ptr(co + 120, fake_str("f", 0x64));
+    put_ptr(co + 128, fake_str("f", 0x64));
+    put_ptr(co + 136, lt);
+    put_int(co + 68, first);
+    put_int(co + 176, 0);
+    return co;
+}
+
+/* Captures the frame of co at unit u; its line, and the reads it took. */
+static int line_at(uint8_t *co, int u, unsigned long long *reads)
+{
+    gil_ts = fake_tstate(fake_frame(co, u, NULL, 0));
+    uint64_t ips[1] = {0x1000};
+    unsigned long long r0 = jst_py_reads();
+    jst_py_capture(ips, 1, &pyf);
+    *reads = jst_py_reads() - r0;
+    assert_int_equal(pyf.n, 1);
+    uint32_t nat;
+    const char *t = frame_text(&pyf, 0, &nat);
+    assert_non_null(t);
+    assert_memory_equal(t, "f\t/long.py\t", 11);
+    return atoi(t + 11);
+}
+
+static void test_long_table_lookups_start_at_a_checkpoint(void **state)
+{
+    (void)state;
+    enum { n = 400000 };
+    uint8_t *co = fake_long_code(n, 100);
+    unsigned long long first, near, later, again;
+    /* The first lookup walks the table up to its unit: 300,000 bytes, in
+     * 64 KiB reads (at least 4 of them). */
+    assert_int_equal(line_at(co, 300000, &first), 100 + 300000 + 1);
+    /* Another line of the same function: from the checkpoint before it, one
+     * read of the table; before or after where the walk stopped. */
+    assert_int_equal(line_at(co, 123457, &near), 100 + 123457 + 1);
+    assert_int_equal(line_at(co, 399999, &later), 100 + 399999 + 1);
+    assert_true(near + 3 <= first);
+    assert_true(later + 3 <= first);
+    /* The same line again: from the cache, no table read at all. */
+    assert_int_equal(line_at(co, 123457, &again), 100 + 123457 + 1);
+    assert_true(again < near);
+    /* Three lines of one function, over and over: each stays cached. */
+    for (int k = 0; k < 3; k++) {
+        unsigned long long r[3];
+        assert_int_equal(line_at(co, 300000, &r[0]), 100 + 300000 + 1);
+        assert_int_equal(line_at(co, 123457, &r[1]), 100 + 123457 + 1);
+        assert_int_equal(line_at(co, 399999, &r[2]), 100 + 399999 + 1);
+        assert_true(r[0] == again && r[1] == again && r[2] == again);
+    }
+    free((void *)py_ptr_at(co, 136));
+}
+
+static void test_reader_descriptor_taken_by_the_program(void **state)
+{
+    (void)state;
+    gil_ts = fake_tstate(fake_frame(fake_code("f", "/a.py", 1), 0, NULL, 0));
+    uint64_t ips[1] = {0x1000};
+    jst_py_capture(ips, 1, &pyf);
+    assert_int_equal(pyf.n, 1);
+    /* One descriptor, high above the numbers programs take, kept. */
+    int fd = mem_fd;
+    assert_true(fd >= 16);
+    assert_true(fcntl(fd, F_GETFD) & FD_CLOEXEC);
+    jst_py_capture(ips, 1, &pyf);
+    assert_int_equal(mem_fd, fd);
+    /* The program closes it and puts its own file there. */
+    char path[] = "/tmp/jst_pyread_XXXXXX";
+    int own = mkstemp(path);
+    assert_true(own >= 0);
+    assert_int_equal(write(own, "data", 4), 4);
+    assert_int_equal(dup2(own, fd), fd);
+    jst_py_capture(ips, 1, &pyf);
+    assert_int_equal(pyf.n, 0);
+    assert_int_equal(notes, 1);
+    assert_non_null(strstr(last_note, "no longer recorded"));
+    jst_py_capture(ips, 1, &pyf);
+    assert_int_equal(pyf.n, 0);
+    assert_int_equal(notes, 1);
+    /* Its file: untouched, its offset where the program left it. */
+    char back[8] = {0};
+    assert_int_equal(lseek(own, 0, SEEK_CUR), 4);
+    assert_int_equal(pread(own, back, sizeof back, 0), 4);
+    assert_memory_equal(back, "data", 4);
+    close(fd);
+    close(own);
+    unlink(path);
+    atomic_store(&mem_state, MEM_NONE);
+    mem_fd = -1;
+}
+
 static void test_unknown_version_says_so_once(void **state)
 {
     (void)state;
@@ -389,7 +499,7 @@ static void test_forbidden_reads_say_so(void **state)
     jst_py_capture(ips, 1, &pyf);
     assert_int_equal(pyf.n, 0);
     assert_int_equal(notes, 1);
-    assert_non_null(strstr(last_note, "memory cannot be read through a pipe"));
+    assert_non_null(strstr(last_note, "memory cannot be read through /proc/self/mem"));
 }
 
 int main(void)
@@ -403,6 +513,8 @@ int main(void)
         cmocka_unit_test_setup(test_own_state_naming_another_thread_says_so, reset),
         cmocka_unit_test_setup(test_lying_string_flags_stay_in_bounds, reset),
         cmocka_unit_test_setup(test_huge_line_table_is_refused, reset),
+        cmocka_unit_test_setup(test_long_table_lookups_start_at_a_checkpoint, reset),
+        cmocka_unit_test_setup(test_reader_descriptor_taken_by_the_program, reset),
         cmocka_unit_test_setup(test_unknown_version_says_so_once, reset),
         cmocka_unit_test_setup(test_forbidden_reads_say_so, reset),
     };
