@@ -262,13 +262,15 @@ static void *smp_main(void *arg)
 }
 
 /* The seccomp mode of the calling thread (a new thread gets its filters):
- * 0 none, 2 a filter, -1 unknown. */
-static int smp_seccomp(void)
+ * 0 none, 2 a filter, -1 unknown; *threads: the process's thread count (0
+ * unknown). */
+static int smp_seccomp(long *threads)
 {
     enum { cap = 4096 };
     char *buf = malloc(cap); /* not on the stack: the hook may run on a small one */
     int fd = buf ? open("/proc/thread-self/status", O_RDONLY | O_CLOEXEC) : -1;
     int mode = -1;
+    *threads = 0;
     if (fd >= 0) {
         ssize_t n = read(fd, buf, cap - 1);
         close(fd);
@@ -277,25 +279,35 @@ static int smp_seccomp(void)
             const char *p = strstr(buf, "\nSeccomp:");
             if (p)
                 mode = atoi(p + 9);
+            p = strstr(buf, "\nThreads:");
+            if (p)
+                *threads = atol(p + 9);
         }
     }
     free(buf);
     return mode;
 }
 
+/* Under a seccomp filter a new thread may be refused or kill the process, and
+ * the filter cannot be read. A process that already runs more than one
+ * thread has shown that its filter lets it create them (the driver starts
+ * its own threads in cuInit, so a CUDA program in a container under the
+ * usual default profile is such a process); a single-threaded one gets no
+ * thread of jitstall's, for good, with one note. */
 int jst_thread_allowed(void)
 {
     static _Atomic int filtered;
     if (atomic_load(&filtered))
         return 0;
-    if (smp_seccomp() <= 0)
+    long threads;
+    if (smp_seccomp(&threads) <= 0 || threads > 1)
         return 1;
     if (!atomic_exchange(&filtered, 1)) { /* a filter is never lifted */
         static const char msg[] =
-            "no thread of jitstall's started: the process runs under a seccomp filter, which "
-            "may refuse a new thread or kill the process for it; Python frames are not "
-            "sampled (those at recorded calls are still read), and a call in flight gets no "
-            "progress records";
+            "no thread of jitstall's started: the process runs under a seccomp filter with "
+            "a single thread, and the filter may refuse a new thread or kill the process for "
+            "it; Python frames are not sampled (those at recorded calls are still read), and "
+            "a call in flight gets no progress records";
         jst_note(1, msg);
         jst_dbg("%s", msg);
     }

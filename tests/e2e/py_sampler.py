@@ -175,6 +175,17 @@ def work(cubin):
     print("work: done")
 
 
+def work_threaded(cubin):
+    # A thread of the program's own, alive through the work: the process has
+    # shown that it may create threads.
+    stop = threading.Event()
+    t = threading.Thread(target=stop.wait)
+    t.start()
+    work(cubin)
+    stop.set()
+    t.join()
+
+
 def in_child(cubin):
     launch(load(cubin))
 
@@ -221,6 +232,8 @@ elif mode == "nocuda":
     nocuda(args[0])
 elif mode == "work":
     work(args[0])
+elif mode == "work_threaded":
+    work_threaded(args[0])
 elif mode == "forked":
     forked(args[0])
 elif mode == "threads":

@@ -121,3 +121,14 @@ dump_json "$(the_trace seccomp)" "$WORK/seccomp.json"
     "$WORK/seccomp.json")" = 1 ] || fail "seccomp: not one note"
 grep -q '"py_frame"' "$WORK/seccomp.json" || fail "seccomp: no Python frames at recorded calls"
 echo "ok: no thread under a seccomp filter"
+
+# A seccomp filter (here one that refuses process_vm_readv) in a process that
+# already runs a thread of its own: clone is evidently allowed, so the sampler
+# runs as usual (a container's default profile is such a filter).
+run_traced seccomp_mt "$BIN/seccomp_deny" "$PYTHON" "$PY" work_threaded "$FIX/k75.ptx"
+expect_rc seccomp_mt 0
+dump_json "$(the_trace seccomp_mt)" "$WORK/seccomp_mt.json"
+grep -q "no thread of jitstall's started" "$WORK/seccomp_mt.json" &&
+    fail "seccomp_mt: no thread although the program runs threads of its own"
+grep -q '"type":"sample"' "$WORK/seccomp_mt.json" || fail "seccomp_mt: no samples"
+echo "ok: a filter in a process with threads of its own: sampled"
