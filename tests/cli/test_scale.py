@@ -502,5 +502,44 @@ def test_many_compile_culprits_linear(env):
     expect(tri == 100, f"{tri} entries with Triton's cache fix, expected 100")
 
 
+def many_samples_spec(n):
+    """n sampler records before one first launch, each a Python function of
+    its own (the shape of a long Python start-up), and one function seen far
+    more often than any other, after a compile so that the launch is a first
+    call."""
+    s = head()
+    s += call("cuInit", 1_010_000, 1000)
+    s += ("compile tid=100 start=1020000us dur=900us compiler=ptxas "
+          "program=/usr/local/cuda/bin/ptxas child_pid=5 wait_status=0\n")
+    t = 1_030_000
+    rows = [f'sample tid=100 start={t + i}us dur=1us py_frame="fn{i}\\x09/app/m{i % 97}.py\\x09{i}" '
+            f"samples=1 sample_ns=1ms before_seq=7 period_ns=10ms window_ns={n + 500}ms\n"
+            for i in range(n)]
+    rows.insert(n // 2, f'sample tid=100 start={t + n}us dur=1us '
+                'py_frame="hot\\x09/app/hot.py\\x0942" samples=50 sample_ns=500ms before_seq=7 '
+                f"period_ns=10ms window_ns={n + 500}ms\n")
+    s += "".join(rows)
+    s += call("cuLaunchKernel", t + n + 10_000, 5, name="_Z1kv", func="0x1", seq=7)
+    return s + "end exit_status=0 end_reason=exit\n"
+
+
+@case
+def test_many_samples_linear(env):
+    # 20,000 / 80,000 / 160,000 sampled functions before one launch took
+    # every command 0.48 / 11.1 / 46 s: each sample's function was looked for
+    # in a list of those seen so far, grown one element at a time.
+    traces = {n: env.trace(f"samp{n}", many_samples_spec(n)) for n in (10000, 40000)}
+    expect_n_log_n(env, traces, (["report"], ["check", "--max-jit-ms", "1e12"],
+                                 ["export", "--format", "chrome", "-o", env.path("c.json")],
+                                 ["baseline", "-o", env.path("b.json")],
+                                 ["diff", traces[10000]]),
+                   10000, 40000, ("10,000 samples", "40,000 samples"))
+    rc, out, err = env.run("report", "--json", traces[40000])
+    fc = json.loads(out)["processes"][0]["first_calls"][0]
+    top = fc["samples"][0] if fc.get("samples") else None
+    expect(top and top["func"] == "hot" and top["line"] == 42 and len(fc["samples"]) == 10,
+           f"the hot function first: {str(fc)[:600]}")
+
+
 if __name__ == "__main__":
     sys.exit(clitest.main(sys.argv, Env))
