@@ -5,10 +5,15 @@
 #include <string.h>
 #include "labels.h"
 
+/* Names a user's label may not take: those jitstall sets itself (the
+ * preload's file and `export --format prometheus` alike: a second label of
+ * the same name makes the whole file invalid), and those Prometheus gives a
+ * meaning (histogram buckets, summary quantiles), which a gauge may not carry. */
 static int name_ok(const char *s, size_t n)
 {
     static const char *const reserved[] = {"program",        "host",    "gpu_arch",
-                                           "driver_version", "verdict", "outcome"};
+                                           "driver_version", "verdict", "outcome",
+                                           "compiler",       "le",      "quantile"};
     if (n == 0 || n >= JST_LABEL_NAME_MAX || (s[0] >= '0' && s[0] <= '9'))
         return 0;
     if (n >= 2 && s[0] == '_' && s[1] == '_')

@@ -21,9 +21,10 @@ struct jst_label {
 
 /* Parses "k=v,k2=v2" into out (max entries); returns how many were taken.
  * A name must match [a-zA-Z_][a-zA-Z0-9_]* and not start with "__" (reserved
- * by Prometheus) nor be one jitstall sets itself (program, host, gpu_arch,
- * driver_version, verdict, outcome); entries that break these rules, or
- * that are too long, are skipped. NULL or "" gives 0. */
+ * by Prometheus), nor be one jitstall sets itself (program, host, gpu_arch,
+ * driver_version, verdict, outcome, compiler) or one Prometheus reserves for
+ * histograms and summaries (le, quantile); entries that break these rules,
+ * or that are too long, are skipped. NULL or "" gives 0. */
 size_t jst_parse_labels(const char *s, struct jst_label *out, size_t max);
 
 /* The most bytes jst_prom_value writes for one value, its NUL included. */

@@ -522,5 +522,34 @@ def test_prometheus_hostile_names(env):
         expect(r.returncode == 0, f"promtool check metrics: {msg}")
 
 
+@case
+def test_prometheus_reserved_label_names(env):
+    # JITSTALL_LABELS with le (histogram buckets), quantile (summaries) and
+    # names jitstall sets itself: promtool refused the whole file ("non-
+    # histogram metrics should not have "le" label", "duplicate label names").
+    # Those names are dropped; the others stay.
+    spec = run_spec(exe="EXE").replace(
+        'exe="EXE"', 'exe="/opt/app/bin/prog" '
+        'env="JITSTALL_LABELS=le=0.5,quantile=0.9,compiler=x,outcome=y,svc=a"')
+    spec = spec.replace("end exit_status", "compile tid=100 start=1400ms dur=5ms compiler=ptxas "
+                        "program=/usr/local/cuda/bin/ptxas child_pid=7 wait_status=0\nend exit_status")
+    t = env.trace("promres", spec)
+    out = env.path("r.prom")
+    rc, _, err = env.run("export", "--format", "prometheus", "-o", out, t)
+    expect(rc == 0, f"export: exit {rc}: {err}")
+    data = open(out, "rb").read()
+    samples = strict_prom(data)  # also: no label twice
+    expect(samples and all(s.get("svc") == "a" for s in samples), f"svc=a kept: {data[:400]!r}")
+    for s in samples:
+        expect("le" not in s and "quantile" not in s, f"reserved name kept: {s}")
+        expect(s.get("compiler", "ptxas") != "x" and s.get("outcome", "hit") != "y",
+               f"a user label took jitstall's own name: {s}")
+    expect(any(s.get("compiler") == "ptxas" for s in samples), "the compile metric's own label")
+    if shutil.which("promtool"):
+        r = subprocess.run(["promtool", "check", "metrics"], input=data, capture_output=True)
+        msg = (r.stdout + r.stderr).decode(errors="replace")
+        expect(r.returncode == 0, f"promtool check metrics: {msg}")
+
+
 if __name__ == "__main__":
     sys.exit(clitest.main(sys.argv, Env))

@@ -88,4 +88,16 @@ f=$(ls "$WORK"/p2/*.prom)
 check_prom "$f" "program=prog��\"q\\" "team=a�(b��" "path=x\\y\"z���" "ok=café" ||
     fail "invalid file with invalid UTF-8: $(head -c 600 "$f" | od -c | head -20)"
 run_promtool "$f"
+# Names Prometheus reserves (le: histogram buckets, quantile: summaries) and
+# one jitstall sets itself are dropped; promtool rejects a gauge with le.
+mkdir -p "$WORK/p3"
+run_traced reserved JITSTALL_PROM_DIR="$WORK/p3" JITSTALL_LABELS="le=0.5,quantile=0.9,verdict=x,svc=a" \
+    "$BIN/prog_harm" "$FIX" loads 1
+expect_rc reserved 0
+f=$(ls "$WORK"/p3/*.prom)
+check_prom "$f" "svc=a" || fail "invalid file with reserved label names: $(head -c 600 "$f")"
+if grep -Eq '[{,](le|quantile)="' "$f"; then
+    fail "a reserved label name was kept: $(grep -Em1 '[{,](le|quantile)="' "$f")"
+fi
+run_promtool "$f"
 echo "ok: Prometheus labels"
