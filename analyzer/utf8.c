@@ -1,5 +1,6 @@
-/* UTF-8 validation for the CLI's text output (JSON strings, JUnit XML), and
- * the one escaping rule for text from a trace (see utf8.h). */
+/* UTF-8 validation for the CLI's output, and the one escaping rule for text
+ * from a trace (see utf8.h): which characters are unsafe is decided here
+ * only, for text, Markdown, JSON, XML and Prometheus output alike. */
 #include "utf8.h"
 
 #include <string.h>
@@ -41,12 +42,35 @@ size_t jst_utf8_len(const unsigned char *s, size_t n, uint32_t *cpp)
     return len;
 }
 
-/* The escape for the character at s (len bytes, cp its code point; len 0:
- * a byte that is not UTF-8) into out, or 0 when it is shown as it is. */
-static size_t esc_one(const unsigned char *s, size_t len, uint32_t cp, char *out)
+/* Unicode controls that reorder or split text: a bidirectional override
+ * can make a path read backwards on the screen, a separator starts a line. */
+static int is_layout_control(uint32_t cp)
+{
+    return cp == 0x061c || cp == 0x200e || cp == 0x200f || cp == 0x2028 || cp == 0x2029 ||
+           (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
+}
+
+enum jst_esc jst_esc_class(const unsigned char *s, size_t n, size_t *lenp, uint32_t *cpp)
+{
+    uint32_t cp = s[0];
+    size_t len = jst_utf8_len(s, n, &cp);
+    *lenp = len ? len : 1;
+    *cpp = cp;
+    if (!len)
+        return JST_ESC_INVALID;
+    if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || is_layout_control(cp))
+        return JST_ESC_CONTROL;
+    return JST_ESC_NONE;
+}
+
+/* The text escape for the character at s (cp its code point, k its class)
+ * into out, or 0 when it is shown as it is. */
+static size_t esc_one(const unsigned char *s, enum jst_esc k, uint32_t cp, char *out)
 {
     static const char hex[] = "0123456789abcdef";
-    if (!len)
+    if (k == JST_ESC_NONE)
+        return 0;
+    if (k == JST_ESC_INVALID)
         return (size_t)snprintf(out, 8, "\\x%c%c", hex[s[0] >> 4], hex[s[0] & 15]);
     if (cp == '\n')
         return memcpy(out, "\\n", 3), 2;
@@ -56,10 +80,7 @@ static size_t esc_one(const unsigned char *s, size_t len, uint32_t cp, char *out
         return memcpy(out, "\\r", 3), 2;
     if (cp < 0x20 || cp == 0x7f)
         return (size_t)snprintf(out, 8, "\\x%c%c", hex[cp >> 4], hex[cp & 15]);
-    if ((cp >= 0x80 && cp <= 0x9f) || cp == 0x2028 || cp == 0x2029 ||
-        (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069))
-        return (size_t)snprintf(out, 8, "\\u%04x", (unsigned)cp);
-    return 0;
+    return (size_t)snprintf(out, 8, "\\u%04x", (unsigned)cp);
 }
 
 /* Walks s, handing each piece (copied bytes or an escape) to put; stops
@@ -69,14 +90,15 @@ static void esc_walk(const char *str, size_t left, int (*put)(const char *p, siz
 {
     const unsigned char *s = (const unsigned char *)str;
     while (left) {
-        uint32_t cp = 0;
-        size_t len = jst_utf8_len(s, left, &cp);
+        uint32_t cp;
+        size_t len;
+        enum jst_esc k = jst_esc_class(s, left, &len, &cp);
         char e[8];
-        size_t el = esc_one(s, len, cp, e);
+        size_t el = esc_one(s, k, cp, e);
         if (el ? put(e, el, ctx) : put((const char *)s, len, ctx))
             return;
-        s += len ? len : 1;
-        left -= len ? len : 1;
+        s += len;
+        left -= len;
     }
 }
 
@@ -137,15 +159,31 @@ void jst_text_putn(FILE *f, const char *s, size_t n)
     esc_walk(s, n, file_put, f);
 }
 
+static int md_put(const char *p, size_t n, void *ctx)
+{
+    FILE *f = ctx;
+    for (size_t i = 0; i < n; i++) {
+        if (p[i] && strchr("|\\`*_[]<>#", p[i]))
+            fputc('\\', f);
+        fputc(p[i], f);
+    }
+    return 0;
+}
+
+void jst_text_put_md(FILE *f, const char *s)
+{
+    s = s ? s : "?";
+    esc_walk(s, strlen(s), md_put, f);
+}
+
 int jst_text_unsafe(const char *str)
 {
     const unsigned char *s = (const unsigned char *)str;
     size_t left = str ? strlen(str) : 0;
     while (left) {
-        uint32_t cp = 0;
-        size_t len = jst_utf8_len(s, left, &cp);
-        char e[8];
-        if (esc_one(s, len, cp, e))
+        uint32_t cp;
+        size_t len;
+        if (jst_esc_class(s, left, &len, &cp) != JST_ESC_NONE)
             return 1;
         s += len;
         left -= len;

@@ -18,7 +18,7 @@ import threading
 
 import clitest
 from clitest import case, expect, Failure, Skip, run_spec, process, call, jit_load, sass_load, \
-    launch, end, q
+    launch, end, q, KERNEL, KERNEL2
 
 LIMIT_S = 20
 
@@ -351,6 +351,118 @@ def test_hostile_text_escaped_everywhere(env):
                        capture_output=True, timeout=LIMIT_S)
     clean_text("check --github (stdout)", r.stdout, github=True)
     clean_text("check --github (stderr)", r.stderr)
+
+
+# Characters that reorder or hide text, and bytes that are not UTF-8: an
+# 8-bit CSI (U+009B), the bidirectional override, isolate and marks (U+202E,
+# U+2067, U+200F, U+061C), a raw 0xFF and an encoded surrogate (ED A0 80),
+# with ESC and DEL.
+BIDI = r"<\x1b[31m\x7f\xc2\x9b31m\xe2\x80\xae\xe2\x81\xa7\xe2\x80\x8f\xd8\x9c\xff\xed\xa0\x80>"
+BIDI_RAW = (b"\x1b", b"\x7f", b"\xc2\x9b", b"\xe2\x80\xae", b"\xe2\x81\xa7", b"\xe2\x80\x8f",
+            b"\xd8\x9c", b"\xff", b"\xed\xa0\x80")
+# As the text rule shows it (docs/jitstall.1.md, TEXT FROM A TRACE).
+BIDI_TEXT = r"<\x1b[31m\x7f\u009b31m\u202e\u2067\u200f\u061c\xff\xed\xa0\x80>"
+# As JSON holds it: the controls kept (escaped), invalid bytes as U+FFFD.
+BIDI_JSON = "<\x1b[31m\x7f\x9b31m\u202e\u2067\u200f\u061c\ufffd\ufffd\ufffd\ufffd>"
+
+
+def bidi_spec():
+    """A cache directory, a framework cache directory, a compiler's path,
+    arguments and output, a Python function name in a stack and in the
+    sampler's records, each carrying BIDI. The first kernel is launched
+    before the compile, so that the second one's first call is shown."""
+    s = process(exe="/opt/app/bin/prog")
+    s += (f'cache phase=0 cache_path="/tmp/cache{BIDI}" exists=1 writable=1 entries=1 '
+          "size_bytes=16384 max_bytes=1073741824\n")
+    s += (f'fw_cache phase=0 start=1005ms framework=triton env_name=TRITON_CACHE_DIR '
+          f'cache_path_env=1 cache_path="/tmp/tri{BIDI}" exists=1 writable=1 entries=3\n')
+    s += call("cuInit", 1010, 150)
+    s += launch(1170, kernel=KERNEL, seq=5)
+    s += (f'stack stack_id=1 ips=0x401000 py_frame="make_cubin{BIDI}\\x09'
+          '/site/triton/backends/nvidia/compiler.py\\x09300"\n')
+    s += (f'compile tid=100 start=1200ms dur=90ms compiler=ptxas '
+          f'program="/usr/local/cuda/bin/ptxas{BIDI}" arg="ptxas{BIDI}" arg="-arch=sm_90" '
+          f'arg="/tmp/in{BIDI}.ptx" input="/tmp/in{BIDI}.ptx" output="/tmp/out{BIDI}.cubin" '
+          "target=sm_90 child_pid=5 wait_status=0 stack_id=1\n")
+    s += (f'sample tid=100 start=1210ms dur=50ms py_frame="fn{BIDI}\\x09/app/m{BIDI}.py\\x0933" '
+          "samples=5 sample_ns=50ms before_seq=7 period_ns=10ms window_ns=60ms\n")
+    s += launch(1300, kernel=KERNEL2, seq=7)
+    return s + end()
+
+
+def json_strings(o):
+    """Every string of a JSON document, keys included."""
+    if isinstance(o, str):
+        yield o
+    elif isinstance(o, dict):
+        for k, v in o.items():
+            yield k
+            yield from json_strings(v)
+    elif isinstance(o, list):
+        for v in o:
+            yield from json_strings(v)
+
+
+def no_raw(name, data):
+    for b in BIDI_RAW:
+        i = data.find(b)
+        expect(i < 0, f"{name}: raw {b!r} in the output: {data[max(0, i - 80):i + 20]!r}")
+
+
+@case
+def test_bidi_and_invalid_text_escaped_everywhere(env):
+    # U+009B, bidirectional controls, a raw 0xFF and an encoded surrogate in
+    # a cache directory, a compiler's path and arguments and a Python function
+    # name: report's "Compiles" and "sampled Python" lines printed them raw
+    # (only C0 and DEL were replaced), JSON kept C1 and bidi characters raw,
+    # and no output escaped U+200F or U+061C. One rule for every output:
+    # text and Markdown show them escaped, JSON as \uXXXX and U+FFFD.
+    t = env.trace("bidi", bidi_spec())
+    t2 = env.trace("bidi2", bidi_spec().replace("pid=100", "pid=101"))
+    texts = (["report", t], ["report", "--markdown", t], ["dump", t], ["diff", t, t2],
+             ["check", "--max-jit-ms", "1", t])
+    for args in texts:
+        r = subprocess.run([env.cli] + args, capture_output=True, timeout=LIMIT_S)
+        name = "jitstall " + " ".join(os.path.basename(a) for a in args)
+        expect(r.returncode in (0, 1), f"{name}: exit {r.returncode}: {r.stderr[:300]!r}")
+        no_raw(name + " (stdout)", r.stdout)
+        no_raw(name + " (stderr)", r.stderr)
+        out = clean_text(name, r.stdout)
+        if args[0] in ("report", "dump"):
+            # Markdown text escapes its specials too (inline code does not).
+            md = "".join("\\" + c if c in "|\\`*_[]<>#" else c for c in BIDI_TEXT)
+            expect(BIDI_TEXT in out or ("--markdown" in args and md in out),
+                   f"{name}: not shown escaped by the rule: {out[:3000]}")
+            if "--markdown" in args:
+                expect(f"top sampled: fn{md}" in out, f"{name}: sampled function: {out[:3000]}")
+    r = subprocess.run([env.cli, "report", t], capture_output=True, timeout=LIMIT_S)
+    out = r.stdout.decode()
+    comp = next((l for l in out.splitlines() if "ptxas " in l and "-> " in l), "")
+    expect(f"/tmp/out{BIDI_TEXT}.cubin" in comp, f"Compiles line: {comp!r}")
+    samp = next((l for l in out.splitlines() if "sampled Python (top)" in l), "")
+    expect(f"fn{BIDI_TEXT} (m{BIDI_TEXT}.py:33)" in samp, f"sampled Python line: {samp!r}")
+    # JSON: valid, every string as it was (invalid bytes as U+FFFD), nothing raw.
+    chrome, junit = env.path("chrome.json"), env.path("junit.xml")
+    jsons = (["report", "--json", t], ["dump", "--json", t],
+             ["export", "--format", "chrome", "-o", chrome, t],
+             ["export", "--format", "otlp", "-o", env.path("otlp.json"), t],
+             ["diff", "--json", t, t2], ["baseline", "-o", env.path("base.json"), t])
+    for args in jsons:
+        r = subprocess.run([env.cli] + args, capture_output=True, timeout=LIMIT_S)
+        name = "jitstall " + " ".join(os.path.basename(a) for a in args)
+        expect(r.returncode in (0, 1), f"{name}: exit {r.returncode}: {r.stderr[:300]!r}")
+        data = open(args[args.index("-o") + 1], "rb").read() if "-o" in args else r.stdout
+        no_raw(name, data)
+        no_raw(name + " (stderr)", r.stderr)
+        text = data.decode("utf-8")
+        # dump --json is one object a line
+        doc = [json.loads(l) for l in text.splitlines()] if args[0] == "dump" else json.loads(text)
+        if args[0] in ("report", "dump") or "chrome" in args:
+            expect(any(BIDI_JSON in v for v in json_strings(doc)),
+                   f"{name}: the string is not kept: {data[:2000]!r}")
+    r = subprocess.run([env.cli, "check", "--max-jit-ms", "1", "--junit", junit, t],
+                       capture_output=True, timeout=LIMIT_S)
+    no_raw("check --junit", open(junit, "rb").read())
 
 
 @case
