@@ -55,6 +55,12 @@ static uint64_t ent_hash(const struct jst_samplefn_ent *e)
     return jst_hash_bytes(h, e->file, e->file_len);
 }
 
+/* Times from a trace may be anything: a sum stops at the largest. */
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
 static int same_text(const char *a, size_t al, const char *b, size_t bl)
 {
     return al == bl && !memcmp(a, b, al);
@@ -71,12 +77,12 @@ void jst_samplefn_add(struct jst_samplefn_acc *a, const char *frame, uint64_t ns
         if (!same_text(x->func, x->func_len, e.func, e.func_len) ||
             !same_text(x->file, x->file_len, e.file, e.file_len))
             continue;
-        x->dur_ns += ns;
+        x->dur_ns = sat_add(x->dur_ns, ns);
         if (x->line != e.line && ns > x->line_ns) {
             x->line = e.line;
             x->line_ns = ns;
         } else if (x->line == e.line) {
-            x->line_ns += ns;
+            x->line_ns = sat_add(x->line_ns, ns);
         }
         return;
     }
