@@ -1,87 +1,8 @@
-/* UTF-8 validation for the CLI's output, and the one escaping rule for text
- * from a trace (see utf8.h): which characters are unsafe is decided here
- * only, for text, Markdown, JSON, XML and Prometheus output alike. */
+/* The one escaping rule for text from a trace (common/textrule.h) applied to
+ * the CLI's text and Markdown output (see utf8.h). */
 #include "utf8.h"
 
 #include <string.h>
-
-size_t jst_utf8_len(const unsigned char *s, size_t n, uint32_t *cpp)
-{
-    unsigned c = s[0];
-    size_t len;
-    unsigned min;
-    if (c < 0x80) {
-        if (cpp)
-            *cpp = c;
-        return 1;
-    }
-    if (c >= 0xC2 && c <= 0xDF) {
-        len = 2;
-        min = 0x80;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-        len = 3;
-        min = 0x800;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        len = 4;
-        min = 0x10000;
-    } else {
-        return 0;
-    }
-    if (len > n)
-        return 0;
-    unsigned cp = c & (0x3F >> (len - 1));
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xC0) != 0x80)
-            return 0;
-        cp = (cp << 6) | (s[i] & 0x3F);
-    }
-    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-        return 0;
-    if (cpp)
-        *cpp = cp;
-    return len;
-}
-
-/* Unicode controls that reorder or split text: a bidirectional override
- * can make a path read backwards on the screen, a separator starts a line. */
-static int is_layout_control(uint32_t cp)
-{
-    return cp == 0x061c || cp == 0x200e || cp == 0x200f || cp == 0x2028 || cp == 0x2029 ||
-           (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
-}
-
-enum jst_esc jst_esc_class(const unsigned char *s, size_t n, size_t *lenp, uint32_t *cpp)
-{
-    uint32_t cp = s[0];
-    size_t len = jst_utf8_len(s, n, &cp);
-    *lenp = len ? len : 1;
-    *cpp = cp;
-    if (!len)
-        return JST_ESC_INVALID;
-    if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || is_layout_control(cp))
-        return JST_ESC_CONTROL;
-    return JST_ESC_NONE;
-}
-
-/* The text escape for the character at s (cp its code point, k its class)
- * into out, or 0 when it is shown as it is. */
-static size_t esc_one(const unsigned char *s, enum jst_esc k, uint32_t cp, char *out)
-{
-    static const char hex[] = "0123456789abcdef";
-    if (k == JST_ESC_NONE)
-        return 0;
-    if (k == JST_ESC_INVALID)
-        return (size_t)snprintf(out, 8, "\\x%c%c", hex[s[0] >> 4], hex[s[0] & 15]);
-    if (cp == '\n')
-        return memcpy(out, "\\n", 3), 2;
-    if (cp == '\t')
-        return memcpy(out, "\\t", 3), 2;
-    if (cp == '\r')
-        return memcpy(out, "\\r", 3), 2;
-    if (cp < 0x20 || cp == 0x7f)
-        return (size_t)snprintf(out, 8, "\\x%c%c", hex[cp >> 4], hex[cp & 15]);
-    return (size_t)snprintf(out, 8, "\\u%04x", (unsigned)cp);
-}
 
 /* Walks s, handing each piece (copied bytes or an escape) to put; stops
  * when put returns non-zero. */
@@ -94,7 +15,7 @@ static void esc_walk(const char *str, size_t left, int (*put)(const char *p, siz
         size_t len;
         enum jst_esc k = jst_esc_class(s, left, &len, &cp);
         char e[8];
-        size_t el = esc_one(s, k, cp, e);
+        size_t el = jst_esc_text(s, k, cp, e);
         if (el ? put(e, el, ctx) : put((const char *)s, len, ctx))
             return;
         s += len;

@@ -1,8 +1,9 @@
 /*
- * UTF-8 validation and the one escaping rule for text from a trace
- * (implementation: analyzer/utf8.c), so that every writer of text the CLI
- * emits (report, check, diff, dump, warm, scan, messages on stderr; jsonw.c
- * and check_out.c's XML) judges bytes the same way.
+ * The one escaping rule for text from a trace (common/textrule.h) as the
+ * CLI's text and Markdown show it (implementation: analyzer/utf8.c), so that
+ * every writer of text the CLI emits (report, check, diff, dump, warm, scan,
+ * messages on stderr; jsonw.c and check_out.c's XML judge bytes by the same
+ * rule) escapes the same characters the same way.
  */
 #ifndef JST_ANALYZER_UTF8_H
 #define JST_ANALYZER_UTF8_H
@@ -10,28 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
-
-/* Length of the well-formed UTF-8 sequence at s (at most n bytes, n > 0):
- * 1 to 4, or 0 when it is not one (overlong forms, surrogates and code
- * points above U+10FFFF are not). Its code point in *cp when cp != NULL. */
-size_t jst_utf8_len(const unsigned char *s, size_t n, uint32_t *cp);
-
-/* The one rule: which characters of a string from a trace may reach any
- * output as they are. Judges the character at s (n > 0 bytes): its length
- * in *len (1 for a byte that is not part of well-formed UTF-8) and its code
- * point in *cp, and returns
- *   JST_ESC_NONE     shown as it is;
- *   JST_ESC_CONTROL  a C0 control, DEL, a C1 control (U+0080..U+009F), or a
- *                    Unicode control that reorders or splits text: the line
- *                    and paragraph separators U+2028 and U+2029, and the
- *                    bidirectional marks, embeddings, overrides and isolates
- *                    (U+061C, U+200E, U+200F, U+202A..U+202E, U+2066..U+2069);
- *   JST_ESC_INVALID  a byte that is not part of well-formed UTF-8 (overlong
- *                    forms and encoded surrogates are not).
- * Text output escapes both kinds (below); JSON writes a control as \uHHHH
- * and an invalid byte as U+FFFD (jsonw.c). */
-enum jst_esc { JST_ESC_NONE = 0, JST_ESC_CONTROL, JST_ESC_INVALID };
-enum jst_esc jst_esc_class(const unsigned char *s, size_t n, size_t *len, uint32_t *cp);
+#include "textrule.h"
 
 /* The rule for a string from a trace (or a file name) shown in text output,
  * so that no terminal control and no line of its own can come from it: the

@@ -663,5 +663,32 @@ def test_prometheus_reserved_label_names(env):
         expect(r.returncode == 0, f"promtool check metrics: {msg}")
 
 
+@case
+def test_prometheus_controls_escaped(env):
+    # C0, C1 and bidirectional controls in the program's name and a label
+    # value reached the .prom file raw (only invalid bytes were replaced).
+    # By the one rule they read as jitstall's report shows them.
+    spec = process(exe="EXE").replace(
+        'exe="EXE"', f'exe="/opt/app/bin/pr{BIDI}" env="JITSTALL_LABELS=team=t{BIDI}"')
+    spec += call("cuInit", 1010, 150) + launch(1300) + end()
+    t = env.trace("promctl", spec)
+    out = env.path("c.prom")
+    rc, _, err = env.run("export", "--format", "prometheus", "-o", out, t)
+    expect(rc == 0, f"export: exit {rc}: {err}")
+    data = open(out, "rb").read()
+    no_raw("export --format prometheus", data)
+    samples = strict_prom(data)
+    # strict_prom keeps a value's escapes: \\ is one backslash.
+    want = "pr" + BIDI_TEXT.replace("\\", "\\\\").replace("\\\\xff\\\\xed\\\\xa0\\\\x80",
+                                                        "\ufffd" * 4)
+    expect(samples and samples[0]["program"] == want, f"program: {samples[0].get('program')!r}, "
+           f"want {want!r}")
+    expect(samples[0]["team"] == "t" + want[2:], f"team: {samples[0].get('team')!r}")
+    if shutil.which("promtool"):
+        r = subprocess.run(["promtool", "check", "metrics"], input=data, capture_output=True)
+        msg = (r.stdout + r.stderr).decode(errors="replace")
+        expect(r.returncode == 0, f"promtool check metrics: {msg}")
+
+
 if __name__ == "__main__":
     sys.exit(clitest.main(sys.argv, Env))
