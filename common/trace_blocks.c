@@ -199,12 +199,7 @@ int jst_rd_block_next(struct jst_reader *rd, struct jst_record *out)
             rd->d_pos = rd->d_len;
             continue;
         }
-        uint16_t type = jst_rd_u16(h);
-        if (len > jst_rd_rec_limit(type)) {
-            const char *name = jst_rec_type_name(type);
-            char what[48];
-            snprintf(what, sizeof(what), "a %s record", name ? name : "unknown");
-            jst_rd_oversize(rd, what, len, jst_rd_rec_limit(type));
+        if (jst_rd_over_limit(rd, jst_rd_u16(h), len)) {
             rd->d_pos += JST_REC_HDR_SIZE + (size_t)len;
             continue;
         }

@@ -221,6 +221,18 @@ uint32_t jst_rd_rec_limit(uint16_t type)
     }
 }
 
+int jst_rd_over_limit(struct jst_reader *rd, uint16_t type, uint32_t len)
+{
+    uint32_t limit = jst_rd_rec_limit(type);
+    if (len <= limit)
+        return 0;
+    const char *name = jst_rec_type_name(type);
+    char what[48];
+    snprintf(what, sizeof(what), "a %s record", name ? name : "unknown");
+    jst_rd_oversize(rd, what, len, limit);
+    return 1;
+}
+
 void jst_rd_oversize(struct jst_reader *rd, const char *what, uint64_t len, uint64_t limit)
 {
     if (!rd->n_oversize)
@@ -238,10 +250,10 @@ int jst_rd_decoded(struct jst_reader *rd, uint64_t more, uint64_t file_bytes)
     if (rd->decoded <= bound)
         return 0;
     snprintf(rd->err, sizeof(rd->err),
-             "reading stopped at byte %llu: its records decode to %llu MiB, more than %u times "
-             "the file's size read so far and %llu MiB; no trace jitstall writes does that",
+             "reading stopped at byte %llu: its records decode to %llu MiB, more than %llu MiB "
+             "plus %u times the file's bytes read so far; no trace jitstall writes does that",
              (unsigned long long)file_bytes, (unsigned long long)(rd->decoded >> 20),
-             JST_READ_DECODE_RATIO, (unsigned long long)(JST_READ_DECODE_FLOOR >> 20));
+             (unsigned long long)(JST_READ_DECODE_FLOOR >> 20), JST_READ_DECODE_RATIO);
     return -1;
 }
 
@@ -343,11 +355,7 @@ static int stream_next(struct jst_reader *rd, struct jst_record *out)
             rd->failed = 1;
             return -1;
         }
-        if (len > jst_rd_rec_limit(type)) {
-            const char *name = jst_rec_type_name(type);
-            char what[48];
-            snprintf(what, sizeof(what), "a %s record", name ? name : "unknown");
-            jst_rd_oversize(rd, what, len, jst_rd_rec_limit(type));
+        if (jst_rd_over_limit(rd, type, len)) {
             rd->d_pos += JST_REC_HDR_SIZE;
             rd->skip_left = len;
             continue;

@@ -101,7 +101,10 @@ int jst_rd_reserve_decoded(struct jst_reader *rd, size_t more);
 int jst_rd_hand_out(struct jst_reader *rd, struct jst_record *out, uint32_t len);
 /* The most payload bytes a record of this type may have (see above). */
 uint32_t jst_rd_rec_limit(uint16_t type);
-/* Counts a record (what: its type's name) or block of len bytes that is over
+/* 1 when a record of this type and payload length is over its limit: it is
+ * then counted, and the caller skips it. */
+int jst_rd_over_limit(struct jst_reader *rd, uint16_t type, uint32_t len);
+/* Counts a record or block (what: "a block") of len bytes that is over
  * limit, skipped. */
 void jst_rd_oversize(struct jst_reader *rd, const char *what, uint64_t len, uint64_t limit);
 /* Counts more decoded bytes, file_bytes of the file read so far: -1 (said

@@ -568,7 +568,8 @@ def test_memory_bomb_bounded(env):
         rc, out, err = env.run(*args, t, limit_as=200, limit_s=20)
         name = " ".join(args)
         expect(rc in (0, 1), f"{name}: exit {rc}: {err[:500]}")
-        expect("reading stopped at byte" in err and "more than 128 times the file's size" in err
+        expect("reading stopped at byte" in err
+               and "more than 64 MiB plus 128 times the file's bytes" in err
                and "records over the reader's size limits skipped" in err
                and "the first: a note record of 1000018 bytes, over the limit of 64 KiB" in err,
                f"{name}: no warning that says what was left out: {err[:800]}")
