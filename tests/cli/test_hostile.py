@@ -643,8 +643,10 @@ def test_prometheus_reserved_label_names(env):
     spec = run_spec(exe="EXE").replace(
         'exe="EXE"', 'exe="/opt/app/bin/prog" '
         'env="JITSTALL_LABELS=le=0.5,quantile=0.9,compiler=x,outcome=y,svc=a"')
-    spec = spec.replace("end exit_status", "compile tid=100 start=1400ms dur=5ms compiler=ptxas "
-                        "program=/usr/local/cuda/bin/ptxas child_pid=7 wait_status=0\nend exit_status")
+    spec = spec.replace("end exit_status",
+                        "compile tid=100 start=1400ms dur=5ms compiler=ptxas "
+                        "program=/usr/local/cuda/bin/ptxas child_pid=7 wait_status=0\n"
+                        "end exit_status")
     t = env.trace("promres", spec)
     out = env.path("r.prom")
     rc, _, err = env.run("export", "--format", "prometheus", "-o", out, t)

@@ -513,7 +513,8 @@ def many_samples_spec(n):
     s += ("compile tid=100 start=1020000us dur=900us compiler=ptxas "
           "program=/usr/local/cuda/bin/ptxas child_pid=5 wait_status=0\n")
     t = 1_030_000
-    rows = [f'sample tid=100 start={t + i}us dur=1us py_frame="fn{i}\\x09/app/m{i % 97}.py\\x09{i}" '
+    rows = [f'sample tid=100 start={t + i}us dur=1us '
+            f'py_frame="fn{i}\\x09/app/m{i % 97}.py\\x09{i}" '
             f"samples=1 sample_ns=1ms before_seq=7 period_ns=10ms window_ns={n + 500}ms\n"
             for i in range(n)]
     rows.insert(n // 2, f'sample tid=100 start={t + n}us dur=1us '
