@@ -211,11 +211,12 @@ static void xml_escape(FILE *f, const char *s)
             p++;
             continue;
         }
-        /* Well-formed UTF-8 (utf8.h), but not U+FFFE or U+FFFF, which XML 1.0
-         * forbids as well. */
+        /* Well-formed UTF-8 that the CLI's one rule (utf8.h) lets through,
+         * but not U+FFFE or U+FFFF, which XML 1.0 forbids as well. */
         uint32_t cp = 0;
-        size_t len = jst_utf8_len(p, (size_t)(end - p), &cp);
-        int ok = len && cp != 0xFFFE && cp != 0xFFFF;
+        size_t len;
+        int ok = jst_esc_class(p, (size_t)(end - p), &len, &cp) == JST_ESC_NONE && cp != 0xFFFE &&
+                 cp != 0xFFFF;
         if (!ok) {
             fputs("\xEF\xBF\xBD", f);
             p++;

@@ -15,6 +15,7 @@
 #include <string.h>
 #include "compiles.h"
 #include "model.h"
+#include "samplefn.h"
 #include "trace.h"
 
 static uint64_t end_of(uint64_t s, uint64_t d)
@@ -220,17 +221,6 @@ static size_t ix_find(const struct fc_ix *ix, uint64_t tid, uint64_t t)
     return lo;
 }
 
-/* The sampled functions of a first call, by innermost Python frame (function
- * and file, as a profiler counts them), largest first. */
-static int cmp_sample(const void *a, const void *b)
-{
-    const struct jst_sample_fn *x = a, *y = b;
-    if (x->dur_ns != y->dur_ns)
-        return x->dur_ns > y->dur_ns ? -1 : 1;
-    int c = strcmp(x->func ? x->func : "", y->func ? y->func : "");
-    return c ? c : strcmp(x->file ? x->file : "", y->file ? y->file : "");
-}
-
 #define MAX_SAMPLE_FNS 10
 
 static const char *leaf_frame(const struct jst_process *p, const struct jst_sample_ev *s)
@@ -241,59 +231,16 @@ static const char *leaf_frame(const struct jst_process *p, const struct jst_samp
     return st && st->n_py ? st->py_frames[0] : NULL;
 }
 
-static void add_sample_fn(struct jst_first_call *f, const char *frame, uint64_t ns)
-{
-    char func[512] = "?", file[1024] = "";
-    unsigned line = 0;
-    if (frame) {
-        const char *t1 = strchr(frame, '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
-        size_t l = t1 ? (size_t)(t1 - frame) : strlen(frame);
-        l = l < sizeof func - 1 ? l : sizeof func - 1;
-        memcpy(func, frame, l);
-        func[l] = 0;
-        if (t1) {
-            size_t m = t2 ? (size_t)(t2 - t1 - 1) : strlen(t1 + 1);
-            m = m < sizeof file - 1 ? m : sizeof file - 1;
-            memcpy(file, t1 + 1, m);
-            file[m] = 0;
-        }
-        if (t2)
-            line = (unsigned)strtoul(t2 + 1, NULL, 10);
-    }
-    for (size_t i = 0; i < f->n_samples; i++) {
-        struct jst_sample_fn *x = &f->samples[i];
-        if (!strcmp(x->func, func) && !strcmp(x->file, file)) {
-            x->dur_ns += ns;
-            if (x->line != line && ns > x->line_ns) {
-                x->line = line;
-                x->line_ns = ns;
-            } else if (x->line == line) {
-                x->line_ns += ns;
-            }
-            return;
-        }
-    }
-    struct jst_sample_fn *v = realloc(f->samples, (f->n_samples + 1) * sizeof *v);
-    if (!v)
-        return;
-    f->samples = v;
-    v[f->n_samples] = (struct jst_sample_fn){strdup(func), strdup(file), line, ns, ns};
-    if (!v[f->n_samples].func || !v[f->n_samples].file) {
-        free(v[f->n_samples].func);
-        free(v[f->n_samples].file);
-        return;
-    }
-    f->n_samples++;
-}
-
 /* Sample records belonging to the launch of seq: their time in all, their
  * window and its earliest sample (0 when not recorded); functions into f. */
 static uint64_t take_samples(const struct fc_ix *ix, uint64_t seq, struct jst_first_call *f,
                              uint64_t *window, uint64_t *first)
 {
     const struct jst_process *p = ix->p;
+    struct jst_samplefn_acc acc;
     uint64_t sum = 0;
     size_t lo = 0, hi = ix->n_samp;
+    jst_samplefn_init(&acc);
     *window = 0;
     *first = 0;
     while (lo < hi) {
@@ -314,15 +261,10 @@ static uint64_t take_samples(const struct fc_ix *ix, uint64_t seq, struct jst_fi
         if (s->start_ns && (!*first || s->start_ns < *first))
             *first = s->start_ns;
         if (f)
-            add_sample_fn(f, leaf_frame(p, s), ns);
+            jst_samplefn_add(&acc, leaf_frame(p, s), ns);
     }
-    if (f && f->n_samples > 1)
-        qsort(f->samples, f->n_samples, sizeof *f->samples, cmp_sample);
-    while (f && f->n_samples > MAX_SAMPLE_FNS) {
-        struct jst_sample_fn *x = &f->samples[--f->n_samples];
-        free(x->func);
-        free(x->file);
-    }
+    if (f)
+        f->n_samples = jst_samplefn_take(&acc, &f->samples, MAX_SAMPLE_FNS);
     return sum;
 }
 

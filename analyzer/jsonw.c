@@ -82,57 +82,52 @@ void jst_json_key(struct jst_json *j, const char *key)
     j->after_key = 1;
 }
 
+/* The CLI's one rule (utf8.h) in JSON's terms: a control as its short escape
+ * or \uHHHH, so that the string keeps it and no output carries it raw; a
+ * byte that is not UTF-8 as U+FFFD, one per byte. */
 void jst_json_write_string(FILE *f, const char *str, size_t n)
 {
     const unsigned char *s = (const unsigned char *)str;
     fputc('"', f);
     for (size_t i = 0; i < n;) {
-        unsigned c = s[i];
-        switch (c) {
+        size_t len;
+        uint32_t cp;
+        enum jst_esc k = jst_esc_class(s + i, n - i, &len, &cp);
+        const char *short_esc = NULL;
+        switch (k == JST_ESC_INVALID ? 0 : cp) {
         case '"':
-            fputs("\\\"", f);
-            i++;
-            continue;
+            short_esc = "\\\"";
+            break;
         case '\\':
-            fputs("\\\\", f);
-            i++;
-            continue;
+            short_esc = "\\\\";
+            break;
         case '\n':
-            fputs("\\n", f);
-            i++;
-            continue;
+            short_esc = "\\n";
+            break;
         case '\r':
-            fputs("\\r", f);
-            i++;
-            continue;
+            short_esc = "\\r";
+            break;
         case '\t':
-            fputs("\\t", f);
-            i++;
-            continue;
+            short_esc = "\\t";
+            break;
         case '\b':
-            fputs("\\b", f);
-            i++;
-            continue;
+            short_esc = "\\b";
+            break;
         case '\f':
-            fputs("\\f", f);
-            i++;
-            continue;
+            short_esc = "\\f";
+            break;
         default:
             break;
         }
-        if (c < 0x20 || c == 0x7F) {
-            fprintf(f, "\\u%04x", c);
-            i++;
-            continue;
-        }
-        size_t l = jst_utf8_len(s + i, n - i, NULL);
-        if (l == 0) {
-            fputs("\\ufffd", f); /* one replacement per invalid byte */
-            i++;
-            continue;
-        }
-        fwrite(s + i, 1, l, f);
-        i += l;
+        if (short_esc)
+            fputs(short_esc, f);
+        else if (k == JST_ESC_INVALID)
+            fputs("\\ufffd", f);
+        else if (k == JST_ESC_CONTROL)
+            fprintf(f, "\\u%04x", (unsigned)cp); /* every control is below U+10000 */
+        else
+            fwrite(s + i, 1, len, f);
+        i += len;
     }
     fputc('"', f);
 }

@@ -1,8 +1,10 @@
 /*
  * A tiny streaming JSON writer (implementation: analyzer/jsonw.c), shared by
  * report, export, check and dump. It tracks commas and nesting itself, escapes
- * every string (control characters as \u00XX, invalid UTF-8 as U+FFFD), and
- * writes either compact output or one key per line with two-space indents.
+ * every string by the one rule for text from a trace (common/textrule.h: C0,
+ * C1 and bidirectional controls as \uXXXX, each byte of invalid UTF-8 as
+ * U+FFFD), and writes either compact output or one key per line with
+ * two-space indents.
  *
  *     struct jst_json j;
  *     jst_json_init(&j, stdout, 1);

@@ -79,8 +79,14 @@ static void read_records(struct jst_process *p, struct jst_reader *rd, int keep_
         const char *e = jst_reader_error(rd);
         p->damage = xasprintf("after record %zu: %s", n_rec, e && *e ? e : "damaged data");
     }
-    if (jst_reader_damaged(rd) && !p->damage) /* skipped blocks; the rest was read */
-        p->damage = xasprintf("%s", jst_reader_damage(rd));
+    if (jst_reader_damaged(rd)) { /* skipped blocks or records; the rest was read */
+        char *d = p->damage ? xasprintf("%s; before that, %s", p->damage, jst_reader_damage(rd))
+                            : xasprintf("%s", jst_reader_damage(rd));
+        if (d) {
+            free(p->damage);
+            p->damage = d;
+        }
+    }
     p->truncated = jst_reader_truncated(rd) || !p->has_end;
     jst_model_resolve_begins(p, &begins);
 }

@@ -13,6 +13,7 @@
 #include "fixes.h"
 #include "jsonw.h"
 #include "report_compiles.h"
+#include "utf8.h"
 #include "report_view.h"
 #include "symclass.h"
 #include "symbolize.h"
@@ -208,16 +209,13 @@ static void per_compiler(const struct jst_process *p, size_t *n, uint64_t *ns)
     }
 }
 
+/* Text from a trace, by the CLI's one rule (utf8.h). */
 static void put_clean(FILE *f, const char *s, int md)
 {
-    for (; s && *s; s++) {
-        if ((unsigned char)*s < 0x20 || *s == 0x7f)
-            fputc(md ? ' ' : '?', f);
-        else if (md && strchr("|\\`*_[]<>#", *s))
-            fprintf(f, "\\%c", *s);
-        else
-            fputc(*s, f);
-    }
+    if (md)
+        jst_text_put_md(f, s ? s : "");
+    else
+        jst_text_put(f, s ? s : "");
 }
 
 /* The innermost Python frame of a compile's stack that is not Python's

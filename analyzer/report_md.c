@@ -18,12 +18,7 @@
  * Markdown specials are escaped so that paths and C++ names show as written. */
 static void md_text(FILE *f, const char *s)
 {
-    for (s = s ? jst_text(s) : ""; *s; s++) {
-        if (strchr("|\\`*_[]<>#", *s))
-            fprintf(f, "\\%c", *s);
-        else
-            fputc(*s, f);
-    }
+    jst_text_put_md(f, s ? s : "");
 }
 
 /* Inline code: backticks inside are replaced, since a cell cannot hold a

@@ -18,16 +18,10 @@
 /* Control characters from a trace never reach the terminal or a table. */
 static void put_clean(FILE *f, const char *s, int md)
 {
-    if (!md) {
+    if (md)
+        jst_text_put_md(f, s);
+    else
         jst_text_put(f, s);
-        return;
-    }
-    for (s = jst_text(s); *s; s++) {
-        if (strchr("|\\`*_[]<>#", *s))
-            fprintf(f, "\\%c", *s);
-        else
-            fputc(*s, f);
-    }
 }
 
 /* The module view of the JIT event longest inside q, or NULL. */

@@ -1,66 +1,8 @@
-/* UTF-8 validation for the CLI's text output (JSON strings, JUnit XML), and
- * the one escaping rule for text from a trace (see utf8.h). */
+/* The one escaping rule for text from a trace (common/textrule.h) applied to
+ * the CLI's text and Markdown output (see utf8.h). */
 #include "utf8.h"
 
 #include <string.h>
-
-size_t jst_utf8_len(const unsigned char *s, size_t n, uint32_t *cpp)
-{
-    unsigned c = s[0];
-    size_t len;
-    unsigned min;
-    if (c < 0x80) {
-        if (cpp)
-            *cpp = c;
-        return 1;
-    }
-    if (c >= 0xC2 && c <= 0xDF) {
-        len = 2;
-        min = 0x80;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-        len = 3;
-        min = 0x800;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        len = 4;
-        min = 0x10000;
-    } else {
-        return 0;
-    }
-    if (len > n)
-        return 0;
-    unsigned cp = c & (0x3F >> (len - 1));
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xC0) != 0x80)
-            return 0;
-        cp = (cp << 6) | (s[i] & 0x3F);
-    }
-    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-        return 0;
-    if (cpp)
-        *cpp = cp;
-    return len;
-}
-
-/* The escape for the character at s (len bytes, cp its code point; len 0:
- * a byte that is not UTF-8) into out, or 0 when it is shown as it is. */
-static size_t esc_one(const unsigned char *s, size_t len, uint32_t cp, char *out)
-{
-    static const char hex[] = "0123456789abcdef";
-    if (!len)
-        return (size_t)snprintf(out, 8, "\\x%c%c", hex[s[0] >> 4], hex[s[0] & 15]);
-    if (cp == '\n')
-        return memcpy(out, "\\n", 3), 2;
-    if (cp == '\t')
-        return memcpy(out, "\\t", 3), 2;
-    if (cp == '\r')
-        return memcpy(out, "\\r", 3), 2;
-    if (cp < 0x20 || cp == 0x7f)
-        return (size_t)snprintf(out, 8, "\\x%c%c", hex[cp >> 4], hex[cp & 15]);
-    if ((cp >= 0x80 && cp <= 0x9f) || cp == 0x2028 || cp == 0x2029 ||
-        (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069))
-        return (size_t)snprintf(out, 8, "\\u%04x", (unsigned)cp);
-    return 0;
-}
 
 /* Walks s, handing each piece (copied bytes or an escape) to put; stops
  * when put returns non-zero. */
@@ -69,14 +11,15 @@ static void esc_walk(const char *str, size_t left, int (*put)(const char *p, siz
 {
     const unsigned char *s = (const unsigned char *)str;
     while (left) {
-        uint32_t cp = 0;
-        size_t len = jst_utf8_len(s, left, &cp);
+        uint32_t cp;
+        size_t len;
+        enum jst_esc k = jst_esc_class(s, left, &len, &cp);
         char e[8];
-        size_t el = esc_one(s, len, cp, e);
+        size_t el = jst_esc_text(s, k, cp, e);
         if (el ? put(e, el, ctx) : put((const char *)s, len, ctx))
             return;
-        s += len ? len : 1;
-        left -= len ? len : 1;
+        s += len;
+        left -= len;
     }
 }
 
@@ -137,15 +80,31 @@ void jst_text_putn(FILE *f, const char *s, size_t n)
     esc_walk(s, n, file_put, f);
 }
 
+static int md_put(const char *p, size_t n, void *ctx)
+{
+    FILE *f = ctx;
+    for (size_t i = 0; i < n; i++) {
+        if (p[i] && strchr("|\\`*_[]<>#", p[i]))
+            fputc('\\', f);
+        fputc(p[i], f);
+    }
+    return 0;
+}
+
+void jst_text_put_md(FILE *f, const char *s)
+{
+    s = s ? s : "?";
+    esc_walk(s, strlen(s), md_put, f);
+}
+
 int jst_text_unsafe(const char *str)
 {
     const unsigned char *s = (const unsigned char *)str;
     size_t left = str ? strlen(str) : 0;
     while (left) {
-        uint32_t cp = 0;
-        size_t len = jst_utf8_len(s, left, &cp);
-        char e[8];
-        if (esc_one(s, len, cp, e))
+        uint32_t cp;
+        size_t len;
+        if (jst_esc_class(s, left, &len, &cp) != JST_ESC_NONE)
             return 1;
         s += len;
         left -= len;

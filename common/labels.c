@@ -4,11 +4,17 @@
  */
 #include <string.h>
 #include "labels.h"
+#include "textrule.h"
 
+/* Names a user's label may not take: those jitstall sets itself (the
+ * preload's file and `export --format prometheus` alike: a second label of
+ * the same name makes the whole file invalid), and those Prometheus gives a
+ * meaning (histogram buckets, summary quantiles), which a gauge may not carry. */
 static int name_ok(const char *s, size_t n)
 {
     static const char *const reserved[] = {"program",        "host",    "gpu_arch",
-                                           "driver_version", "verdict", "outcome"};
+                                           "driver_version", "verdict", "outcome",
+                                           "compiler",       "le",      "quantile"};
     if (n == 0 || n >= JST_LABEL_NAME_MAX || (s[0] >= '0' && s[0] <= '9'))
         return 0;
     if (n >= 2 && s[0] == '_' && s[1] == '_')
@@ -50,55 +56,34 @@ size_t jst_parse_labels(const char *s, struct jst_label *out, size_t max)
     return n;
 }
 
-/* The length of the valid UTF-8 sequence at s (1-4), or 0 when the byte at
- * s does not start one (RFC 3629: no overlong forms, no surrogates, nothing
- * above U+10FFFF). s is NUL-terminated, so a cut sequence stops at the NUL. */
-static size_t utf8_len(const unsigned char *s)
-{
-    unsigned c = s[0];
-    if (c < 0x80)
-        return 1;
-    size_t n;
-    unsigned lo = 0x80, hi = 0xBF;
-    if (c >= 0xC2 && c <= 0xDF)
-        n = 2;
-    else if (c >= 0xE0 && c <= 0xEF) {
-        n = 3;
-        if (c == 0xE0)
-            lo = 0xA0;
-        else if (c == 0xED)
-            hi = 0x9F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        n = 4;
-        if (c == 0xF0)
-            lo = 0x90;
-        else if (c == 0xF4)
-            hi = 0x8F;
-    } else
-        return 0;
-    if (s[1] < lo || s[1] > hi)
-        return 0;
-    for (size_t i = 2; i < n; i++)
-        if (s[i] < 0x80 || s[i] > 0xBF)
-            return 0;
-    return n;
-}
-
 size_t jst_prom_value(char *out, size_t cap, const char *v)
 {
     static const char fffd[] = "\xEF\xBF\xBD";
     size_t len = 0;
     const unsigned char *s = (const unsigned char *)v;
-    while (s && *s) {
-        char esc[2] = {'\\', (char)*s};
+    size_t left = v ? strlen(v) : 0;
+    while (left) {
+        char esc[16];
         const char *rep = (const char *)s;
-        size_t in = utf8_len(s), put = in;
-        if (!in) {
+        size_t in, put;
+        uint32_t cp;
+        enum jst_esc k = jst_esc_class(s, left, &in, &cp);
+        put = in;
+        if (k == JST_ESC_INVALID) {
             rep = fffd;
-            in = 1;
             put = 3;
-        } else if (*s == '\\' || *s == '"' || *s == '\n') {
-            esc[1] = *s == '\n' ? 'n' : (char)*s;
+        } else if (k == JST_ESC_CONTROL) {
+            /* As text shows it (\x1b, \u202e, \n), its backslash escaped:
+             * the value reads the same as in jitstall's report. */
+            char t[8];
+            size_t tl = jst_esc_text(s, k, cp, t);
+            esc[0] = '\\';
+            memcpy(esc + 1, t, tl);
+            rep = esc;
+            put = tl + 1;
+        } else if (*s == '\\' || *s == '"') {
+            esc[0] = '\\';
+            esc[1] = (char)*s;
             rep = esc;
             put = 2;
         }
@@ -107,6 +92,7 @@ size_t jst_prom_value(char *out, size_t cap, const char *v)
         memcpy(out + len, rep, put);
         len += put;
         s += in;
+        left -= in;
     }
     if (cap)
         out[len] = '\0';

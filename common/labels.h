@@ -21,16 +21,20 @@ struct jst_label {
 
 /* Parses "k=v,k2=v2" into out (max entries); returns how many were taken.
  * A name must match [a-zA-Z_][a-zA-Z0-9_]* and not start with "__" (reserved
- * by Prometheus) nor be one jitstall sets itself (program, host, gpu_arch,
- * driver_version, verdict, outcome); entries that break these rules, or
- * that are too long, are skipped. NULL or "" gives 0. */
+ * by Prometheus), nor be one jitstall sets itself (program, host, gpu_arch,
+ * driver_version, verdict, outcome, compiler) or one Prometheus reserves for
+ * histograms and summaries (le, quantile); entries that break these rules,
+ * or that are too long, are skipped. NULL or "" gives 0. */
 size_t jst_parse_labels(const char *s, struct jst_label *out, size_t max);
 
 /* The most bytes jst_prom_value writes for one value, its NUL included. */
 #define JST_PROM_VALUE_MAX 512
 /* Writes v as the inside of a Prometheus label value into out (cap bytes,
- * at least 1): '\\', '"' and newline escaped, each byte that is not part of
- * valid UTF-8 replaced by U+FFFD, cut at a whole character so that it fits,
+ * at least 1), by the one rule for text from a trace (textrule.h): '\\' and
+ * '"' escaped, each byte that is not part of valid UTF-8 replaced by U+FFFD,
+ * a control character (a newline, ESC, a C1 or bidirectional control) as
+ * text shows it, "\\n", "\\x1b", "\\u202e", so that the value reads as
+ * in jitstall's report; cut at a whole character so that it fits,
  * NUL-terminated. Returns the length written. No allocation. */
 size_t jst_prom_value(char *out, size_t cap, const char *v);
 

@@ -159,6 +159,12 @@ static int load_block(struct jst_reader *rd)
         rd->next_block = b.index + 1;
         rd->cur_block = b.index;
         rd->cur_off = at;
+        if (b.raw > JST_READ_BLOCK_MAX) { /* one record larger than any the reader takes */
+            jst_rd_oversize(rd, "a block", b.raw, JST_READ_REC_BIG);
+            continue;
+        }
+        if (jst_rd_decoded(rd, b.raw, rd->in_off + rd->in_pos) < 0)
+            return -1;
         char why[64] = "checksum mismatch";
         if (jst_crc32c(0, pay, b.stored) == b.crc &&
             block_decode(rd, &b, pay, why, sizeof(why)) == 0)
@@ -193,13 +199,17 @@ int jst_rd_block_next(struct jst_reader *rd, struct jst_record *out)
             rd->d_pos = rd->d_len;
             continue;
         }
+        if (jst_rd_over_limit(rd, jst_rd_u16(h), len)) {
+            rd->d_pos += JST_REC_HDR_SIZE + (size_t)len;
+            continue;
+        }
         return jst_rd_hand_out(rd, out, len);
     }
 }
 
 unsigned jst_reader_damaged(const struct jst_reader *rd)
 {
-    return rd->n_damage;
+    return rd->n_damage + rd->n_oversize;
 }
 
 const char *jst_reader_damage(struct jst_reader *rd)
@@ -216,7 +226,14 @@ const char *jst_reader_damage(struct jst_reader *rd)
         k += (size_t)snprintf(t + k, n - k, "; %u more damaged spans",
                               rd->n_damage - JST_DAMAGE_SHOWN);
     if (rd->n_damage && k < n)
-        snprintf(t + k, n - k, " (%llu bytes skipped; reading went on with the next good block)",
-                 (unsigned long long)rd->damage_bytes);
+        k += (size_t)snprintf(t + k, n - k,
+                              " (%llu bytes skipped; reading went on with the next good block)",
+                              (unsigned long long)rd->damage_bytes);
+    if (rd->n_oversize && k < n)
+        snprintf(t + k, n - k,
+                 "%s%u record%s over the reader's size limits skipped (%llu bytes; the first: "
+                 "%s); reading went on",
+                 rd->n_damage ? "; " : "", rd->n_oversize, rd->n_oversize == 1 ? "" : "s",
+                 (unsigned long long)rd->oversize_bytes, rd->oversize_first);
     return t;
 }

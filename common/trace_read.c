@@ -196,6 +196,67 @@ int jst_rd_reserve_decoded(struct jst_reader *rd, size_t more)
     return jst_rd_grow(rd, &rd->d, &rd->d_cap, rd->d_len + more);
 }
 
+uint32_t jst_rd_rec_limit(uint16_t type)
+{
+    switch (type) {
+    case JST_REC_PROCESS: /* the command line: the writer keeps 256 KiB */
+    case JST_REC_CALL:    /* a load's kernel names: the writer keeps 256 KiB */
+    case JST_REC_BEGIN:
+        return JST_READ_REC_BIG;
+    case JST_REC_DEVICE:
+    case JST_REC_CACHE_STATE:
+    case JST_REC_STACK: /* 256 frames and 24 KiB of Python frames */
+    case JST_REC_MODMAP:
+    case JST_REC_CUPTI_JIT:
+    case JST_REC_NOTE: /* one line of text */
+    case JST_REC_END:
+    case JST_REC_RANGE:
+    case JST_REC_PROGRESS:
+    case JST_REC_COMPILE:
+    case JST_REC_SAMPLE:
+    case JST_REC_FW_CACHE:
+        return JST_READ_REC_SMALL;
+    default: /* a newer writer's record: skipped unread anyway */
+        return JST_READ_REC_BIG;
+    }
+}
+
+int jst_rd_over_limit(struct jst_reader *rd, uint16_t type, uint32_t len)
+{
+    uint32_t limit = jst_rd_rec_limit(type);
+    if (len <= limit)
+        return 0;
+    const char *name = jst_rec_type_name(type);
+    char what[48];
+    snprintf(what, sizeof(what), "a %s record", name ? name : "unknown");
+    jst_rd_oversize(rd, what, len, limit);
+    return 1;
+}
+
+void jst_rd_oversize(struct jst_reader *rd, const char *what, uint64_t len, uint64_t limit)
+{
+    if (!rd->n_oversize)
+        snprintf(rd->oversize_first, sizeof(rd->oversize_first),
+                 "%s of %llu bytes, over the limit of %llu KiB", what, (unsigned long long)len,
+                 (unsigned long long)(limit >> 10));
+    rd->n_oversize++;
+    rd->oversize_bytes += len;
+}
+
+int jst_rd_decoded(struct jst_reader *rd, uint64_t more, uint64_t file_bytes)
+{
+    rd->decoded += more;
+    uint64_t bound = JST_READ_DECODE_FLOOR + (uint64_t)JST_READ_DECODE_RATIO * file_bytes;
+    if (rd->decoded <= bound)
+        return 0;
+    snprintf(rd->err, sizeof(rd->err),
+             "reading stopped at byte %llu: its records decode to %llu MiB, more than %llu MiB "
+             "plus %u times the file's bytes read so far; no trace jitstall writes does that",
+             (unsigned long long)file_bytes, (unsigned long long)(rd->decoded >> 20),
+             (unsigned long long)(JST_READ_DECODE_FLOOR >> 20), JST_READ_DECODE_RATIO);
+    return -1;
+}
+
 /* Decodes until `need` unconsumed bytes are available.
  * 1: they are; 0: the data ends before that; -1: damaged or I/O error. */
 static int fill(struct jst_reader *rd, size_t need)
@@ -225,8 +286,11 @@ static int fill(struct jst_reader *rd, size_t need)
             return -1;
         }
         int progress = in.pos != rd->in_pos || out.pos != rd->d_len;
+        size_t got = out.pos - rd->d_len;
         rd->in_pos = in.pos;
         rd->d_len = out.pos;
+        if (jst_rd_decoded(rd, got, rd->in_off + rd->in_pos) < 0)
+            return -1;
         /* 0 means a frame was completed and fully flushed; a new one may follow.
          * A call that did nothing (empty input between frames) says nothing. */
         if (progress)
@@ -258,12 +322,31 @@ int jst_rd_hand_out(struct jst_reader *rd, struct jst_record *out, uint32_t len)
     return 1;
 }
 
+/* Version 1: decodes and drops the rest of a skipped record, a chunk at a
+ * time, so that it is never held whole. 1 done, else as fill. */
+static int skip_decoded(struct jst_reader *rd)
+{
+    while (rd->skip_left) {
+        if (rd->d_len == rd->d_pos) {
+            int r = fill(rd, 1);
+            if (r != 1)
+                return r;
+        }
+        size_t k = rd->d_len - rd->d_pos;
+        k = k < rd->skip_left ? k : (size_t)rd->skip_left;
+        rd->d_pos += k;
+        rd->skip_left -= k;
+    }
+    return 1;
+}
+
 /* Version 1: records from one continuous (zstd or plain) stream. */
 static int stream_next(struct jst_reader *rd, struct jst_record *out)
 {
-    int r = fill(rd, JST_REC_HDR_SIZE);
-    if (r == 1) {
+    int r;
+    while ((r = skip_decoded(rd)) == 1 && (r = fill(rd, JST_REC_HDR_SIZE)) == 1) {
         const uint8_t *h = rd->d + rd->d_pos;
+        uint16_t type = jst_rd_u16(h);
         uint32_t len = jst_rd_u32(h + 4);
         if (len > JST_REC_MAX_PAYLOAD) {
             snprintf(rd->err, sizeof(rd->err),
@@ -272,9 +355,15 @@ static int stream_next(struct jst_reader *rd, struct jst_record *out)
             rd->failed = 1;
             return -1;
         }
+        if (jst_rd_over_limit(rd, type, len)) {
+            rd->d_pos += JST_REC_HDR_SIZE;
+            rd->skip_left = len;
+            continue;
+        }
         r = fill(rd, JST_REC_HDR_SIZE + (size_t)len);
         if (r == 1)
             return jst_rd_hand_out(rd, out, len);
+        break;
     }
     if (r < 0) {
         rd->failed = 1;
@@ -282,7 +371,7 @@ static int stream_next(struct jst_reader *rd, struct jst_record *out)
     }
     /* End of data: complete only if every byte was a whole record, the zstd
      * frame was closed, and the writer got to write END. */
-    if (rd->d_len != rd->d_pos || rd->frame_open || !rd->saw_end)
+    if (rd->d_len != rd->d_pos || rd->skip_left || rd->frame_open || !rd->saw_end)
         rd->truncated = 1;
     return 0;
 }

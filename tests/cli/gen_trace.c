@@ -3,7 +3,7 @@
  * real writer in common/trace.h, so the CLI tests can build exact scenarios
  * without the preload or a GPU.
  *
- * usage: gen_trace [--truncate] OUT.jst [SPEC]   (SPEC defaults to stdin)
+ * usage: gen_trace [--truncate] [--batch] OUT.jst [SPEC]   (SPEC defaults to stdin)
  *
  * Each SPEC line is one record: "<type> key=value key=value ...". Types:
  * process device call begin cache stack modmap cupti note end range compile sample
@@ -14,9 +14,13 @@
  * ("quoted" when it has spaces; inside quotes \n is a newline, \xHH a byte and
  * \c the character c), or for ips/build_id a comma-separated hex list.
  * key_N=value writes key number N (a key a newer preload may add) as a number.
+ * key*N=c writes text of N times the character c (a huge field without a
+ * huge line). A line "repeat N <type> ..." writes its record N times.
  * '#' starts a comment. A call (or begin) record gets seq, tid and call_id filled in when
  * they are missing. --truncate leaves the stream unfinished, like a killed
  * process: no END record (each record is its own block, all written).
+ * --batch writes records as the preload writes its launches: into 128 KiB
+ * blocks, zstd-compressed, not one block each.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -274,13 +278,17 @@ static char *next_token(char **pp)
 
 int main(int argc, char **argv)
 {
-    int truncate = 0, ai = 1;
-    if (ai < argc && !strcmp(argv[ai], "--truncate")) {
-        truncate = 1;
-        ai++;
+    int truncate = 0, batch = 0, ai = 1;
+    for (; ai < argc && !strncmp(argv[ai], "--", 2); ai++) {
+        if (!strcmp(argv[ai], "--truncate"))
+            truncate = 1;
+        else if (!strcmp(argv[ai], "--batch"))
+            batch = 1;
+        else
+            break;
     }
     if (ai >= argc) {
-        fprintf(stderr, "usage: gen_trace [--truncate] OUT.jst [SPEC]\n");
+        fprintf(stderr, "usage: gen_trace [--truncate] [--batch] OUT.jst [SPEC]\n");
         return 2;
     }
     const char *out = argv[ai++];
@@ -295,7 +303,7 @@ int main(int argc, char **argv)
         perror(out);
         return 2;
     }
-    static uint8_t buf[1 << 20];
+    static uint8_t buf[4 << 20];
     static uint8_t bytes[1 << 16];
     char *line = NULL; /* a line of any length: a deep stack is long */
     size_t line_cap = 0;
@@ -306,6 +314,13 @@ int main(int argc, char **argv)
         char *p = line, *tok = next_token(&p);
         if (!tok)
             continue;
+        unsigned long repeat = 1;
+        if (!strcmp(tok, "repeat")) {
+            char *n = next_token(&p);
+            repeat = n ? strtoul(n, NULL, 10) : 0;
+            if (!repeat || !(tok = next_token(&p)))
+                die("expected repeat N <record>%s", "");
+        }
         uint16_t type = 0;
         for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
             if (!strcmp(types[i].name, tok))
@@ -322,6 +337,12 @@ int main(int argc, char **argv)
                 die("expected key=value, got '%s'", tok);
             *eq = 0;
             const char *val = eq + 1;
+            char *star = strchr(tok, '*');
+            size_t fill = 0;
+            if (star) { /* key*N=c: N times c */
+                *star = 0;
+                fill = strtoul(star + 1, NULL, 10);
+            }
             const struct keydef *k = NULL;
             struct keydef raw = {NULL, 0, V_U64, NULL};
             for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
@@ -341,6 +362,16 @@ int main(int argc, char **argv)
                 jst_rec_i64(&r, k->key, strtoll(val, NULL, 0));
                 break;
             case V_STR:
+                if (star) {
+                    char *t = malloc(fill + 1);
+                    if (!t)
+                        die("out of memory for %s", tok);
+                    memset(t, *val ? *val : ' ', fill);
+                    t[fill] = 0;
+                    jst_rec_str(&r, k->key, t);
+                    free(t);
+                    break;
+                }
                 jst_rec_str(&r, k->key, val);
                 break;
             case V_IPS:
@@ -367,9 +398,11 @@ int main(int argc, char **argv)
         }
         if (r.overflow)
             die("record too large%s", "");
-        if (jst_writer_emit(w, &r, 1) < 0) {
-            perror(out);
-            return 2;
+        for (unsigned long i = 0; i < repeat; i++) {
+            if (jst_writer_emit(w, &r, !batch) < 0) {
+                perror(out);
+                return 2;
+            }
         }
     }
     free(line);

@@ -18,7 +18,7 @@ import threading
 
 import clitest
 from clitest import case, expect, Failure, Skip, run_spec, process, call, jit_load, sass_load, \
-    launch, end, q
+    launch, end, q, KERNEL, KERNEL2
 
 LIMIT_S = 20
 
@@ -353,6 +353,118 @@ def test_hostile_text_escaped_everywhere(env):
     clean_text("check --github (stderr)", r.stderr)
 
 
+# Characters that reorder or hide text, and bytes that are not UTF-8: an
+# 8-bit CSI (U+009B), the bidirectional override, isolate and marks (U+202E,
+# U+2067, U+200F, U+061C), a raw 0xFF and an encoded surrogate (ED A0 80),
+# with ESC and DEL.
+BIDI = r"<\x1b[31m\x7f\xc2\x9b31m\xe2\x80\xae\xe2\x81\xa7\xe2\x80\x8f\xd8\x9c\xff\xed\xa0\x80>"
+BIDI_RAW = (b"\x1b", b"\x7f", b"\xc2\x9b", b"\xe2\x80\xae", b"\xe2\x81\xa7", b"\xe2\x80\x8f",
+            b"\xd8\x9c", b"\xff", b"\xed\xa0\x80")
+# As the text rule shows it (docs/jitstall.1.md, TEXT FROM A TRACE).
+BIDI_TEXT = r"<\x1b[31m\x7f\u009b31m\u202e\u2067\u200f\u061c\xff\xed\xa0\x80>"
+# As JSON holds it: the controls kept (escaped), invalid bytes as U+FFFD.
+BIDI_JSON = "<\x1b[31m\x7f\x9b31m\u202e\u2067\u200f\u061c\ufffd\ufffd\ufffd\ufffd>"
+
+
+def bidi_spec():
+    """A cache directory, a framework cache directory, a compiler's path,
+    arguments and output, a Python function name in a stack and in the
+    sampler's records, each carrying BIDI. The first kernel is launched
+    before the compile, so that the second one's first call is shown."""
+    s = process(exe="/opt/app/bin/prog")
+    s += (f'cache phase=0 cache_path="/tmp/cache{BIDI}" exists=1 writable=1 entries=1 '
+          "size_bytes=16384 max_bytes=1073741824\n")
+    s += (f'fw_cache phase=0 start=1005ms framework=triton env_name=TRITON_CACHE_DIR '
+          f'cache_path_env=1 cache_path="/tmp/tri{BIDI}" exists=1 writable=1 entries=3\n')
+    s += call("cuInit", 1010, 150)
+    s += launch(1170, kernel=KERNEL, seq=5)
+    s += (f'stack stack_id=1 ips=0x401000 py_frame="make_cubin{BIDI}\\x09'
+          '/site/triton/backends/nvidia/compiler.py\\x09300"\n')
+    s += (f'compile tid=100 start=1200ms dur=90ms compiler=ptxas '
+          f'program="/usr/local/cuda/bin/ptxas{BIDI}" arg="ptxas{BIDI}" arg="-arch=sm_90" '
+          f'arg="/tmp/in{BIDI}.ptx" input="/tmp/in{BIDI}.ptx" output="/tmp/out{BIDI}.cubin" '
+          "target=sm_90 child_pid=5 wait_status=0 stack_id=1\n")
+    s += (f'sample tid=100 start=1210ms dur=50ms py_frame="fn{BIDI}\\x09/app/m{BIDI}.py\\x0933" '
+          "samples=5 sample_ns=50ms before_seq=7 period_ns=10ms window_ns=60ms\n")
+    s += launch(1300, kernel=KERNEL2, seq=7)
+    return s + end()
+
+
+def json_strings(o):
+    """Every string of a JSON document, keys included."""
+    if isinstance(o, str):
+        yield o
+    elif isinstance(o, dict):
+        for k, v in o.items():
+            yield k
+            yield from json_strings(v)
+    elif isinstance(o, list):
+        for v in o:
+            yield from json_strings(v)
+
+
+def no_raw(name, data):
+    for b in BIDI_RAW:
+        i = data.find(b)
+        expect(i < 0, f"{name}: raw {b!r} in the output: {data[max(0, i - 80):i + 20]!r}")
+
+
+@case
+def test_bidi_and_invalid_text_escaped_everywhere(env):
+    # U+009B, bidirectional controls, a raw 0xFF and an encoded surrogate in
+    # a cache directory, a compiler's path and arguments and a Python function
+    # name: report's "Compiles" and "sampled Python" lines printed them raw
+    # (only C0 and DEL were replaced), JSON kept C1 and bidi characters raw,
+    # and no output escaped U+200F or U+061C. One rule for every output:
+    # text and Markdown show them escaped, JSON as \uXXXX and U+FFFD.
+    t = env.trace("bidi", bidi_spec())
+    t2 = env.trace("bidi2", bidi_spec().replace("pid=100", "pid=101"))
+    texts = (["report", t], ["report", "--markdown", t], ["dump", t], ["diff", t, t2],
+             ["check", "--max-jit-ms", "1", t])
+    for args in texts:
+        r = subprocess.run([env.cli] + args, capture_output=True, timeout=LIMIT_S)
+        name = "jitstall " + " ".join(os.path.basename(a) for a in args)
+        expect(r.returncode in (0, 1), f"{name}: exit {r.returncode}: {r.stderr[:300]!r}")
+        no_raw(name + " (stdout)", r.stdout)
+        no_raw(name + " (stderr)", r.stderr)
+        out = clean_text(name, r.stdout)
+        if args[0] in ("report", "dump"):
+            # Markdown text escapes its specials too (inline code does not).
+            md = "".join("\\" + c if c in "|\\`*_[]<>#" else c for c in BIDI_TEXT)
+            expect(BIDI_TEXT in out or ("--markdown" in args and md in out),
+                   f"{name}: not shown escaped by the rule: {out[:3000]}")
+            if "--markdown" in args:
+                expect(f"top sampled: fn{md}" in out, f"{name}: sampled function: {out[:3000]}")
+    r = subprocess.run([env.cli, "report", t], capture_output=True, timeout=LIMIT_S)
+    out = r.stdout.decode()
+    comp = next((l for l in out.splitlines() if "ptxas " in l and "-> " in l), "")
+    expect(f"/tmp/out{BIDI_TEXT}.cubin" in comp, f"Compiles line: {comp!r}")
+    samp = next((l for l in out.splitlines() if "sampled Python (top)" in l), "")
+    expect(f"fn{BIDI_TEXT} (m{BIDI_TEXT}.py:33)" in samp, f"sampled Python line: {samp!r}")
+    # JSON: valid, every string as it was (invalid bytes as U+FFFD), nothing raw.
+    chrome, junit = env.path("chrome.json"), env.path("junit.xml")
+    jsons = (["report", "--json", t], ["dump", "--json", t],
+             ["export", "--format", "chrome", "-o", chrome, t],
+             ["export", "--format", "otlp", "-o", env.path("otlp.json"), t],
+             ["diff", "--json", t, t2], ["baseline", "-o", env.path("base.json"), t])
+    for args in jsons:
+        r = subprocess.run([env.cli] + args, capture_output=True, timeout=LIMIT_S)
+        name = "jitstall " + " ".join(os.path.basename(a) for a in args)
+        expect(r.returncode in (0, 1), f"{name}: exit {r.returncode}: {r.stderr[:300]!r}")
+        data = open(args[args.index("-o") + 1], "rb").read() if "-o" in args else r.stdout
+        no_raw(name, data)
+        no_raw(name + " (stderr)", r.stderr)
+        text = data.decode("utf-8")
+        # dump --json is one object a line
+        doc = [json.loads(l) for l in text.splitlines()] if args[0] == "dump" else json.loads(text)
+        if args[0] in ("report", "dump") or "chrome" in args:
+            expect(any(BIDI_JSON in v for v in json_strings(doc)),
+                   f"{name}: the string is not kept: {data[:2000]!r}")
+    r = subprocess.run([env.cli, "check", "--max-jit-ms", "1", "--junit", junit, t],
+                       capture_output=True, timeout=LIMIT_S)
+    no_raw("check --junit", open(junit, "rb").read())
+
+
 @case
 def test_hostile_file_name_scan(env):
     # A file name that carries controls, shown by scan: escaped by the same
@@ -516,6 +628,64 @@ def test_prometheus_hostile_names(env):
     expect(samples and all("program" in s and "host" in s for s in samples),
            f"program and host on every sample: {data[:300]!r}")
     expect("\ufffd" in samples[0]["program"], f"invalid bytes shown as U+FFFD: {samples[0]}")
+    if shutil.which("promtool"):
+        r = subprocess.run(["promtool", "check", "metrics"], input=data, capture_output=True)
+        msg = (r.stdout + r.stderr).decode(errors="replace")
+        expect(r.returncode == 0, f"promtool check metrics: {msg}")
+
+
+@case
+def test_prometheus_reserved_label_names(env):
+    # JITSTALL_LABELS with le (histogram buckets), quantile (summaries) and
+    # names jitstall sets itself: promtool refused the whole file ("non-
+    # histogram metrics should not have "le" label", "duplicate label names").
+    # Those names are dropped; the others stay.
+    spec = run_spec(exe="EXE").replace(
+        'exe="EXE"', 'exe="/opt/app/bin/prog" '
+        'env="JITSTALL_LABELS=le=0.5,quantile=0.9,compiler=x,outcome=y,svc=a"')
+    spec = spec.replace("end exit_status",
+                        "compile tid=100 start=1400ms dur=5ms compiler=ptxas "
+                        "program=/usr/local/cuda/bin/ptxas child_pid=7 wait_status=0\n"
+                        "end exit_status")
+    t = env.trace("promres", spec)
+    out = env.path("r.prom")
+    rc, _, err = env.run("export", "--format", "prometheus", "-o", out, t)
+    expect(rc == 0, f"export: exit {rc}: {err}")
+    data = open(out, "rb").read()
+    samples = strict_prom(data)  # also: no label twice
+    expect(samples and all(s.get("svc") == "a" for s in samples), f"svc=a kept: {data[:400]!r}")
+    for s in samples:
+        expect("le" not in s and "quantile" not in s, f"reserved name kept: {s}")
+        expect(s.get("compiler", "ptxas") != "x" and s.get("outcome", "hit") != "y",
+               f"a user label took jitstall's own name: {s}")
+    expect(any(s.get("compiler") == "ptxas" for s in samples), "the compile metric's own label")
+    if shutil.which("promtool"):
+        r = subprocess.run(["promtool", "check", "metrics"], input=data, capture_output=True)
+        msg = (r.stdout + r.stderr).decode(errors="replace")
+        expect(r.returncode == 0, f"promtool check metrics: {msg}")
+
+
+@case
+def test_prometheus_controls_escaped(env):
+    # C0, C1 and bidirectional controls in the program's name and a label
+    # value reached the .prom file raw (only invalid bytes were replaced).
+    # By the one rule they read as jitstall's report shows them.
+    spec = process(exe="EXE").replace(
+        'exe="EXE"', f'exe="/opt/app/bin/pr{BIDI}" env="JITSTALL_LABELS=team=t{BIDI}"')
+    spec += call("cuInit", 1010, 150) + launch(1300) + end()
+    t = env.trace("promctl", spec)
+    out = env.path("c.prom")
+    rc, _, err = env.run("export", "--format", "prometheus", "-o", out, t)
+    expect(rc == 0, f"export: exit {rc}: {err}")
+    data = open(out, "rb").read()
+    no_raw("export --format prometheus", data)
+    samples = strict_prom(data)
+    # strict_prom keeps a value's escapes: \\ is one backslash.
+    want = "pr" + BIDI_TEXT.replace("\\", "\\\\").replace("\\\\xff\\\\xed\\\\xa0\\\\x80",
+                                                        "\ufffd" * 4)
+    expect(samples and samples[0]["program"] == want, f"program: {samples[0].get('program')!r}, "
+           f"want {want!r}")
+    expect(samples[0]["team"] == "t" + want[2:], f"team: {samples[0].get('team')!r}")
     if shutil.which("promtool"):
         r = subprocess.run(["promtool", "check", "metrics"], input=data, capture_output=True)
         msg = (r.stdout + r.stderr).decode(errors="replace")

@@ -69,14 +69,15 @@ class Env(clitest.Env):
     """clitest's environment, with a time limit on every command and an
     optional address-space limit."""
 
-    def trace(self, name, spec):
+    def trace(self, name, spec, batch=False):
         out = self.path(name + ".jst")
-        r = subprocess.run([self.gen, out], input=spec.encode(), capture_output=True)
+        argv = [self.gen] + (["--batch"] if batch else []) + [out]
+        r = subprocess.run(argv, input=spec.encode(), capture_output=True)
         if r.returncode != 0:
             raise Failure(f"gen_trace failed: {r.stderr.decode(errors='replace')[:2000]}")
         return out
 
-    def run(self, *args, limit_as=None):
+    def run(self, *args, limit_as=None, limit_s=LIMIT_S):
         argv = [self.cli] + [str(a) for a in args]
         if limit_as:  # MiB of address space, as `ulimit -v` sets it
             if os.environ.get("JST_SANITIZED") == "1":
@@ -85,9 +86,9 @@ class Env(clitest.Env):
         e = dict(os.environ)
         e["NO_COLOR"] = "1"
         try:
-            r = subprocess.run(argv, capture_output=True, env=e, timeout=LIMIT_S)
+            r = subprocess.run(argv, capture_output=True, env=e, timeout=limit_s)
         except subprocess.TimeoutExpired:
-            raise Failure(f"jitstall {' '.join(map(str, args))} ran past {LIMIT_S} s: "
+            raise Failure(f"jitstall {' '.join(map(str, args))} ran past {limit_s} s: "
                           "not linear in the trace")
         return r.returncode, r.stdout.decode(errors="replace"), r.stderr.decode(errors="replace")
 
@@ -500,6 +501,116 @@ def test_many_compile_culprits_linear(env):
            sum(int(n) for _, n in heads) == 20000, f"{len(heads)} entries, {kinds}")
     tri = cul.count("fix        keep Triton's kernel cache")
     expect(tri == 100, f"{tri} entries with Triton's cache fix, expected 100")
+
+
+def many_samples_spec(n):
+    """n sampler records before one first launch, each a Python function of
+    its own (the shape of a long Python start-up), and one function seen far
+    more often than any other, after a compile so that the launch is a first
+    call."""
+    s = head()
+    s += call("cuInit", 1_010_000, 1000)
+    s += ("compile tid=100 start=1020000us dur=900us compiler=ptxas "
+          "program=/usr/local/cuda/bin/ptxas child_pid=5 wait_status=0\n")
+    t = 1_030_000
+    rows = [f'sample tid=100 start={t + i}us dur=1us '
+            f'py_frame="fn{i}\\x09/app/m{i % 97}.py\\x09{i}" '
+            f"samples=1 sample_ns=1ms before_seq=7 period_ns=10ms window_ns={n + 500}ms\n"
+            for i in range(n)]
+    rows.insert(n // 2, f'sample tid=100 start={t + n}us dur=1us '
+                'py_frame="hot\\x09/app/hot.py\\x0942" samples=50 sample_ns=500ms before_seq=7 '
+                f"period_ns=10ms window_ns={n + 500}ms\n")
+    s += "".join(rows)
+    s += call("cuLaunchKernel", t + n + 10_000, 5, name="_Z1kv", func="0x1", seq=7)
+    return s + "end exit_status=0 end_reason=exit\n"
+
+
+@case
+def test_many_samples_linear(env):
+    # 20,000 / 80,000 / 160,000 sampled functions before one launch took
+    # every command 0.48 / 11.1 / 46 s: each sample's function was looked for
+    # in a list of those seen so far, grown one element at a time.
+    traces = {n: env.trace(f"samp{n}", many_samples_spec(n)) for n in (10000, 40000)}
+    expect_n_log_n(env, traces, (["report"], ["check", "--max-jit-ms", "1e12"],
+                                 ["export", "--format", "chrome", "-o", env.path("c.json")],
+                                 ["baseline", "-o", env.path("b.json")],
+                                 ["diff", traces[10000]]),
+                   10000, 40000, ("10,000 samples", "40,000 samples"))
+    rc, out, err = env.run("report", "--json", traces[40000])
+    fc = json.loads(out)["processes"][0]["first_calls"][0]
+    top = fc["samples"][0] if fc.get("samples") else None
+    expect(top and top["func"] == "hot" and top["line"] == 42 and len(fc["samples"]) == 10,
+           f"the hot function first: {str(fc)[:600]}")
+
+
+def notes_spec(notes, with_launch=True):
+    """A process whose notes are given as (count, bytes) pairs, each note its
+    own block (as the writer writes a record larger than a block), then its
+    first launch."""
+    s = head() + call("cuInit", 1_010_000, 1000)
+    for n, size in notes:
+        s += f"repeat {n} note message*{size}=x level=1\n"
+    if with_launch:
+        s += call("cuLaunchKernel", 1_300_000, 5, name="_Z1kv", func="0x1")
+    return s + "end exit_status=0 end_reason=exit\n"
+
+
+@case
+def test_memory_bomb_bounded(env):
+    # 3,000 notes of 1 MB each compress to a 300 KB trace: report held 2.9 GB
+    # and dump ran for 46 s (two minutes on a busy machine). Under a 200 MiB
+    # address-space limit and 20 s each, the reader skips records over its
+    # limits, stops decoding once the records pass 128 times the file's size
+    # (plus 64 MiB), and says so.
+    t = env.trace("bomb", notes_spec([(3000, 1_000_000)]))
+    expect(os.path.getsize(t) < 1_000_000, f"the bomb is {os.path.getsize(t)} bytes")
+    for args in (["report"], ["report", "--json"], ["dump"], ["dump", "--json"],
+                 ["check", "--max-jit-ms", "1e9"]):
+        rc, out, err = env.run(*args, t, limit_as=200, limit_s=20)
+        name = " ".join(args)
+        expect(rc in (0, 1), f"{name}: exit {rc}: {err[:500]}")
+        expect("reading stopped at byte" in err
+               and "more than 64 MiB plus 128 times the file's bytes" in err
+               and "records over the reader's size limits skipped" in err
+               and "the first: a note record of 1000018 bytes, over the limit of 64 KiB" in err,
+               f"{name}: no warning that says what was left out: {err[:800]}")
+        expect("out of memory" not in out + err, f"{name}: ran out of memory: {err[:500]}")
+    rc, out, err = env.run("report", "--json", t, limit_as=200, limit_s=20)
+    p = json.loads(out)["processes"][0]
+    expect(p["damage"] and "reading stopped" in p["damage"] and not p["complete"],
+           f"damage: {p['damage']}")
+
+
+@case
+def test_oversized_records_skipped(env):
+    # Records over their type's limit are skipped and the rest is read: two
+    # notes of 2 MB (blocks skipped undecoded) and five of 100 KB (decoded and
+    # dropped) before the first launch; the launch and its time stay.
+    t = env.trace("big", notes_spec([(2, 2_000_000), (5, 100_000)]))
+    rc, out, err = env.run("report", "--json", t, limit_as=200, limit_s=20)
+    expect(rc == 0, f"report: exit {rc}: {err[:500]}")
+    p = json.loads(out)["processes"][0]
+    expect(p["ttfk_ns"] == 300_000_000, f"ttfk {p['ttfk_ns']}: the launch after them was lost")
+    expect("7 records over the reader's size limits skipped" in (p["damage"] or "") and
+           "a block of 2000026 bytes, over the limit of 1024 KiB" in p["damage"],
+           f"damage: {p['damage']}")
+    rc, out, err = env.run("dump", t, limit_as=200, limit_s=20)
+    expect(rc == 0 and "cuLaunchKernel" in out and "7 records over" in err,
+           f"dump: exit {rc}: {err[:500]}")
+
+
+@case
+def test_decode_bound_spares_real_traces(env):
+    # The most repetitive trace a real program writes (one kernel looked up
+    # again and again, in 128 KiB zstd blocks as the preload writes them)
+    # compresses about 28 times: it is read whole, without a warning.
+    n = 500_000
+    t = env.trace("lookups", lookups_spec(n), batch=True)
+    rc, out, err = env.run("report", "--json", t)
+    expect(rc == 0 and "warning" not in err, f"report: exit {rc}: {err[:500]}")
+    p = json.loads(out)["processes"][0]
+    expect(p["damage"] is None and p["complete"], f"damage: {p['damage']}")
+    expect(p["ttfk_ns"] == (n + 10 + 30_000) * 1000, f"ttfk {p['ttfk_ns']}")
 
 
 if __name__ == "__main__":

@@ -88,4 +88,20 @@ f=$(ls "$WORK"/p2/*.prom)
 check_prom "$f" "program=prog��\"q\\" "team=a�(b��" "path=x\\y\"z���" "ok=café" ||
     fail "invalid file with invalid UTF-8: $(head -c 600 "$f" | od -c | head -20)"
 run_promtool "$f"
+# Names Prometheus reserves (le: histogram buckets, quantile: summaries) and
+# one jitstall sets itself are dropped; promtool rejects a gauge with le. A
+# control character (ESC, a bidirectional override) reads as the report
+# shows it, not raw.
+mkdir -p "$WORK/p3"
+ctl="x$(printf '\x1b\xe2\x80\xae')y"
+run_traced reserved JITSTALL_PROM_DIR="$WORK/p3" \
+    JITSTALL_LABELS="le=0.5,quantile=0.9,verdict=x,svc=a,ctl=$ctl" "$BIN/prog_harm" "$FIX" loads 1
+expect_rc reserved 0
+f=$(ls "$WORK"/p3/*.prom)
+check_prom "$f" "svc=a" 'ctl=x\x1b\u202ey' ||
+    fail "reserved names or controls in labels: $(head -c 600 "$f" | od -c | head)"
+if grep -Eq '[{,](le|quantile)="' "$f"; then
+    fail "a reserved label name was kept: $(grep -Em1 '[{,](le|quantile)="' "$f")"
+fi
+run_promtool "$f"
 echo "ok: Prometheus labels"

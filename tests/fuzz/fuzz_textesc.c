@@ -21,7 +21,8 @@ static void check_clean(const unsigned char *s, size_t n)
         uint32_t cp = 0;
         size_t len = jst_utf8_len(s + i, n - i, &cp);
         if (!len || cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp <= 0x9f) || cp == 0x2028 ||
-            cp == 0x2029 || (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069))
+            cp == 0x2029 || cp == 0x061c || cp == 0x200e || cp == 0x200f ||
+            (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069))
             abort();
         i += len;
     }

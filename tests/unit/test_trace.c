@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include <zstd.h>
 #include "trace.h"
 
 static char tmpdir[64];
@@ -310,7 +311,8 @@ static void test_many_records_span_read_buffers(void **state)
 {
     char path[128];
     tmp_path(path, sizeof(path), "big.jst");
-    /* Records of up to 300 KB cross the reader's 128 KB buffers. */
+    /* Records of up to 300 KB cross the reader's 128 KB buffers (calls: a load's
+     * may be that large; a stack may not, docs/FORMAT.md, Reader limits). */
     size_t cap = 400 << 10;
     uint8_t *buf = malloc(cap), *blob = malloc(cap);
     for (size_t i = 0; i < cap; i++)
@@ -319,7 +321,7 @@ static void test_many_records_span_read_buffers(void **state)
     assert_non_null(w);
     for (unsigned i = 0; i < 40; i++) {
         struct jst_rec r;
-        jst_rec_begin(&r, buf, cap, JST_REC_STACK);
+        jst_rec_begin(&r, buf, cap, JST_REC_CALL);
         jst_rec_u64(&r, JST_F_STACK_ID, i);
         jst_rec_bytes(&r, JST_F_IPS, blob + i, (i * 7919u) % (300u << 10));
         assert_int_equal(jst_writer_emit(w, &r, i % 3 == 0), 0);
@@ -754,6 +756,80 @@ static void test_oversized_payload_is_damage(void **state)
     free_result(&res);
 }
 
+/* A version 1 zstd stream of records: n_notes notes of note_len bytes of
+ * text, between a small note and the end record. */
+static void write_v1_notes(const char *path, size_t n_notes, size_t note_len)
+{
+    size_t raw_cap = (n_notes + 2) * (note_len + 64), n = 0;
+    uint8_t *raw = malloc(raw_cap), *rec = malloc(note_len + 64);
+    char *text = malloc(note_len + 1);
+    assert_non_null(raw);
+    assert_non_null(rec);
+    assert_non_null(text);
+    memset(text, 'x', note_len);
+    text[note_len] = '\0';
+    for (size_t i = 0; i < n_notes + 2; i++) {
+        struct jst_rec r;
+        jst_rec_begin(&r, rec, note_len + 64, i == n_notes + 1 ? JST_REC_END : JST_REC_NOTE);
+        if (i == 0)
+            jst_rec_str(&r, JST_F_MESSAGE, "small");
+        else if (i <= n_notes)
+            jst_rec_str(&r, JST_F_MESSAGE, text);
+        assert_false(r.overflow);
+        uint32_t len = (uint32_t)(r.len - JST_REC_HDR_SIZE);
+        for (int b = 0; b < 4; b++)
+            rec[4 + b] = (uint8_t)(len >> (8 * b));
+        memcpy(raw + n, rec, r.len);
+        n += r.len;
+    }
+    size_t zcap = ZSTD_compressBound(n);
+    uint8_t *f = malloc(JST_HEADER_SIZE + zcap);
+    assert_non_null(f);
+    make_header(f, 1, 1, JST_ENDIAN_MARK, JST_HEADER_SIZE, JST_FILE_FLAG_ZSTD);
+    size_t z = ZSTD_compress(f + JST_HEADER_SIZE, zcap, raw, n, 3);
+    assert_false(ZSTD_isError(z));
+    write_file(path, f, JST_HEADER_SIZE + z);
+    free(f);
+    free(text);
+    free(rec);
+    free(raw);
+}
+
+/* Version 1: a record over its type's limit (a note of 2 MB) is decoded and
+ * dropped, never held whole, and the records after it are read. */
+static void test_v1_record_over_limit_skipped(void **state)
+{
+    char path[128];
+    tmp_path(path, sizeof(path), "v1big.jst");
+    write_v1_notes(path, 1, 2000000);
+    struct read_result res;
+    read_all(path, &res);
+    assert_int_equal(res.rc, 0);
+    assert_int_equal(res.n, 2); /* the small note and the end */
+    assert_int_equal(res.recs[1].type, JST_REC_END);
+    assert_false(res.truncated);
+    assert_int_equal(res.damaged, 1);
+    assert_non_null(strstr(res.err, "1 record over the reader's size limits skipped"));
+    assert_non_null(strstr(res.err, "a note record of 2000007 bytes, over the limit of 64 KiB"));
+    free_result(&res);
+}
+
+/* Version 1: notes just under the limit, 96 MiB of them in a stream of a few
+ * kilobytes: reading stops past 64 MiB plus 128 times the file's size. */
+static void test_v1_decode_bound_stops_reading(void **state)
+{
+    char path[128];
+    tmp_path(path, sizeof(path), "v1bomb.jst");
+    write_v1_notes(path, 1536, (64u << 10) - 64);
+    struct read_result res;
+    read_all(path, &res);
+    assert_int_equal(res.rc, -1);
+    assert_true(res.n > 900 && res.n < 1100); /* about 64 MiB of notes */
+    assert_non_null(strstr(res.err, "reading stopped at byte"));
+    assert_non_null(strstr(res.err, "more than 64 MiB plus 128 times the file's bytes"));
+    free_result(&res);
+}
+
 static void test_wrong_magic_is_refused(void **state)
 {
     char path[128];
@@ -964,6 +1040,8 @@ int main(void)
         cmocka_unit_test(test_garbage_after_header_is_an_error),
         cmocka_unit_test(test_garbage_after_records_keeps_records),
         cmocka_unit_test(test_oversized_payload_is_damage),
+        cmocka_unit_test(test_v1_record_over_limit_skipped),
+        cmocka_unit_test(test_v1_decode_bound_stops_reading),
         cmocka_unit_test(test_wrong_magic_is_refused),
         cmocka_unit_test(test_newer_format_is_refused_with_both_versions),
         cmocka_unit_test(test_byte_swapped_and_bad_header_fields),

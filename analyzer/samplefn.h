@@ -1,0 +1,37 @@
+/*
+ * The sampled Python functions of one first call (implementation:
+ * analyzer/samplefn.c): the sampler's records name stacks by their innermost
+ * frame, "func<TAB>file<TAB>line"; this sums their time by function and file,
+ * as a profiler counts them, and keeps the largest. A hash index keeps it
+ * linear in the records, however many distinct functions they name.
+ *
+ *     struct jst_samplefn_acc a;
+ *     jst_samplefn_init(&a);
+ *     jst_samplefn_add(&a, "load\t/app/m.py\t12", 10000000);   (once per record)
+ *     f->n_samples = jst_samplefn_take(&a, &f->samples, 10);  (frees a)
+ */
+#ifndef JST_ANALYZER_SAMPLEFN_H
+#define JST_ANALYZER_SAMPLEFN_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "hashidx.h"
+
+struct jst_sample_fn;
+
+struct jst_samplefn_acc {
+    struct jst_hidx ix;
+    struct jst_samplefn_ent *v; /* the distinct functions, in the order first seen */
+    size_t n, cap;
+    size_t oom; /* frames not counted for want of memory */
+};
+
+void jst_samplefn_init(struct jst_samplefn_acc *a);
+/* Counts ns for the function of frame (NULL: an unknown one, "?"). The frame
+ * must stay valid until jst_samplefn_take: its bytes are not copied. */
+void jst_samplefn_add(struct jst_samplefn_acc *a, const char *frame, uint64_t ns);
+/* The max largest functions (by time, then name and file), as new strings,
+ * into *out; returns their count. Frees what a holds. */
+size_t jst_samplefn_take(struct jst_samplefn_acc *a, struct jst_sample_fn **out, size_t max);
+
+#endif
