@@ -311,8 +311,8 @@ JST_EXPORT JST_IDLE_TEXT int fexecve(int fd, char *const argv[], char *const env
 JST_EXPORT JST_IDLE_TEXT int execveat(int dirfd, const char *path, char *const argv[],
                                       char *const envp[], int flags)
 {
-    struct exec_call c = {&real_execveat, name_execveat, EXEC_AT, path, dirfd, flags,
-                          argv,           envp,          -1,      0};
+    struct exec_call c = {&real_execveat, name_execveat, EXEC_AT, path, dirfd,
+                          flags,          argv,          envp,    -1,   0};
     return exec_named(&c);
 }
 

@@ -351,8 +351,8 @@ static void spawn_sweep(void)
     int me = (int)getpid();
     for (int i = 0; t && i < SPAWN_SLOTS; i++) {
         struct spawn_slot *s = &t->slot[i];
-        if (atomic_load_explicit(&s->state, memory_order_acquire) == SLOT_READY &&
-            s->ppid == me && child_gone(s->pid))
+        if (atomic_load_explicit(&s->state, memory_order_acquire) == SLOT_READY && s->ppid == me &&
+            child_gone(s->pid))
             slot_end(s, SLOT_READY, END_GONE, 0, 0);
     }
 }
@@ -828,9 +828,9 @@ JST_EXPORT JST_IDLE_TEXT int waitid(idtype_t idtype, id_t id, siginfo_t *info, i
     uint64_t t0 = atomic_load(&spawn_tab) ? jst_now_ns() : 0;
     int r = f(idtype, id, info, options);
     int err = errno;
-    int ended = r == 0 && info && info->si_pid > 0 && !(options & WNOWAIT) &&
-                (info->si_code == CLD_EXITED || info->si_code == CLD_KILLED ||
-                 info->si_code == CLD_DUMPED);
+    int ended =
+        r == 0 && info && info->si_pid > 0 && !(options & WNOWAIT) &&
+        (info->si_code == CLD_EXITED || info->si_code == CLD_KILLED || info->si_code == CLD_DUMPED);
     int st = 0;
     if (ended)
         st = info->si_code == CLD_EXITED
@@ -874,10 +874,9 @@ static size_t shell_words(const char *cmd, char *buf, size_t cap, char **argv, s
             while (k < n && (strcmp(argv[k], "exec") == 0 || strcmp(argv[k], "command") == 0 ||
                              strcmp(argv[k], "env") == 0 ||
                              (strchr(argv[k], '=') && argv[k][0] != '=' &&
-                              strcspn(argv[k], "=") == strspn(argv[k],
-                                                               "abcdefghijklmnopqrstuvwxyz"
-                                                               "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                                               "0123456789_"))))
+                              strcspn(argv[k], "=") == strspn(argv[k], "abcdefghijklmnopqrstuvwxyz"
+                                                                       "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                                                       "0123456789_"))))
                 k++;
             if (k < n && jst_compiler_kind(argv[k])) {
                 memmove(argv, argv + k, (n - k) * sizeof *argv);

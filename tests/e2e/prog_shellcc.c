@@ -31,8 +31,7 @@ static int run_shell(const char *outdir)
     printf("system nvcc: %d\n", WIFEXITED(r) ? WEXITSTATUS(r) : -1);
     r = system("true");
     printf("system true: %d\n", WIFEXITED(r) ? WEXITSTATUS(r) : -1);
-    snprintf(cmd, sizeof cmd, "ptxas --gpu-name=sm_90a -o %s/pop.cubin pop.ptx; echo done",
-             outdir);
+    snprintf(cmd, sizeof cmd, "ptxas --gpu-name=sm_90a -o %s/pop.cubin pop.ptx; echo done", outdir);
     FILE *f = popen(cmd, "r");
     if (!f)
         return 3;
