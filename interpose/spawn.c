@@ -19,6 +19,18 @@
  *    wait call that reaps it: for Python's subprocess, the same caller.
  * The wait wrappers run in every process (a shell's waits): when no table
  * exists they only call the real function.
+ *
+ * Any wait call may run in a signal handler (a SIGCHLD handler that reaps
+ * with waitpid(-1, &st, WNOHANG)). So a wait wrapper only marks the child's
+ * slot ended (status, time, thread), with atomics and system calls, and
+ * writes the record itself only when the thread cannot be in a handler
+ * (context_normal); else the record waits for the next call that cannot be
+ * one: a driver call, posix_spawn, system, popen, a fork outside a handler,
+ * the end of the trace. Children the kernel reaps (SIGCHLD ignored) never
+ * come back from a wait: waitid with WNOWAIT finds them gone.
+ *
+ * system and popen run a shell, which shares no memory with this process:
+ * their command line says what compiler runs (see shell_words).
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -931,13 +943,14 @@ static size_t shell_words(const char *cmd, char *buf, size_t cap, char **argv, s
             if (at + 1 < cap)
                 buf[at++] = c;
         }
-        /* A file descriptor's number before a redirection: 2>/dev/null */
-        int fdnum = (*p == '<' || *p == '>') && at > w && strspn(buf + w, "0123456789") == at - w;
-        if (at + 1 >= cap) {
+        if (at + 1 >= cap) { /* no room left: the word is dropped */
             at = w;
             continue;
         }
-        buf[at++] = '\0';
+        buf[at] = '\0';
+        /* A file descriptor's number before a redirection: 2>/dev/null */
+        int fdnum = (*p == '<' || *p == '>') && at > w && strspn(buf + w, "0123456789") == at - w;
+        at++;
         if (skip_next || fdnum) {
             skip_next = 0;
             at = w;
@@ -952,7 +965,7 @@ static size_t shell_words(const char *cmd, char *buf, size_t cap, char **argv, s
  * that cmd runs, from now; NULL when it runs none or nothing is recorded. */
 static struct spawn_slot *shell_slot(const char *cmd, int how)
 {
-    if (!cmd || jst_guard || atomic_load(&jst_state) != JST_ST_ON)
+    if (!cmd || jst_guard || atomic_load(&jst_state) == JST_ST_OFF)
         return NULL;
     int saved = errno;
     struct spawn_slot *s = NULL;
@@ -966,7 +979,7 @@ static struct spawn_slot *shell_slot(const char *cmd, int how)
         s->how = (uint16_t)how;
         s->tid = jst_tid();
         s->start_ns = jst_now_ns();
-        s->stack_id = jst_bt_capture();
+        s->stack_id = jst_trace() ? jst_bt_capture() : 0; /* a Python process may open it here */
         slot_fill(s, argv[0], argv);
         jst_guard--;
     }
