@@ -467,7 +467,8 @@ void jst_spawn_flush(void)
 
 /* Before fork (a handler may call fork): children found gone, and the
  * records due when this is not a handler, so their slots are free for the
- * children to come. */
+ * children to come. Only into a trace already open: opening one registers
+ * fork handlers, which glibc does not allow while it runs them. */
 static void spawn_prepare(void)
 {
     if (!atomic_load(&spawn_tab))
@@ -475,7 +476,8 @@ static void spawn_prepare(void)
     int saved = errno;
     spawn_sweep();
     errno = saved;
-    spawn_drain(0, 0);
+    if (atomic_load(&jst_state) == JST_ST_ON)
+        spawn_drain(0, 0);
 }
 
 static void spawn_atfork_child(void)
@@ -866,7 +868,10 @@ JST_EXPORT JST_IDLE_TEXT int waitid(idtype_t idtype, id_t id, siginfo_t *info, i
 typedef int (*system_fn)(const char *);
 typedef FILE *(*popen_fn)(const char *, const char *);
 typedef int (*pclose_fn)(FILE *);
-static void *_Atomic real_system, *_Atomic real_popen, *_Atomic real_pclose;
+JST_START_DATA static void *_Atomic real_system, *_Atomic real_popen, *_Atomic real_pclose;
+JST_START_RODATA static const char name_system[] = "system";
+JST_START_RODATA static const char name_popen[] = "popen";
+JST_START_RODATA static const char name_pclose[] = "pclose";
 
 /* Splits cmd into the words of its first compiler command: argv (at most
  * max - 1, NULL-terminated) points into buf (cap bytes). The number of
@@ -1010,9 +1015,9 @@ static void shell_end(struct spawn_slot *s, int r, uint64_t t0)
     errno = saved;
 }
 
-JST_EXPORT int system(const char *cmd)
+JST_EXPORT JST_IDLE_TEXT int system(const char *cmd)
 {
-    system_fn f = (system_fn)spawn_real(&real_system, "system");
+    system_fn f = (system_fn)spawn_real(&real_system, name_system);
     if (!f) {
         errno = ENOSYS;
         return -1;
@@ -1031,9 +1036,9 @@ static struct {
     struct spawn_slot *s;
 } spawn_pipes[SPAWN_PIPES];
 
-JST_EXPORT FILE *popen(const char *cmd, const char *mode)
+JST_EXPORT JST_IDLE_TEXT FILE *popen(const char *cmd, const char *mode)
 {
-    popen_fn f = (popen_fn)spawn_real(&real_popen, "popen");
+    popen_fn f = (popen_fn)spawn_real(&real_popen, name_popen);
     if (!f) {
         errno = ENOSYS;
         return NULL;
@@ -1057,9 +1062,9 @@ JST_EXPORT FILE *popen(const char *cmd, const char *mode)
     return fp;
 }
 
-JST_EXPORT int pclose(FILE *fp)
+JST_EXPORT JST_IDLE_TEXT int pclose(FILE *fp)
 {
-    pclose_fn f = (pclose_fn)spawn_real(&real_pclose, "pclose");
+    pclose_fn f = (pclose_fn)spawn_real(&real_pclose, name_pclose);
     if (!f) {
         errno = ENOSYS;
         return -1;
