@@ -33,6 +33,7 @@
 #include "startenv.h"
 #include "children.h"
 #include "bigstack.h"
+#include "sink.h"
 
 extern char **environ;
 
@@ -191,7 +192,12 @@ JST_IDLE_TEXT static int exec_run(const struct exec_call *c, void *fn, const cha
 {
     int cc = jst_compiler_kind(shown);
     void *note = cc ? jst_spawn_exec_note(cc, shown, c->argv) : NULL; /* for the parent's wait */
-    int ended = jst_exec_end(shown);
+    /* A signal handler may exec (it is async-signal-safe), but the END
+     * record allocates and locks: from a handler the trace goes without it
+     * (its reader says it ended early) rather than risk the program. */
+    int ended = 0;
+    if (atomic_load(&jst_state) == JST_ST_ON && jst_sink_owned() && !jst_handler_running())
+        ended = jst_exec_end(shown);
     int rc = exec_call_real(c, fn, env);
     if (note)
         jst_spawn_exec_failed(note); /* it returned: it failed */

@@ -395,6 +395,20 @@ static int context_normal(void)
     return 1;
 }
 
+int jst_handler_running(void)
+{
+    sigset_t cur;
+    if (sigprocmask(SIG_BLOCK, NULL, &cur) != 0)
+        return 1;
+    for (int sig = 1; sig < NSIG; sig++) {
+        struct sigaction sa;
+        if (sigismember(&cur, sig) == 1 && sigaction(sig, NULL, &sa) == 0 &&
+            sa.sa_handler != SIG_DFL && sa.sa_handler != SIG_IGN)
+            return 1;
+    }
+    return 0;
+}
+
 /* ---- the record, from a normal context only ---- */
 
 static void spawn_record(struct spawn_slot *s, uint64_t stack);

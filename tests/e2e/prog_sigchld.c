@@ -13,14 +13,19 @@
  *   prog_sigchld burst N BINDIR OUTDIR
  *     SIGCHLD ignored: N children started at once and never waited for
  *     (the program polls until they are gone); then 5 reaped with waitpid.
+ *   prog_sigchld execsig N PROGRAM ARG
+ *     a SIGALRM handler execs PROGRAM ARG (exec is async-signal-safe) while
+ *     the main thread mallocs and frees; the timer fires every N ms.
  * cuInit first: the process's trace is open when the children start.
  */
 #include <cuda.h>
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -35,6 +40,17 @@ static void on_chld(int sig)
     while (waitpid(-1, &st, WNOHANG) > 0)
         reaped++;
     errno = saved;
+}
+
+static char *exec_argv[3];
+/* Sizes the main thread allocates from: past 1 KiB, malloc takes its arena's lock. */
+static size_t churn_base = 16;
+
+static void on_alrm(int sig)
+{
+    (void)sig;
+    execv(exec_argv[0], exec_argv);
+    _exit(126);
 }
 
 static pid_t start_ptxas(int i)
@@ -63,7 +79,7 @@ static double now_s(void)
         while (!(cond) && now_s() < t_end) {                                                       \
             void *b[16];                                                                           \
             for (int k = 0; k < 16; k++)                                                           \
-                b[k] = malloc(16 + 97 * (size_t)k);                                                \
+                b[k] = malloc(churn_base + 97 * (size_t)k);                                        \
             for (int k = 0; k < 16; k++)                                                           \
                 free(b[k]);                                                                        \
         }                                                                                          \
@@ -136,10 +152,47 @@ static int run_burst(int n)
     return run_five(n);
 }
 
+static void *idle_thread(void *arg)
+{
+    (void)arg;
+    for (;;)
+        pause();
+    return NULL;
+}
+
+static int run_execsig(int ms)
+{
+    /* A second thread, as a real driver starts: malloc then locks its
+     * arenas. SIGALRM blocked there: the handler runs on the main thread. */
+    sigset_t alrm;
+    sigemptyset(&alrm);
+    sigaddset(&alrm, SIGALRM);
+    pthread_sigmask(SIG_BLOCK, &alrm, NULL);
+    pthread_t t;
+    pthread_create(&t, NULL, idle_thread, NULL);
+    pthread_sigmask(SIG_UNBLOCK, &alrm, NULL);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_alrm;
+    sigaction(SIGALRM, &sa, NULL);
+    struct itimerval it = {{0, ms * 1000}, {0, ms * 1000}};
+    setitimer(ITIMER_REAL, &it, NULL);
+    churn_base = 4096;
+    CHURN_UNTIL(0);
+    return 3; /* the handler never ran */
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 5)
         return 2;
+    if (strcmp(argv[1], "execsig") == 0) {
+        exec_argv[0] = argv[3];
+        exec_argv[1] = argv[4];
+        printf("cuInit: %d\n", (int)cuInit(0));
+        fflush(stdout);
+        return run_execsig(atoi(argv[2]));
+    }
     int n = atoi(argv[2]);
     snprintf(prog, sizeof prog, "%s/ptxas", argv[3]);
     snprintf(outdir, sizeof outdir, "%s", argv[4]);

@@ -12,6 +12,10 @@
 #    after them have their status: no slot stays taken.
 # 3. The same with 40 children at once, never waited for: those that found
 #    the 32 slots taken are counted exactly in a note.
+# 4. A SIGALRM handler execs /bin/echo while the main thread (with a second
+#    thread alive, so malloc locks) mallocs and frees: the exec wrapper writes
+#    no END record there (it allocates), so the program never hangs; its
+#    trace ends early instead.
 . "$(dirname "$0")/lib.sh"
 mkdir -p "$WORK/bin" "$WORK/out"
 ln -s "$BIN/fake_cc" "$WORK/bin/ptxas"
@@ -74,4 +78,15 @@ expect(len(unseen) + missing == 40, f"40 started: {len(unseen)} recorded + {miss
 expect(len(unseen) >= 32, f"every slot used: {len(unseen)}")
 expect(len(seen) == 5, f"the 5 reaped after have their slots: {len(seen)}")
 PY
-echo "ok: children reaped in a SIGCHLD handler, and by the kernel"
+# 4. exec from a signal handler, five times.
+for i in 1 2 3 4 5; do
+    run_traced "execsig$i" timeout 30 "$P" execsig 3 /bin/echo "from a handler"
+    expect_rc "execsig$i" 0
+    grep -qx 'from a handler' "$WORK/execsig$i.out" || fail "execsig$i: the handler's exec did not happen"
+    dump_json "$(the_trace "execsig$i")" "$WORK/execsig$i.json"
+    check_json "$WORK/execsig$i.json" <<'PY'
+expect(not of_type("end"), "no END record written from a signal handler")
+expect(len(calls("cuInit")) == 1, "the records before it are there")
+PY
+done
+echo "ok: children reaped in a SIGCHLD handler, and by the kernel; exec from a handler"
