@@ -412,7 +412,7 @@ int jst_handler_running(void)
 /* ---- the record, from a normal context only ---- */
 
 static void spawn_record(struct spawn_slot *s, uint64_t stack);
-static void spawn_notes(int final);
+static void spawn_notes(void);
 
 /* Writes the records of this process's ENDED slots. trusted: called from a
  * function that no signal handler may call (a driver call, posix_spawn,
@@ -452,11 +452,6 @@ static void spawn_drain(int trusted, uint64_t here_t0)
         }
         atomic_store(&s->state, SLOT_FREE);
     }
-    if (wanted > 0) {
-        jst_guard++;
-        spawn_notes(0);
-        jst_guard--;
-    }
     errno = saved;
 }
 
@@ -474,7 +469,7 @@ void jst_spawn_flush(void)
     spawn_drain(1, 0);
     if (spawn_wanted()) {
         jst_guard++;
-        spawn_notes(1);
+        spawn_notes();
         jst_guard--;
     }
 }
@@ -760,17 +755,16 @@ static void spawn_record(struct spawn_slot *s, uint64_t stack)
     free(tmp);
 }
 
-/* The notes a trace needs about the children it could not see whole: those
- * found gone (once per file), and at the end (final), those that found the
- * table full. */
-static void spawn_notes(int final)
+/* At the end of the trace: a note for the compiler children of this
+ * process that found every slot taken (they have no record). */
+static void spawn_notes(void)
 {
     struct spawn_table *t = atomic_load(&spawn_tab);
     if (!t || !jst_trace())
         return;
     int me = (int)getpid();
     uint32_t full = 0;
-    for (int i = 0; final && i < SPAWN_FULL; i++)
+    for (int i = 0; i < SPAWN_FULL; i++)
         if (atomic_load(&t->full[i].ppid) == me) {
             full += atomic_exchange(&t->full[i].n, 0);
             int e = me;
