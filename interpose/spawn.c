@@ -331,9 +331,22 @@ static void spawn_ended(pid_t pid, int status, uint64_t wait_t0)
     int me = (int)getpid();
     for (int i = 0; t && i < SPAWN_SLOTS; i++) {
         struct spawn_slot *s = &t->slot[i];
-        if (atomic_load_explicit(&s->state, memory_order_acquire) == SLOT_READY &&
-            s->pid == (int)pid && s->ppid == me)
+        int st = atomic_load_explicit(&s->state, memory_order_acquire);
+        if ((st != SLOT_READY && st != SLOT_ENDED) || s->pid != (int)pid || s->ppid != me)
+            continue;
+        if (st == SLOT_READY) {
             slot_end(s, SLOT_READY, END_WAIT, status, wait_t0);
+            continue;
+        }
+        /* Found gone by another thread's sweep between the kernel's reap and
+         * this: the status is known after all. */
+        int e = SLOT_ENDED;
+        if (s->end_how == END_GONE && atomic_compare_exchange_strong(&s->state, &e, SLOT_TAKEN)) {
+            s->status = status;
+            s->wait_t0 = wait_t0;
+            s->end_how = END_WAIT;
+            atomic_store_explicit(&s->state, SLOT_ENDED, memory_order_release);
+        }
     }
 }
 
