@@ -100,6 +100,7 @@ static const struct fmap subproc_map[] = {
     U64(SP, JST_F_CHILD_PID, child_pid),
     U64H(SP, JST_F_WAIT_STATUS, wait_status, has_status),
     U64(SP, JST_F_WAIT_NS, wait_ns),
+    U64(SP, JST_F_END_UNSEEN, end_unseen),
     U64(SP, JST_F_OUT_SIZE, out_size),
     STR(SP, JST_F_COMPILER, compiler),
     STR(SP, JST_F_PROGRAM, program),
@@ -137,6 +138,8 @@ static const struct fmap fw_cache_map[] = {
     FLAG(FC, JST_F_WRITABLE, writable),
     FLAG(FC, JST_F_EPHEMERAL, ephemeral),
     U64H(FC, JST_F_ENTRIES, entries, has_entries),
+    FLAG(FC, JST_F_ENTRIES_MORE, entries_more),
+    FLAG(FC, JST_F_NOT_DIR, not_dir),
 };
 #undef FC
 
@@ -278,7 +281,7 @@ void jst_subprocs_compiles(struct jst_process *p, size_t *cap)
         c->compiler = k;
         c->start_ns = e->start_ns;
         c->dur_ns = e->dur_ns;
-        c->in_flight = !e->has_status;
+        c->in_flight = !e->has_status && !e->end_unseen;
         if (c->in_flight && p->end_ns > e->start_ns && !e->dur_ns)
             c->dur_ns = p->end_ns - e->start_ns;
         c->tid = e->tid;

@@ -77,14 +77,17 @@ static void state_words(const struct jst_fw_cache *s, char *buf, size_t n)
              s->from_env && s->env_name ? s->env_name : "");
     if (s->from_env && s->env_name)
         jst_sfmt(buf + strlen(buf), n - strlen(buf), ")");
-    if (s->has_exists && !s->exists)
+    if (s->not_dir)
+        jst_sfmt(buf + strlen(buf), n - strlen(buf), " was not a directory and could not be made");
+    else if (s->has_exists && !s->exists)
         jst_sfmt(buf + strlen(buf), n - strlen(buf), " did not exist");
     else if (s->has_exists && s->has_entries && !s->entries) /* made, not filled, by the program */
         jst_sfmt(buf + strlen(buf), n - strlen(buf), " existed but was empty%s",
                  s->writable ? "" : " and not writable");
     else if (s->has_exists && s->has_entries)
-        jst_sfmt(buf + strlen(buf), n - strlen(buf), " existed with %llu entr%s%s",
-                 (unsigned long long)s->entries, s->entries == 1 ? "y" : "ies",
+        jst_sfmt(buf + strlen(buf), n - strlen(buf), " existed with %s%llu entr%s%s",
+                 s->entries_more ? "more than " : "", (unsigned long long)s->entries,
+                 s->entries == 1 && !s->entries_more ? "y" : "ies",
                  s->writable ? "" : " but was not writable");
     else if (s->has_exists)
         jst_sfmt(buf + strlen(buf), n - strlen(buf), " existed%s",

@@ -125,7 +125,8 @@ struct jst_query {
 struct jst_subproc_ev {
     uint64_t tid, start_ns, dur_ns, stack_id, seq, child_pid, wait_ns, out_size;
     uint64_t wait_status;
-    int has_status; /* reaped: wait_status is its waitpid status */
+    int has_status;      /* reaped: wait_status is its waitpid status */
+    uint64_t end_unseen; /* reaped by the kernel: ended, status unknown */
     char *compiler, *program, *target, *output;
     char **inputs;
     size_t n_inputs;
@@ -150,8 +151,9 @@ struct jst_reap_ev {
 struct jst_fw_cache {
     char *framework, *path, *env_name, *fs_type, *mount;
     int from_env, exists, has_exists, writable, ephemeral;
-    int has_entries;
-    uint64_t entries; /* names at its top level, when recorded */
+    int has_entries, entries_more; /* entries_more: there were more than entries */
+    int not_dir;                   /* the path (or its nearest ancestor) is not a directory */
+    uint64_t entries;              /* names at its top level, when recorded */
 };
 
 struct jst_compile;

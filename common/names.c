@@ -134,6 +134,8 @@ static const char *const range_op_names[] = {
 static const char *const spawn_names[] = {
     [JST_SPAWN_EXEC] = "exec",
     [JST_SPAWN_POSIX] = "posix_spawn",
+    [JST_SPAWN_SYSTEM] = "system",
+    [JST_SPAWN_POPEN] = "popen",
 };
 
 static const char *const mod_event_names[] = {

@@ -131,6 +131,10 @@
     X(PERIOD_NS, "period_ns", U64, PLAIN)                                 \
     X(WINDOW_NS, "window_ns", U64, PLAIN)                                 \
     X(SAMPLER_NS, "sampler_ns", U64, PLAIN)                               \
+    X(END_UNSEEN, "end_unseen", U64, PLAIN)                               \
+    X(NOT_DIR, "not_dir", U64, PLAIN)                                     \
+    X(ENTRIES_MORE, "entries_more", U64, PLAIN)                           \
+    X(PATH_LEN, "cache_path_len", U64, PLAIN)                             \
     X(TRACE_STOP, "trace_stop", U64, ENUM(jst_trace_stop_name))           \
     X(PTX_ISA, "ptx_isa", U64, PLAIN)                                     \
     X(PTX_ISA_MAX, "ptx_isa_max", U64, PLAIN)                             \

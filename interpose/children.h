@@ -31,5 +31,15 @@ void jst_spawn_exec_failed(void *slot);
 void jst_spawn_posix(const char *path, char *const argv[], pid_t pid, uint64_t start_ns);
 /* The trace opened: make the table a fork child can write to. */
 void jst_spawn_opened(void);
+/* May this thread be running a signal handler? 1 when a signal it blocks
+ * has a handler installed (a handler runs with its signal blocked). Only
+ * system calls. For exec, which a handler may call: no END record then. */
+int jst_handler_running(void);
+/* At a hooked driver call (never in a signal handler): writes the records
+ * of children that ended in a signal handler, if any. */
+void jst_spawn_hooked(void);
+/* At the end of the trace (exit, exec): the records still due, children
+ * found gone, and a note for those no slot could hold. */
+void jst_spawn_flush(void);
 
 #endif

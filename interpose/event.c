@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "backtrace.h"
+#include "children.h"
 #include "cost.h"
 #include "event.h"
 #include "sampler.h"
@@ -18,6 +19,7 @@ int jst_event_begin(struct jst_event *ev, const struct jst_hook *h, int route)
     if (jst_guard || atomic_load_explicit(&jst_state, memory_order_relaxed) == JST_ST_OFF)
         return 0;
     int saved = errno;
+    jst_spawn_hooked(); /* children reaped in a signal handler (spawn.c) */
     jst_guard++;
     uint64_t t0 = jst_now_ns();
     if (!jst_trace()) {

@@ -33,6 +33,7 @@
 #include "startenv.h"
 #include "children.h"
 #include "bigstack.h"
+#include "sink.h"
 
 extern char **environ;
 
@@ -45,7 +46,7 @@ typedef int (*spawn_fn)(pid_t *, const char *, const posix_spawn_file_actions_t 
 /* The real functions, looked up at their first call (a lookup in the
  * constructor would cost every process, most of which never exec). */
 JST_START_DATA static void *_Atomic real_execve, *_Atomic real_execvpe, *_Atomic real_spawn,
-    *_Atomic real_spawnp;
+    *_Atomic real_spawnp, *_Atomic real_fexecve, *_Atomic real_execveat;
 
 JST_IDLE_TEXT static void *real_fn(void *_Atomic *slot, const char *name)
 {
@@ -74,6 +75,8 @@ JST_START_RODATA static const char name_execve[] = "execve";
 JST_START_RODATA static const char name_execvpe[] = "execvpe";
 JST_START_RODATA static const char name_spawn[] = "posix_spawn";
 JST_START_RODATA static const char name_spawnp[] = "posix_spawnp";
+JST_START_RODATA static const char name_fexecve[] = "fexecve";
+JST_START_RODATA static const char name_execveat[] = "execveat";
 
 /* A rebuilt environment: the array and a rebuilt LD_PRELOAD entry, in one
  * block. Small ones live on the caller's stack (VLA of at most
@@ -152,20 +155,55 @@ JST_IDLE_TEXT static void *env_map(size_t bytes)
     return m == MAP_FAILED ? NULL : m;
 }
 
+/* One exec call: which function, and what it was given. */
+enum { EXEC_PATH = 0, EXEC_FD = 1, EXEC_AT = 2 };
+struct exec_call {
+    void *_Atomic *slot;
+    const char *name;
+    int how;          /* EXEC_PATH: execve, execvpe; EXEC_FD: fexecve; EXEC_AT: execveat */
+    const char *path; /* the file as given (EXEC_FD: NULL) */
+    int fd, flags;    /* fexecve's descriptor; execveat's directory and flags */
+    char *const *argv, *const *envp;
+    int rc, err;
+};
+
+typedef int (*fexecve_fn)(int, char *const[], char *const[]);
+typedef int (*execveat_fn)(int, const char *, char *const[], char *const[], int);
+
+/* The real call of c with environment env. */
+JST_IDLE_TEXT static int exec_call_real(const struct exec_call *c, void *fn, char *const *env)
+{
+    switch (c->how) {
+    case EXEC_FD:
+        return ((fexecve_fn)fn)(c->fd, c->argv, env);
+    case EXEC_AT:
+        return ((execveat_fn)fn)(c->fd, c->path, c->argv, env, c->flags);
+    default:
+        return ((execve_fn)fn)(c->path, c->argv, env);
+    }
+}
+
 /* Runs an exec: the END record, the real call, and the trace going on in a
- * new file if the call returns. errno is the exec's. */
-JST_IDLE_TEXT static int exec_run(execve_fn fn, const char *path, char *const argv[],
+ * new file if the call returns. errno is the exec's. shown: the program as
+ * the END record and the compiler check see it (for a descriptor, the file
+ * it was opened from). */
+JST_IDLE_TEXT static int exec_run(const struct exec_call *c, void *fn, const char *shown,
                                   char *const *env)
 {
-    int cc = jst_compiler_kind(path);
-    void *note = cc ? jst_spawn_exec_note(cc, path, argv) : NULL; /* for the parent's wait */
-    int ended = jst_exec_end(path);
-    int rc = fn(path, argv, env);
+    int cc = jst_compiler_kind(shown);
+    void *note = cc ? jst_spawn_exec_note(cc, shown, c->argv) : NULL; /* for the parent's wait */
+    /* A signal handler may exec (it is async-signal-safe), but the END
+     * record allocates and locks: from a handler the trace goes without it
+     * (its reader says it ended early) rather than risk the program. */
+    int ended = 0;
+    if (atomic_load(&jst_state) == JST_ST_ON && jst_sink_owned() && !jst_handler_running())
+        ended = jst_exec_end(shown);
+    int rc = exec_call_real(c, fn, env);
     if (note)
         jst_spawn_exec_failed(note); /* it returned: it failed */
     if (ended) {
         int err = errno;
-        jst_exec_failed(path, err);
+        jst_exec_failed(shown, err);
         errno = err;
     }
     return rc;
@@ -175,19 +213,19 @@ JST_IDLE_TEXT static int exec_run(execve_fn fn, const char *path, char *const ar
  * is small, else mapped (unmapped again when the exec returns; after vfork,
  * a successful exec leaves those pages to the parent, whose address space
  * the child shared). */
-JST_IDLE_TEXT static int exec_fix(execve_fn fn, const char *path, char *const argv[],
-                                  char *const envp[])
+JST_IDLE_TEXT static int exec_fix(const struct exec_call *c, void *fn, const char *shown)
 {
     struct env_plan p;
+    char *const *envp = c->envp;
     env_plan(envp, &p);
     if (!p.bytes)
-        return exec_run(fn, path, argv, envp);
+        return exec_run(c, fn, shown, envp);
     if (p.bytes <= JST_ENV_STACK) {
         void *blk[(JST_ENV_STACK + sizeof(void *) - 1) / sizeof(void *)];
-        return exec_run(fn, path, argv, env_build(envp, &p, blk));
+        return exec_run(c, fn, shown, env_build(envp, &p, blk));
     }
     void *m = env_map(p.bytes);
-    int rc = exec_run(fn, path, argv, m ? env_build(envp, &p, m) : envp);
+    int rc = exec_run(c, fn, shown, m ? env_build(envp, &p, m) : envp);
     if (m) {
         int err = errno;
         munmap(m, p.bytes);
@@ -196,43 +234,92 @@ JST_IDLE_TEXT static int exec_fix(execve_fn fn, const char *path, char *const ar
     return rc;
 }
 
-struct exec_call {
-    void *_Atomic *slot;
-    const char *name, *path;
-    char *const *argv, *const *envp;
-    int rc, err;
-};
+JST_START_RODATA static const char fd_dir[] = "/proc/self/fd/";
+
+/* The file descriptor fd was opened from, into buf (cap bytes): what
+ * /proc/self/fd shows, or that link's own name when it cannot be read or
+ * is longer. A system call and plain memory: safe after vfork. */
+JST_IDLE_TEXT static const char *fd_path(int fd, char *buf, size_t cap)
+{
+    char link[sizeof fd_dir + 12], digits[12];
+    size_t n = 0;
+    unsigned v = fd < 0 ? 0 : (unsigned)fd;
+    do {
+        digits[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v && n < sizeof digits);
+    memcpy(link, fd_dir, sizeof fd_dir - 1);
+    for (size_t i = 0; i < n; i++)
+        link[sizeof fd_dir - 1 + i] = digits[n - 1 - i];
+    link[sizeof fd_dir - 1 + n] = '\0';
+    ssize_t r = readlink(link, buf, cap - 1);
+    if (r <= 0 || (size_t)r >= cap - 1 || buf[0] != '/') {
+        size_t l = strlen(link);
+        if (l >= cap)
+            return "";
+        memcpy(buf, link, l + 1);
+        return buf;
+    }
+    buf[r] = '\0';
+    return buf;
+}
 
 JST_IDLE_TEXT static void exec_go(void *p)
 {
     struct exec_call *c = p;
-    execve_fn fn = (execve_fn)real_fn(c->slot, c->name);
+    void *fn = real_fn(c->slot, c->name);
     if (!fn) {
         c->rc = -1;
         c->err = ENOSYS;
         return;
     }
-    c->rc = exec_fix(fn, c->path, c->argv, c->envp);
+    char buf[256];
+    const char *shown = c->path;
+    if (c->how == EXEC_FD || (c->how == EXEC_AT && c->path && !c->path[0]))
+        shown = fd_path(c->fd, buf, sizeof buf);
+    c->rc = exec_fix(c, fn, shown ? shown : "");
     c->err = errno;
 }
 
-/* The exec named name (execve or execvpe), through the real one in *slot.
- * On a thread other than the main one, all of it (the lookup, the
- * environment, the END record, the exec itself) runs on a stack of its own
- * (bigstack.c): the exec wrapper needs no more of the program's stack than
- * the exec does, and asks nothing that allocates to find out. */
-JST_IDLE_TEXT static int exec_named(void *_Atomic *slot, const char *name, const char *path,
-                                    char *const argv[], char *const envp[])
+/* The exec c, through the real one in *c->slot. On a thread other than
+ * the main one, all of it (the lookup, the environment, the END record, the
+ * exec itself) runs on a stack of its own (bigstack.c): the exec wrapper
+ * needs no more of the program's stack than the exec does, and asks nothing
+ * that allocates to find out. */
+JST_IDLE_TEXT static int exec_named(struct exec_call *c)
 {
-    struct exec_call c = {slot, name, path, argv, envp, -1, 0};
-    jst_big_stack_call(exec_go, &c, JST_BIG_MUST_RUN);
-    errno = c.err;
-    return c.rc;
+    jst_big_stack_call(exec_go, c, JST_BIG_MUST_RUN);
+    errno = c->err;
+    return c->rc;
+}
+
+JST_IDLE_TEXT static int exec_path_call(void *_Atomic *slot, const char *name, const char *path,
+                                        char *const argv[], char *const envp[])
+{
+    struct exec_call c = {slot, name, EXEC_PATH, path, -1, 0, argv, envp, -1, 0};
+    return exec_named(&c);
 }
 
 JST_EXPORT JST_IDLE_TEXT int execve(const char *path, char *const argv[], char *const envp[])
 {
-    return exec_named(&real_execve, name_execve, path, argv, envp);
+    return exec_path_call(&real_execve, name_execve, path, argv, envp);
+}
+
+/* fexecve and execveat: glibc makes the system call inside libc, out of the
+ * execve wrapper's reach, so they are wrapped themselves (Python's
+ * os.execve(fd, ...) is fexecve). */
+JST_EXPORT JST_IDLE_TEXT int fexecve(int fd, char *const argv[], char *const envp[])
+{
+    struct exec_call c = {&real_fexecve, name_fexecve, EXEC_FD, NULL, fd, 0, argv, envp, -1, 0};
+    return exec_named(&c);
+}
+
+JST_EXPORT JST_IDLE_TEXT int execveat(int dirfd, const char *path, char *const argv[],
+                                      char *const envp[], int flags)
+{
+    struct exec_call c = {&real_execveat, name_execveat, EXEC_AT, path, dirfd,
+                          flags,          argv,          envp,    -1,   0};
+    return exec_named(&c);
 }
 
 JST_EXPORT JST_IDLE_TEXT int execv(const char *path, char *const argv[])
@@ -242,7 +329,7 @@ JST_EXPORT JST_IDLE_TEXT int execv(const char *path, char *const argv[])
 
 JST_EXPORT JST_IDLE_TEXT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
-    return exec_named(&real_execvpe, name_execvpe, file, argv, envp);
+    return exec_path_call(&real_execvpe, name_execvpe, file, argv, envp);
 }
 
 JST_EXPORT JST_IDLE_TEXT int execvp(const char *file, char *const argv[])

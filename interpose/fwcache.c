@@ -12,6 +12,7 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pwd.h>
 #include <stdatomic.h>
@@ -25,7 +26,14 @@
 #include "real.h"
 #include "state.h"
 
-#define FW_MAX_ENTRIES 100000
+/* Names counted in a cache directory, at most: whether a cache is empty or
+ * holds a few entries is what the report needs, and a directory of 150,000
+ * names would cost each framework's probe milliseconds. Past it the record
+ * says "more than". */
+#define FW_MAX_ENTRIES 1000
+/* Bytes of a cache path kept in its record: a longer one is cut short (its
+ * full length recorded), so that the record still fits. */
+#define FW_PATH_REC 4096
 #define FW_MOUNTINFO_MAX (4u << 20)
 
 static _Atomic int fw_done;
@@ -109,19 +117,84 @@ static int mount_of(const char *real, char *mnt, size_t mcap, char *type, size_t
     return found ? 0 : -1;
 }
 
-/* Names in directory p, up to FW_MAX_ENTRIES. */
-static uint64_t count_entries(const char *p)
+/* Names in directory p, up to FW_MAX_ENTRIES; *more when there are more.
+ * Opened as a directory only, never blocking: a FIFO or a device put there
+ * since it was looked at fails to open instead. */
+static uint64_t count_entries(const char *p, int *more)
 {
-    DIR *d = opendir(p);
-    if (!d)
+    *more = 0;
+    int fd = open(p, O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0)
+            close(fd);
         return 0;
+    }
     uint64_t n = 0;
     struct dirent *e;
-    while (n < FW_MAX_ENTRIES && (e = readdir(d)) != NULL)
-        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+    while ((e = readdir(d)) != NULL)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
+            if (n == FW_MAX_ENTRIES) {
+                *more = 1;
+                break;
+            }
             n++;
+        }
     closedir(d);
     return n;
+}
+
+/* What the record says of path (len bytes): whether it is a directory, and
+ * if not, whether it could be made (its nearest existing ancestor is a
+ * directory this process may write to); its entries; its mount. Nothing is
+ * opened but a directory: a FIFO or a device there is never read. real, mnt
+ * and probe have PATH_MAX bytes each. */
+static void fw_probe(struct jst_rec *r, const char *path, size_t len, char *real, char *mnt,
+                     char *probe, char *type, size_t tcap)
+{
+    if (len >= PATH_MAX) { /* no system call takes it: it cannot be used */
+        jst_rec_u64(r, JST_F_EXISTS, 0);
+        jst_rec_u64(r, JST_F_WRITABLE, 0);
+        return;
+    }
+    struct stat st;
+    int found = stat(path, &st) == 0;
+    int exists = found && S_ISDIR(st.st_mode);
+    jst_rec_u64(r, JST_F_EXISTS, (uint64_t)exists);
+    /* The nearest existing ancestor: where the directory would be made. */
+    memcpy(probe, path, len + 1);
+    while (!found && probe[0]) {
+        char *sl = strrchr(probe, '/');
+        if (!sl)
+            snprintf(probe, PATH_MAX, ".");
+        else if (sl == probe)
+            probe[1] = '\0';
+        else
+            *sl = '\0';
+        if (stat(probe, &st) == 0) {
+            found = 1;
+            break;
+        }
+        if (strcmp(probe, "/") == 0 || strcmp(probe, ".") == 0)
+            break;
+    }
+    int dir = found && S_ISDIR(st.st_mode);
+    if (found && !dir)
+        jst_rec_u64(r, JST_F_NOT_DIR, 1); /* a FIFO, a device, a file: no cache there */
+    jst_rec_u64(r, JST_F_WRITABLE, dir && access(probe, W_OK) == 0);
+    if (exists) {
+        int more;
+        jst_rec_u64(r, JST_F_ENTRIES, count_entries(path, &more));
+        if (more)
+            jst_rec_u64(r, JST_F_ENTRIES_MORE, 1);
+    }
+    if (dir && realpath(probe, real) && mount_of(real, mnt, PATH_MAX, type, tcap) == 0) {
+        jst_rec_str(r, JST_F_FS_TYPE, type);
+        jst_rec_str(r, JST_F_MOUNT, mnt);
+        int eph = !strcmp(type, "tmpfs") || !strcmp(type, "ramfs") || !strcmp(type, "overlay") ||
+                  !strcmp(type, "overlayfs");
+        jst_rec_u64(r, JST_F_EPHEMERAL, (uint64_t)eph);
+    }
 }
 
 /* One record: framework fw, variable env, default path dflt (NULL: none). */
@@ -146,35 +219,16 @@ static void fw_record(const char *fw, const char *env, const char *dflt)
     jst_rec_str(&r, JST_F_ENV_NAME, env);
     jst_rec_u64(&r, JST_F_CACHE_PATH_ENV, (uint64_t)from_env);
     if (path) {
-        jst_rec_str(&r, JST_F_CACHE_PATH, path);
-        struct stat st;
-        int exists = stat(path, &st) == 0 && S_ISDIR(st.st_mode);
-        jst_rec_u64(&r, JST_F_EXISTS, (uint64_t)exists);
-        /* The nearest existing ancestor: where the directory would be made. */
-        snprintf(probe, PATH_MAX, "%s", path);
-        while (!exists && probe[0]) {
-            char *sl = strrchr(probe, '/');
-            if (!sl)
-                snprintf(probe, PATH_MAX, ".");
-            else if (sl == probe)
-                probe[1] = '\0';
-            else
-                *sl = '\0';
-            if (stat(probe, &st) == 0)
-                break;
-            if (strcmp(probe, "/") == 0 || strcmp(probe, ".") == 0)
-                break;
+        size_t len = strlen(path), keep = len;
+        if (keep > FW_PATH_REC) { /* cut where a UTF-8 character begins */
+            keep = FW_PATH_REC;
+            while (keep > 0 && ((unsigned char)path[keep] & 0xC0) == 0x80)
+                keep--;
         }
-        jst_rec_u64(&r, JST_F_WRITABLE, access(probe, W_OK) == 0);
-        if (exists)
-            jst_rec_u64(&r, JST_F_ENTRIES, count_entries(path));
-        if (realpath(probe, real) && mount_of(real, mnt, PATH_MAX, type, sizeof type) == 0) {
-            jst_rec_str(&r, JST_F_FS_TYPE, type);
-            jst_rec_str(&r, JST_F_MOUNT, mnt);
-            int eph = !strcmp(type, "tmpfs") || !strcmp(type, "ramfs") ||
-                      !strcmp(type, "overlay") || !strcmp(type, "overlayfs");
-            jst_rec_u64(&r, JST_F_EPHEMERAL, (uint64_t)eph);
-        }
+        jst_rec_strn(&r, JST_F_CACHE_PATH, path, keep);
+        if (len > FW_PATH_REC)
+            jst_rec_u64(&r, JST_F_PATH_LEN, len);
+        fw_probe(&r, path, len, real, mnt, probe, type, sizeof type);
     }
     jst_emit(&r, 0);
     free(buf);

@@ -43,6 +43,7 @@ static void note_dropped(uint64_t dropped)
 static void end_here(const char *reason, int status, int have_status, const char *exec_path)
 {
     int saved = errno;
+    jst_spawn_flush(); /* compiler children still due (spawn.c) */
     jst_guard++;
     uint64_t t0 = jst_now_ns();
     jst_cupti_flush();

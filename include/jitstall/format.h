@@ -257,6 +257,12 @@ enum jst_key {
     JST_F_WINDOW_NS = 289,   /* SAMPLE: time the thread was sampled for, in all, in the
                                 window these samples belong to */
     JST_F_SAMPLER_NS = 290,  /* SAMPLE: the sampler's own time on that thread in the window */
+    JST_F_END_UNSEEN = 291,  /* COMPILE: 1 when no wait of the process returned the child
+                                (reaped by the kernel): no status, dur_ns ends when found gone */
+    JST_F_NOT_DIR = 292,     /* FW_CACHE: 1 when the path or its nearest existing ancestor is
+                                not a directory (a FIFO, a device, a file) */
+    JST_F_ENTRIES_MORE = 293, /* FW_CACHE: 1 when counting stopped: entries is a lower bound */
+    JST_F_PATH_LEN = 294,    /* FW_CACHE: the path's full length when cache_path is cut short */
 
     /* note */
     JST_F_MESSAGE = 180,
@@ -357,6 +363,8 @@ enum jst_range_op {
 enum jst_spawn {
     JST_SPAWN_EXEC = 1,  /* a child of fork or vfork (or clone) that called exec */
     JST_SPAWN_POSIX = 2, /* posix_spawn or posix_spawnp */
+    JST_SPAWN_SYSTEM = 3, /* system(): a shell ran the command line */
+    JST_SPAWN_POPEN = 4,  /* popen() to pclose(): a shell ran the command line */
 };
 
 /* Why the preload stopped writing a trace early (JST_F_TRACE_STOP). */

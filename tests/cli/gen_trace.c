@@ -147,6 +147,10 @@ static const struct keydef keys[] = {
     {"before_seq", JST_F_BEFORE_SEQ, V_U64, NULL},
     {"period_ns", JST_F_PERIOD_NS, V_U64, NULL},
     {"window_ns", JST_F_WINDOW_NS, V_U64, NULL},
+    {"end_unseen", JST_F_END_UNSEEN, V_U64, NULL},
+    {"not_dir", JST_F_NOT_DIR, V_U64, NULL},
+    {"entries_more", JST_F_ENTRIES_MORE, V_U64, NULL},
+    {"cache_path_len", JST_F_PATH_LEN, V_U64, NULL},
 };
 
 static const struct {

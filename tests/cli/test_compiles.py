@@ -504,11 +504,17 @@ def test_compiles_framework_fixes(env):
     expect("/tmp/cupy (from CUPY_CACHE_DIR) existed, and it lies on tmpfs" in kinds["cupy_cache"],
            kinds)
     # With the count of its entries: an empty cache is not a warm one.
-    for entries, words in (("0", "existed but was empty"), ("3", "existed with 3 entries")):
-        t = env.trace("e" + entries, s.replace("exists=1 writable=1 fs_type=tmpfs",
-                                               f"exists=1 entries={entries} writable=1 fs_type=tmpfs"))
+    for entries, words in (("0", "existed but was empty"), ("3", "existed with 3 entries"),
+                           ("1000 entries_more=1", "existed with more than 1000 entries")):
+        t = env.trace("e" + entries[:4], s.replace("exists=1 writable=1 fs_type=tmpfs",
+                                                   f"exists=1 entries={entries} writable=1 fs_type=tmpfs"))
         text = {x["kind"]: x["text"] for x in report_json(env, t)["fixes"]}["cupy_cache"]
         expect(f"/tmp/cupy (from CUPY_CACHE_DIR) {words}, and it lies on tmpfs" in text, text)
+    # A FIFO or a device where the cache should be: no cache can be made there.
+    t = env.trace("fifo", s.replace("exists=1 writable=1 fs_type=tmpfs ephemeral=1 mount=/tmp",
+                                    "exists=0 writable=0 not_dir=1"))
+    text = {x["kind"]: x["text"] for x in report_json(env, t)["fixes"]}["cupy_cache"]
+    expect("/tmp/cupy (from CUPY_CACHE_DIR) was not a directory and could not be made" in text, text)
 
 
 @case
