@@ -205,7 +205,7 @@ static void warm_image(void *ctx, const char *path, size_t off, const struct jst
 static void warm_file_done(void *ctx, const char *path, int explicit_path, size_t n_images)
 {
     struct warm *w = ctx;
-    /* Other GPUs' SASS is a variant never loaded here when the file has code
+    /* An image with nothing for this GPU is a variant never loaded here when the file has code
      * for this GPU; in a file with nothing for it, it cannot run. */
     *(w->file_runs ? &w->other_gpus : &w->cannot_run) += w->file_others;
     w->file_runs = w->file_others = 0;

@@ -422,13 +422,14 @@ void scan_file_flush(struct scan *sc, const char *path)
         runs |= jst_verdict_runs(fs->pend[i].d.verdict);
     for (size_t i = 0; i < fs->npend; i++) {
         struct scan_pending *q = &fs->pend[i];
-        /* The file has code for the GPU: an image of other GPUs' SASS only
-         * is a variant the library never loads here, not a failure. */
+        /* The file has code for the GPU: an image with nothing for it (other
+         * GPUs' SASS, PTX for a newer one) is a variant the library never
+         * loads here, not a failure. */
         if (runs && q->other) {
             char gpu[16];
             q->d.verdict = JST_V_OTHER_GPUS;
             jst_sfmt(q->d.reason, sizeof(q->d.reason),
-                     "SASS for other GPUs only (%.100s); the file has code that runs on %s",
+                     "built for other GPUs only (%.100s); the file has code that runs on %s",
                      q->have, jst_arch_str(gpu, sizeof gpu, 0, sc->cc, JST_A_PLAIN));
         }
         pending_say(sc, path, q, fs);
