@@ -59,7 +59,7 @@ struct warm_drv {
 };
 
 struct warm {
-    int json, progress, env_flags, ordinal;
+    int json, progress, env_flags, ordinal, allow_empty;
     unsigned cc;
     struct warm_drv d;
     struct jst_warm_for target;

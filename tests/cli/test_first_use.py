@@ -54,6 +54,100 @@ def test_trace_variants_for_other_gpus(env):
     env.expect_rc(0, "check", "--forbid-verdict", "no_compatible", env.trace("lt", head + tail))
     env.expect_rc(1, "check", "--forbid-verdict", "no_compatible", t)
 
+# ---- a gate that scanned nothing does not pass ----
+
+@case
+def test_scan_nothing_is_no_pass(env):
+    os.makedirs(env.path("emptydir"))
+    txt = env.path("notatrace.txt")
+    open(txt, "w").write("just text\n")
+    # Without a gate: says so, exit 0.
+    _, err = env.expect_rc(0, "scan", "--arch", "sm_90", env.path("emptydir"))
+    expect(err == "jitstall scan: warning: no CUDA code in any PATH (0 files read)\n", err)
+    # With --fail-on: exit 1, unless --allow-empty.
+    for args in ([env.path("emptydir")], [txt], [env.path("emptydir"), txt]):
+        _, err = env.expect_rc(1, "scan", "--arch", "sm_90,sm_100", "--fail-on", "no_compatible",
+                               *args)
+        expect("no CUDA code in any PATH" in err and "--allow-empty" in err, err)
+        env.expect_rc(0, "scan", "--arch", "sm_90", "--fail-on", "no_compatible",
+                      "--allow-empty", *args)
+    _, err = env.expect_rc(2, "scan", "--arch", "sm_90", "--allow-empty", txt)
+    expect(err == "jitstall scan: --allow-empty goes with --fail-on\n", err)
+    # A missing path is a usage error, whatever else was named, and nothing is
+    # scanned.
+    out, err = env.expect_rc(2, "scan", "--arch", "sm_90", txt, env.path("nonexistent"))
+    expect(out == "" and err == f"jitstall scan: cannot stat {env.path('nonexistent')}: "
+           "no such file or directory\n", (out, err))
+
+
+def _sim(env):
+    sim = os.environ.get("JST_SIMDIR")
+    if not sim:
+        raise Skip("the simulated driver is not built")
+    return {"LD_LIBRARY_PATH": sim, "CUDA_CACHE_PATH": env.path("cache")}
+
+
+@case
+def test_warm_nothing_is_no_pass(env):
+    e = _sim(env)
+    os.makedirs(env.path("emptydir"))
+    junk = env.path("garbage.bin")
+    open(junk, "wb").write(os.urandom(4096))
+    for p in (env.path("emptydir"), junk):
+        _, err = env.expect_rc(1, "warm", p, env=e)
+        expect("no CUDA code in any PATH" in err and "--allow-empty" in err, err)
+        out, _ = env.expect_rc(0, "warm", "--allow-empty", p, env=e)
+    _, err = env.expect_rc(2, "warm", junk, env.path("nonexistent"), env=e)
+    expect(err.startswith(f"jitstall warm: cannot stat {env.path('nonexistent')}"), err)
+
+
+# ---- readable lengths ----
+
+def _many_kernels_ptx(path, n, name_len):
+    body = "".join(f".visible .entry {'k' * name_len}{i}()\n{{\n\tret;\n}}\n" for i in range(n))
+    open(path, "w").write(".version 7.5\n.target sm_75\n.address_size 64\n\n" + body)
+
+
+@case
+def test_scan_names_cut_to_width(env):
+    ptx = env.path("many.ptx")
+    _many_kernels_ptx(ptx, 25, 300)
+    mk = env.path("long.fatbin")
+    for cols, width in ((None, 100), ("60", 60), ("200", 200)):
+        e = {"COLUMNS": cols} if cols else {}
+        if cols is None:
+            e["COLUMNS"] = ""  # not a terminal, no COLUMNS: the default
+        out, _ = env.expect_rc(0, "scan", "--arch", "sm_90", ptx, env=e)
+        lines = out.splitlines()
+        names = [l for l in lines if l.startswith("      ")]
+        expect(len(names) == 11 and names[-1] == "      ... and 15 more", names[-2:])
+        expect(all(len(l) <= width for l in names), [len(l) for l in names])
+        expect(names[0].endswith("...") and names[0].startswith("      kkkk"), names[0])
+    # JSON stays whole: every kernel, every name at full length.
+    out, _ = env.expect_rc(0, "scan", "--json", "--arch", "sm_90", ptx)
+    ks = json.loads(out)["files"][0]["images"][0]["kernels"]
+    expect(len(ks) == 25 and all(len(k) > 300 for k in ks), [len(k) for k in ks])
+    # A short mangled name keeps its bracket.
+    out, _ = env.expect_rc(0, "scan", "--arch", "sm_90",
+                           os.path.join(os.environ.get("JST_FIXTURES", os.path.join(
+                               HERE, "..", "fixtures")), "ptx75.fatbin"), env={"COLUMNS": ""})
+    expect("      fill(int*, int)  [_Z4fillPii]" in out, out)
+
+
+@case
+def test_scan_summary(env):
+    fix = os.environ.get("JST_FIXTURES", os.path.join(HERE, "..", "fixtures"))
+    paths = [os.path.join(fix, n) for n in ("sm90.fatbin", "ptx75.fatbin", "kernels.cu")]
+    full, _ = env.expect_rc(0, "scan", "--arch", "sm_90,sm_100", *paths)
+    out, _ = env.expect_rc(0, "scan", "--summary", "--arch", "sm_90,sm_100", *paths)
+    want = [l for l in full.splitlines() if l.startswith(("summary for", "per architecture",
+                                                          "  sm_"))]
+    expect(out.splitlines() == want, out)
+    # --json stays whole with --summary.
+    a, _ = env.expect_rc(0, "scan", "--json", "--arch", "sm_90", *paths)
+    b, _ = env.expect_rc(0, "scan", "--json", "--summary", "--arch", "sm_90", *paths)
+    expect(a == b, "json with --summary")
+
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv))
