@@ -466,6 +466,12 @@ static int cmd_scan(int argc, char **argv)
         list_archs();
         return JST_EXIT_OK;
     }
+    if (argc == 2 && !strcmp(argv[1], "--list-verdicts")) { /* --fail-on's, for completion */
+        for (unsigned k = JST_V_PTX_JIT; k <= SCAN_V_EMPTY; k++)
+            if (k != JST_V_FORCED_JIT)
+                printf("%s\n", scan_verdict_name(k));
+        return JST_EXIT_OK;
+    }
     int rc = jst_cli_parse(&scan_cli, argc, argv, &o);
     if (rc != JST_CLI_GO)
         return rc;

@@ -482,7 +482,7 @@ static int cmd_warm(int argc, char **argv)
     if (jst_walk_check_paths(cmd, argc - optind, argv + optind))
         return JST_EXIT_USAGE;
     w.env_flags = jst_env_jit_flags();
-    w.progress = isatty(STDERR_FILENO);
+    w.progress = jst_cli_smart_tty(STDERR_FILENO); /* \r and erase-line need a real terminal */
     rc = run_warm(&w, argc - optind, argv + optind);
     for (size_t i = 0; i < w.n; i++) {
         free(w.v[i].path);

@@ -148,6 +148,105 @@ def test_scan_summary(env):
     b, _ = env.expect_rc(0, "scan", "--json", "--summary", "--arch", "sm_90", *paths)
     expect(a == b, "json with --summary")
 
+# ---- habits ----
+
+def _report_on_tty(env, trace, *opts, term="xterm", no_color=None):
+    """report's text output with stdout on a pseudo-terminal."""
+    import pty
+    m, sl = pty.openpty()
+    e = dict(os.environ, TERM=term)
+    e.pop("NO_COLOR", None)
+    if no_color is not None:
+        e["NO_COLOR"] = no_color
+    p = subprocess.Popen([env.cli, *opts, "report", trace], stdout=sl, stderr=subprocess.PIPE,
+                         env=e)
+    os.close(sl)
+    out = b""
+    while True:
+        try:
+            b = os.read(m, 65536)
+        except OSError:
+            break
+        if not b:
+            break
+        out += b
+    p.wait(timeout=60)
+    os.close(m)
+    return out.decode(errors="replace")
+
+
+@case
+def test_color_option_and_dumb_terminal(env):
+    t = env.trace("t", run_spec())
+    esc = "\033["
+    expect(esc in _report_on_tty(env, t), "a terminal gets colour")
+    expect(esc not in _report_on_tty(env, t, term="dumb"), "TERM=dumb: no colour")
+    expect(esc not in _report_on_tty(env, t, no_color="1"), "NO_COLOR: no colour")
+    expect(esc not in _report_on_tty(env, t, "--color=never"), "--color=never on a terminal")
+    expect(esc in _report_on_tty(env, t, "--color=always", term="dumb"), "--color=always")
+    # Not a terminal: auto is off, always is on, wherever the option stands.
+    out, _ = env.expect_rc(0, "report", t)
+    expect(esc not in out, "a pipe gets no colour")
+    for argv in (["--color=always", "report", t], ["report", "--color", "always", t],
+                 ["report", t, "--colour=always"]):
+        out, _ = env.expect_rc(0, *argv)
+        expect(esc in out, f"{argv}: no colour")
+    _, err = env.expect_rc(2, "--color=sometimes", "report", t)
+    expect(err == "jitstall: bad --color 'sometimes' (want auto, always or never)\n", err)
+
+
+@case
+def test_trace_from_stdin_and_empty_file(env):
+    t = env.trace("t", run_spec())
+    want, _ = env.expect_rc(0, "report", "--json", t)
+    for cmd in (["report", "--json"], ["dump"], ["check", "--max-jit-ms", "100000"],
+                ["export", "--format", "chrome"]):
+        direct = subprocess.run([env.cli, *cmd, t], capture_output=True, timeout=60)
+        piped = subprocess.run([env.cli, *cmd, "-"], stdin=open(t, "rb"), capture_output=True,
+                               timeout=60)
+        expect(piped.returncode == direct.returncode == 0, f"{cmd}: {piped.stderr!r}")
+        if cmd[0] in ("dump", "export"):
+            expect(piped.stdout == direct.stdout, f"{cmd}: stdin differs from the file")
+    piped = subprocess.run([env.cli, "report", "--json", "-"], stdin=open(t, "rb"),
+                           capture_output=True, text=True, timeout=60)
+    a, b = json.loads(piped.stdout), json.loads(want)
+    pa, pb = a["processes"][0], b["processes"][0]
+    expect(pa["pid"] == pb["pid"] and pa["modules"] == pb["modules"], "same process")
+    zero = env.path("zero.jst")
+    open(zero, "wb").close()
+    for cmd in ("report", "dump", "check", "export"):
+        rc, _, err = env.run(cmd, zero)
+        expect(rc == 2 and f"{zero}: empty file (0 bytes): not a trace" in err, f"{cmd}: {err}")
+    r = subprocess.run([env.cli, "report", "-"], stdin=subprocess.DEVNULL, capture_output=True,
+                       text=True, timeout=60)
+    expect(r.returncode == 2 and "-: empty file (0 bytes): not a trace" in r.stderr, r.stderr)
+
+
+@case
+def test_next_command_is_the_path_run(env):
+    need = ("JST_PRELOAD", "JST_SIMDIR", "JST_PROG_DIRECT", "JST_FIXTURES")
+    if not all(os.environ.get(v) for v in need):
+        raise Skip("the preload or the simulated driver is not built")
+    bindir = env.path("bin")
+    os.makedirs(bindir)
+    os.symlink(env.cli, os.path.join(bindir, "jitstall"))
+    e = {k: v for k, v in os.environ.items()
+         if not k.startswith("CUDA_") and not k.startswith("JITSTALL_")}
+    e.update(LD_LIBRARY_PATH=os.environ["JST_SIMDIR"], CUDA_CACHE_PATH=env.path("cache"))
+    prog = [os.environ["JST_PROG_DIRECT"], os.environ["JST_FIXTURES"], "0", "module",
+            "sm90.fatbin"]
+    # Run by a relative path: the suggestion repeats it.
+    r = subprocess.run(["bin/jitstall", "run", "-o", "out1", "--", *prog], cwd=env.tmp, env=e,
+                       capture_output=True, text=True, timeout=60)
+    expect(r.returncode == 0 and "jitstall: full report: bin/jitstall report out1\n" in r.stderr,
+           r.stderr)
+    # Found on PATH: plain "jitstall".
+    e["PATH"] = bindir + os.pathsep + e.get("PATH", "")
+    r = subprocess.run(["jitstall", "run", "-o", "out2", "--", *prog], cwd=env.tmp, env=e,
+                       capture_output=True, text=True, timeout=60)
+    expect(r.returncode == 0 and "jitstall: full report: jitstall report out2\n" in r.stderr,
+           r.stderr)
+
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv))
