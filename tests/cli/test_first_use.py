@@ -247,6 +247,20 @@ def test_next_command_is_the_path_run(env):
     expect(r.returncode == 0 and "jitstall: full report: jitstall report out2\n" in r.stderr,
            r.stderr)
 
+# ---- examples ----
+
+@case
+def test_pytest_build_output_ignored(env):
+    # `pip install examples/pytest` from a checkout: setuptools writes build/
+    # and an .egg-info beside the sources; git must not see them as changes.
+    root = os.path.abspath(os.path.join(HERE, "..", ".."))
+    if subprocess.run(["git", "-C", root, "rev-parse"], capture_output=True).returncode:
+        raise Skip("not a git checkout")
+    for p in ("examples/pytest/build/lib/pytest_jitstall.py",
+              "examples/pytest/pytest_jitstall.egg-info/PKG-INFO"):
+        r = subprocess.run(["git", "-C", root, "check-ignore", "-q", "--no-index", p])
+        expect(r.returncode == 0, f"{p} is not ignored")
+
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv))
