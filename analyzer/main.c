@@ -88,13 +88,19 @@ static int out_closed(const char *cmd, int rc)
 }
 
 /* Takes the global --color=WHEN (or --color WHEN, --colour) out of argv,
- * wherever it is before "--": every command that colours follows it. 0, or
- * -1 after one error line. */
+ * wherever it is before "--": every command that colours follows it. The
+ * words of the program `jitstall run` starts are never touched: for run, the
+ * scan stops at its first operand. 0, or -1 after one error line. */
 static int global_options(int *argc, char **argv)
 {
     int out = 1;
+    const char *cmd = NULL;
     for (int i = 1; i < *argc; i++) {
         const char *a = argv[i], *when = NULL;
+        if (cmd && !strcmp(cmd, "run") && a[0] != '-')
+            a = "--"; /* the rest is run's COMMAND and its arguments */
+        else if (!cmd && a[0] != '-')
+            cmd = a;
         if (!strcmp(a, "--")) {
             while (i < *argc)
                 argv[out++] = argv[i++];

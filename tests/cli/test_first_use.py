@@ -191,6 +191,11 @@ def test_color_option_and_dumb_terminal(env):
                  ["report", t, "--colour=always"]):
         out, _ = env.expect_rc(0, *argv)
         expect(esc in out, f"{argv}: no colour")
+    # The program `jitstall run` starts keeps its own --color.
+    if os.environ.get("JST_PRELOAD"):
+        r = subprocess.run([env.cli, "run", "-o", env.path("o"), "/bin/echo", "--color=never",
+                            "--colour", "x"], capture_output=True, text=True, timeout=60)
+        expect(r.stdout == "--color=never --colour x\n", r.stdout + r.stderr)
     _, err = env.expect_rc(2, "--color=sometimes", "report", t)
     expect(err == "jitstall: bad --color 'sometimes' (want auto, always or never)\n", err)
 
