@@ -58,3 +58,40 @@ if [ ${#jdirs[@]} -gt 0 ]; then
 else
   echo "skip: wheels: python3 has no jax/jaxlib here"
 fi
+
+# The preload's side of the rule: torch's first matmul (cuBLAS) under the
+# preload, with CUDA_MODULE_LOADING=EAGER so that cudart hands the driver
+# every fatbin of its libraries, the variants for other GPUs included. No
+# module may come out as no_compatible from a library that also ran here:
+# those loads are other_gpus, with no culprit and no fix.
+if [ -n "$tdir" ] && [ -d "$tdir" ]; then
+  for mode in LAZY EAGER; do
+    n=wh_torch_$mode
+    c=$(fresh "$C/$n")
+    run_case "$n" "$c" CUDA_MODULE_LOADING=$mode -- python3 "$G/torch_smoke.py"
+    d="$W/t/$n"
+    "$J" report --json "$d/trace" >"$d/report.json" 2>"$d/report.err"
+    python3 - "$d/report.json" >"$d/variants.txt" <<'PY'
+import collections, json, sys
+doc = json.load(open(sys.argv[1]))
+by = collections.Counter()
+bad = []
+for p in doc["processes"]:
+    ran = {m.get("source") for m in p.get("modules", []) if m.get("verdict") in ("sass", "ptx_jit")}
+    for m in p.get("modules", []):
+        by[m.get("verdict")] += 1
+        if m.get("verdict") == "no_compatible" and m.get("source") in ran:
+            bad.append("%s: %s" % (m.get("source"), m.get("reason")))
+print("verdicts: " + ", ".join("%s %d" % kv for kv in sorted(by.items())))
+for b in bad[:5]:
+    print("no_compatible from a library that ran: " + b)
+print("BAD %d" % len(bad))
+PY
+    sed "s/^/$n: /" "$d/variants.txt" | wh_say
+    if grep -qx "BAD 0" "$d/variants.txt"; then
+      ok "$n: no no_compatible load from a library whose code ran"
+    else
+      fail "$n: a library's variant for other GPUs is reported as no_compatible"
+    fi
+  done
+fi
