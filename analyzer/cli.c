@@ -5,7 +5,54 @@
  */
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 #include "cli.h"
+
+static int color_mode = JST_COLOR_AUTO;
+static const char *self_name = "jitstall";
+
+int jst_cli_color_parse(const char *when)
+{
+    return !strcmp(when, "auto")     ? JST_COLOR_AUTO
+           : !strcmp(when, "always") ? JST_COLOR_ALWAYS
+           : !strcmp(when, "never")  ? JST_COLOR_NEVER
+                                     : -1;
+}
+
+void jst_cli_set_color(int mode)
+{
+    color_mode = mode;
+}
+
+int jst_cli_smart_tty(int fd)
+{
+    const char *term = getenv("TERM");
+    return isatty(fd) && !(term && !strcmp(term, "dumb"));
+}
+
+int jst_cli_colour(int fd)
+{
+    if (color_mode != JST_COLOR_AUTO)
+        return color_mode == JST_COLOR_ALWAYS;
+    const char *nc = getenv("NO_COLOR");
+    if (nc && *nc)
+        return 0;
+    return jst_cli_smart_tty(fd);
+}
+
+void jst_cli_set_self(const char *argv0)
+{
+    /* A name without '/' was found on PATH: "jitstall" runs it again. */
+    if (argv0 && strchr(argv0, '/'))
+        self_name = argv0;
+}
+
+const char *jst_cli_self(void)
+{
+    return self_name;
+}
 
 /* A shortopts with a leading ':' (after '+') lets getopt_long tell a
  * missing value (':') from an unknown option ('?'), so the message can say

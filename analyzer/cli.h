@@ -10,24 +10,24 @@
 
 /* Exit codes shared by every subcommand (docs/jitstall.1.md). */
 enum {
-    JST_EXIT_OK = 0,        /* success; for check: within budget */
-    JST_EXIT_FAIL = 1,      /* check: a regression or a budget exceeded */
-    JST_EXIT_USAGE = 2,     /* usage error, or input that cannot be read */
+    JST_EXIT_OK = 0,    /* success; for check: within budget */
+    JST_EXIT_FAIL = 1,  /* check: a regression or a budget exceeded */
+    JST_EXIT_USAGE = 2, /* usage error, or input that cannot be read */
 };
 
 struct jst_command {
     const char *name;
-    const char *summary;    /* one line for `jitstall --help` */
+    const char *summary;               /* one line for `jitstall --help` */
     int (*run)(int argc, char **argv); /* argv[0] is the subcommand name */
     struct jst_command *next;
 };
 void jst_command_register(struct jst_command *c);
 
-#define JST_COMMAND(NAME, FN, SUMMARY)                                          \
-    static struct jst_command jst_cmd_##NAME = {#NAME, SUMMARY, FN, 0};         \
-    __attribute__((constructor)) static void jst_cmd_reg_##NAME(void)           \
-    {                                                                           \
-        jst_command_register(&jst_cmd_##NAME);                                  \
+#define JST_COMMAND(NAME, FN, SUMMARY)                                                             \
+    static struct jst_command jst_cmd_##NAME = {#NAME, SUMMARY, FN, 0};                            \
+    __attribute__((constructor)) static void jst_cmd_reg_##NAME(void)                              \
+    {                                                                                              \
+        jst_command_register(&jst_cmd_##NAME);                                                     \
     }
 
 /* A subcommand's options, as jst_cli_parse (cli.c) reads them. */
@@ -64,6 +64,24 @@ int jst_cli_parse(const struct jst_cli *cli, int argc, char **argv, void *ctx);
 /* The option function of a command whose one option is a flag: sets the
  * int that ctx points to. */
 int jst_cli_set_flag(int c, const char *arg, void *ctx);
+
+/* --color=WHEN, a global option (main.c): before the command or among its
+ * options, read once there and taken out of argv. */
+enum { JST_COLOR_AUTO, JST_COLOR_ALWAYS, JST_COLOR_NEVER };
+/* Parses WHEN ("auto", "always", "never"); -1 when it is none of them. */
+int jst_cli_color_parse(const char *when);
+void jst_cli_set_color(int mode);
+/* Whether output to fd gets colour: --color=always or never, else (auto)
+ * only on a terminal, never with NO_COLOR set or TERM=dumb. */
+int jst_cli_colour(int fd);
+/* Whether fd is a terminal that takes cursor controls (a progress line):
+ * a terminal, TERM not dumb. */
+int jst_cli_smart_tty(int fd);
+
+/* The program as the user ran it, for a command line to run next: argv[0]
+ * when it names a path (build/jitstall), else "jitstall" (found on PATH). */
+void jst_cli_set_self(const char *argv0);
+const char *jst_cli_self(void);
 
 /* One line on stderr: "jitstall <cmd>: <message>". For errors only. */
 void jst_errorf(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

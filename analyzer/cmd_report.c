@@ -40,7 +40,8 @@ static const char report_help[] =
     "\n"
     "TRACE is a .jst file written by libjitstall.so. DIR is a directory of them\n"
     "(every *.jst in it: forked children, MPI or torchrun ranks, several runs).\n"
-    "Colour is used only on a terminal, and never when NO_COLOR is set.\n"
+    "TRACE '-' is standard input. Colour is used only on a terminal, never when\n"
+    "NO_COLOR is set or TERM=dumb; the global --color=auto|always|never decides.\n"
     "\n"
     "exit status: 0 report written, also for a truncated or damaged trace (the\n"
     "report says what is missing); 2 usage error, a path that does not exist,\n"
@@ -51,10 +52,7 @@ enum { OUT_TEXT, OUT_JSON, OUT_MARKDOWN };
 
 static int use_colour(void)
 {
-    const char *nc = getenv("NO_COLOR");
-    if (nc && *nc)
-        return 0;
-    return isatty(STDOUT_FILENO);
+    return jst_cli_colour(STDOUT_FILENO);
 }
 
 /* N of --stack-depth: a count, or "all" (0, no limit). -1 when invalid. */
@@ -142,7 +140,7 @@ static int cmd_report(int argc, char **argv)
     int i = optind;
     for (int k = i; k < argc; k++) {
         struct stat st;
-        if (stat(argv[k], &st) != 0) {
+        if (strcmp(argv[k], "-") && stat(argv[k], &st) != 0) {
             jst_errorf("report", "%s: no such file or directory", argv[k]);
             return JST_EXIT_USAGE;
         }

@@ -273,7 +273,9 @@ static size_t summary(const char *dir)
     fprintf(stderr, "jitstall: time in JIT %s in %zu %s (compile %s, cache load %s)%s\n",
             rv_dur(jit, a, 32), loads, loads == 1 ? "load" : "loads", rv_dur(comp, b, 32),
             rv_dur(load, c, 32), run.n_procs > 1 ? ", all processes" : "");
-    fprintf(stderr, "jitstall: full report: jitstall report ");
+    fprintf(stderr, "jitstall: full report: ");
+    shell_quote(stderr, jst_cli_self());
+    fprintf(stderr, " report ");
     shell_quote(stderr, dir);
     if (partial)
         fprintf(stderr, "  (%zu %s partial)", partial, partial == 1 ? "trace is" : "traces are");

@@ -44,13 +44,10 @@ static void scan_file_done(void *ctx, const char *path, int explicit_path, size_
             jst_json_end(&sc->j); /* file */
         } else {
             scan_print_groups(sc, fs);
-            if (fs->n)
+            if (fs->n && !sc->summary_only)
                 printf("  %zu image%s run%s as SASS (%s)\n", fs->n, fs->n == 1 ? "" : "s",
                        fs->n == 1 ? "s" : "", jst_text(fs->archs));
-            if (fs->n_other)
-                printf("  %zu image%s for other GPUs (%s): not loaded on sm_%u, no fix needed\n",
-                       fs->n_other, fs->n_other == 1 ? "" : "s", jst_text(fs->other_archs),
-                       sc->cc);
+            scan_print_other(sc, fs);
         }
         sc->file_open = 0;
     } else if (explicit_path) {
@@ -59,7 +56,7 @@ static void scan_file_done(void *ctx, const char *path, int explicit_path, size_
             sc->file_open = 0;
             jst_json_end(&sc->j);
             jst_json_end(&sc->j);
-        } else {
+        } else if (!sc->summary_only) {
             printf("%s\n  no CUDA code\n", jst_text(path));
         }
     }
@@ -132,7 +129,8 @@ static int device_archs(unsigned *ccs, int max, unsigned *driver_cuda, int only)
 
 static const char usage_text[] =
     "usage: jitstall scan [--arch sm_XY[,sm_XY...] | --device[=N]] [--driver VERSION]\n"
-    "                     [--fail-on VERDICT[,VERDICT...]] [--json] PATH...\n\n"
+    "                     [--fail-on VERDICT[,VERDICT...] [--allow-empty]] [--summary]\n"
+    "                     [--json] PATH...\n\n"
     "For every CUDA image in PATH (ELF executable, shared library or object, fatbin,\n"
     "cubin, PTX file, or a directory walked recursively), say whether it runs as SASS\n"
     "on each GPU architecture, which kernels would be JIT-compiled from which PTX,\n"
@@ -146,12 +144,16 @@ static const char usage_text[] =
     "  --driver VERSION  the driver that will run them: a CUDA version (12.4) or a driver\n"
     "                    release (550.54); PTX newer than it JITs is ptx_too_new\n"
     "  --fail-on LIST    exit 1 when any image has one of these verdicts: ptx_jit,\n"
-    "                    no_compatible, ptx_too_new, jit_disabled, damaged (for CI)\n"
-    "  --json            one JSON object per architecture\n"
+    "                    no_compatible, ptx_too_new, jit_disabled, damaged (for CI);\n"
+    "                    a scan that found no CUDA code at all fails it too\n"
+    "  --allow-empty     with --fail-on: finding no CUDA code is no failure\n"
+    "  --summary         text: the summary lines only, no file listing\n"
+    "  --json            one JSON object per architecture (every image, whole)\n"
     "  -h, --help        show this help\n\n"
-    "One of --arch and --device is required. Exit status: 0 when at least one PATH\n"
-    "could be read and no image met --fail-on; 1 when one did; 2 on a usage error or\n"
-    "when no PATH could be read.\n";
+    "One of --arch and --device is required. Exit status: 0 when every PATH could be\n"
+    "read and no image met --fail-on; 1 when one did, or with --fail-on when no PATH\n"
+    "held CUDA code (unless --allow-empty); 2 on a usage error or when a PATH could\n"
+    "not be read.\n";
 
 /* Estimated cold JIT time of PTX: 11 s for 5.6 MB of PTX on an H200 (about
  * 2 ms per KiB), the driver's JIT of one large module. */
@@ -218,7 +220,7 @@ static void summary(struct scan *sc)
 struct arch_result {
     unsigned cc;
     struct scan_totals t;
-    size_t failed;
+    size_t failed, files;
 };
 
 static int run_scan(struct scan *sc, int npaths, char **paths, struct arch_result *res)
@@ -257,11 +259,12 @@ static int run_scan(struct scan *sc, int npaths, char **paths, struct arch_resul
     res->cc = sc->cc;
     res->t = sc->t;
     res->failed = sc->failed;
+    res->files = sc->walk.files;
     if (werr) {
         jst_errorf(cmd, "write error on standard output");
         return JST_EXIT_USAGE;
     }
-    if (!sc->readable)
+    if (sc->readable < (size_t)npaths) /* a PATH could not be read: not a pass */
         return JST_EXIT_USAGE;
     return sc->failed ? JST_EXIT_FAIL : JST_EXIT_OK;
 }
@@ -305,7 +308,7 @@ static void fleet_lines(const struct arch_result *r, int n)
 
 struct scan_opts {
     unsigned ccs[SCAN_MAX_ARCHS];
-    int nccs, device, json;
+    int nccs, device, json, summary_only, allow_empty;
     unsigned driver_cuda, fail_mask;
     int ordinal; /* --device=N; -1: every GPU */
 };
@@ -412,6 +415,10 @@ static int scan_option(int c, const char *arg, void *ctx)
         return scan_arch(o, arg);
     if (c == 'F')
         return scan_fail_on(o, arg);
+    if (c == 'E' || c == 'S') {
+        *(c == 'E' ? &o->allow_empty : &o->summary_only) = 1;
+        return 0;
+    }
     if (c == 'D') {
         o->driver_cuda = jst_driver_arg_cuda(arg);
         if (!o->driver_cuda || !jst_cuda_max_ptx_isa(o->driver_cuda)) {
@@ -443,7 +450,8 @@ static int scan_option(int c, const char *arg, void *ctx)
 static const struct option scan_longopts[] = {
     {"arch", required_argument, 0, 'a'},   {"device", optional_argument, 0, 'd'},
     {"driver", required_argument, 0, 'D'}, {"fail-on", required_argument, 0, 'F'},
-    {"json", no_argument, 0, 'j'},         JST_CLI_HELP_END,
+    {"json", no_argument, 0, 'j'},         {"summary", no_argument, 0, 'S'},
+    {"allow-empty", no_argument, 0, 'E'},  JST_CLI_HELP_END,
 };
 static const struct jst_cli scan_cli = {
     "scan", "a:djh", scan_longopts, usage_text, "PATH", scan_option,
@@ -458,6 +466,12 @@ static int cmd_scan(int argc, char **argv)
         list_archs();
         return JST_EXIT_OK;
     }
+    if (argc == 2 && !strcmp(argv[1], "--list-verdicts")) { /* --fail-on's, for completion */
+        for (unsigned k = JST_V_PTX_JIT; k <= SCAN_V_EMPTY; k++)
+            if (k != JST_V_FORCED_JIT)
+                printf("%s\n", scan_verdict_name(k));
+        return JST_EXIT_OK;
+    }
     int rc = jst_cli_parse(&scan_cli, argc, argv, &o);
     if (rc != JST_CLI_GO)
         return rc;
@@ -469,11 +483,18 @@ static int cmd_scan(int argc, char **argv)
         jst_errorf(cmd, "--arch sm_XY is required without --device (no GPU is asked by default)");
         return JST_EXIT_USAGE;
     }
+    if (o.allow_empty && !o.fail_mask) {
+        jst_errorf(cmd, "--allow-empty goes with --fail-on");
+        return JST_EXIT_USAGE;
+    }
+    if (jst_walk_check_paths(cmd, argc - optind, argv + optind))
+        return JST_EXIT_USAGE;
     if (o.device) {
         o.nccs = device_archs(o.ccs, SCAN_MAX_ARCHS, &o.driver_cuda, o.ordinal);
         if (o.nccs < 0)
             return JST_EXIT_USAGE;
     }
+    size_t width = scan_text_width();
     struct arch_result res[SCAN_MAX_ARCHS];
     int usage = 0, failed = 0;
     for (int i = 0; i < o.nccs; i++) {
@@ -486,6 +507,8 @@ static int cmd_scan(int argc, char **argv)
         sc->json = o.json;
         sc->driver_cuda = o.driver_cuda;
         sc->fail_mask = o.fail_mask;
+        sc->summary_only = o.summary_only;
+        sc->width = width;
         int r = run_scan(sc, argc - optind, argv + optind, &res[i]);
         free(sc);
         usage |= r == JST_EXIT_USAGE;
@@ -493,6 +516,21 @@ static int cmd_scan(int argc, char **argv)
     }
     if (!o.json && o.nccs > 1 && !usage)
         fleet_lines(res, o.nccs);
+    /* A gate that scanned nothing must not pass: a wrong directory, a glob
+     * that matched text files, a build that produced no CUDA code. */
+    if (!usage && o.nccs > 0 && !res[0].t.images) {
+        fflush(stdout);
+        if (o.fail_mask && !o.allow_empty) {
+            jst_errorf(cmd,
+                       "no CUDA code in any PATH (%zu file%s read): nothing to gate; "
+                       "--allow-empty accepts that",
+                       res[0].files, res[0].files == 1 ? "" : "s");
+            failed = 1;
+        } else {
+            jst_warnf(cmd, "no CUDA code in any PATH (%zu file%s read)", res[0].files,
+                      res[0].files == 1 ? "" : "s");
+        }
+    }
     return usage ? JST_EXIT_USAGE : failed ? JST_EXIT_FAIL : JST_EXIT_OK;
 }
 

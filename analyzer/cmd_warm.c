@@ -205,7 +205,7 @@ static void warm_image(void *ctx, const char *path, size_t off, const struct jst
 static void warm_file_done(void *ctx, const char *path, int explicit_path, size_t n_images)
 {
     struct warm *w = ctx;
-    /* Other GPUs' SASS is a variant never loaded here when the file has code
+    /* An image with nothing for this GPU is a variant never loaded here when the file has code
      * for this GPU; in a file with nothing for it, it cannot run. */
     *(w->file_runs ? &w->other_gpus : &w->cannot_run) += w->file_others;
     w->file_runs = w->file_others = 0;
@@ -318,7 +318,7 @@ static void skip_all(struct warm *w, const char *why)
 /* ---- command ---- */
 
 static const char usage_text[] =
-    "usage: jitstall warm [--cache DIR] [--device N] [--json] PATH...\n\n"
+    "usage: jitstall warm [--cache DIR] [--device N] [--allow-empty] [--json] PATH...\n\n"
     "Fill a JIT cache through this machine's driver and GPU, so that a program's\n"
     "first start is a cache hit: every image in PATH (ELF executable or library,\n"
     "directory walked recursively, .fatbin, .cubin or .ptx file, PTX text in an\n"
@@ -327,11 +327,13 @@ static const char usage_text[] =
     "  --cache DIR   the cache to fill (default: the program's own, CUDA_CACHE_PATH\n"
     "                or ~/.nv/ComputeCache; CUDA_CACHE_MAXSIZE is respected)\n"
     "  --device N    the GPU to warm for (default 0)\n"
+    "  --allow-empty finding no CUDA code in any PATH is no failure\n"
     "  --json        one JSON object on stdout\n"
     "  -h, --help    show this help\n\n"
     "Exit status: 0 when every image that needs the JIT is in the cache; 1 when one\n"
-    "could not be warmed (load failed, cache disabled, full or read-only); 2 on a\n"
-    "usage error, when no PATH could be read, or without a driver or GPU.\n";
+    "could not be warmed (load failed, cache disabled, full or read-only), or when\n"
+    "no PATH held CUDA code (unless --allow-empty); 2 on a usage error, when a PATH\n"
+    "could not be read, or without a driver or GPU.\n";
 
 /* mkdir -p: the driver creates the cache directory too; doing it first lets
  * the label file be written even when nothing needed the JIT. */
@@ -379,9 +381,22 @@ static int run_warm(struct warm *w, int npaths, char **paths)
     int readable = 0;
     for (int i = 0; i < npaths; i++)
         readable += jst_walk_path(&w->walk, paths[i]) == 0;
+    size_t files = w->walk.files;
     jst_walk_free(&w->walk);
-    if (!readable)
+    if (readable < npaths)
         return JST_EXIT_USAGE;
+    /* Warming nothing must not pass for a warmed cache: a wrong path, or
+     * files with no CUDA code at all. */
+    if (!w->n && !w->sass && !w->empty && !w->cannot_run && !w->damaged && !w->other_gpus) {
+        if (!w->allow_empty) {
+            jst_errorf(cmd,
+                       "no CUDA code in any PATH (%zu file%s read): nothing to warm; "
+                       "--allow-empty accepts that",
+                       files, files == 1 ? "" : "s");
+            return JST_EXIT_FAIL;
+        }
+        jst_warnf(cmd, "no CUDA code in any PATH (%zu file%s read)", files, files == 1 ? "" : "s");
+    }
     uint64_t t0 = now_ns();
     if (w->before.disabled) {
         skip_all(w, "CUDA_CACHE_DISABLE is set: the driver stores nothing (unset it when warming "
@@ -431,6 +446,8 @@ static int warm_option(int c, const char *arg, void *ctx)
         o->cache = arg;
     else if (c == 'j')
         o->w->json = 1;
+    else if (c == 'E')
+        o->w->allow_empty = 1;
     else if (parse_ordinal(arg, &o->w->ordinal) != 0) { /* -d */
         jst_errorf(cmd, "bad --device '%s' (want a GPU ordinal: 0, 1, ...)", arg);
         return -1;
@@ -442,6 +459,7 @@ static const struct option warm_longopts[] = {
     {"cache", required_argument, 0, 'c'},
     {"device", required_argument, 0, 'd'},
     {"json", no_argument, 0, 'j'},
+    {"allow-empty", no_argument, 0, 'E'},
     JST_CLI_HELP_END,
 };
 static const struct jst_cli warm_cli = {
@@ -461,8 +479,10 @@ static int cmd_warm(int argc, char **argv)
         jst_errorf(cmd, "bad --cache '%s'", cache);
         return JST_EXIT_USAGE;
     }
+    if (jst_walk_check_paths(cmd, argc - optind, argv + optind))
+        return JST_EXIT_USAGE;
     w.env_flags = jst_env_jit_flags();
-    w.progress = isatty(STDERR_FILENO);
+    w.progress = jst_cli_smart_tty(STDERR_FILENO); /* \r and erase-line need a real terminal */
     rc = run_warm(&w, argc - optind, argv + optind);
     for (size_t i = 0; i < w.n; i++) {
         free(w.v[i].path);

@@ -308,6 +308,22 @@ static int walk_path(struct jst_walk *w, const char *path, int depth)
     return 0;
 }
 
+int jst_walk_check_paths(const char *cmd, int npaths, char **paths)
+{
+    int bad = 0;
+    for (int i = 0; i < npaths; i++) {
+        struct stat st;
+        if (stat(paths[i], &st) != 0) {
+            jst_errorf(cmd, "cannot stat %s: %s", paths[i], strerror(errno));
+            bad++;
+        } else if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+            jst_errorf(cmd, "%s: not a file or directory", paths[i]);
+            bad++;
+        }
+    }
+    return bad;
+}
+
 int jst_walk_path(struct jst_walk *w, const char *path)
 {
     return walk_path(w, path, 0);

@@ -36,5 +36,9 @@ struct jst_walk {
  * Returns 0 if path itself could be read, else -1 after one message. */
 int jst_walk_path(struct jst_walk *w, const char *path);
 void jst_walk_free(struct jst_walk *w);
+/* Before a walk: every path named on the command line exists (a file or a
+ * directory). Returns how many do not, after one message each; a gate that
+ * names a missing path must not pass on the others. */
+int jst_walk_check_paths(const char *cmd, int npaths, char **paths);
 
 #endif

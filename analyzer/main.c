@@ -4,6 +4,7 @@
 #include <string.h>
 #include <stdlib.h>
 #include "cli.h"
+#include "trace.h"
 #include "utf8.h"
 #include "xalloc.h"
 
@@ -66,7 +67,9 @@ static void usage(FILE *f)
                "Find the PTX JIT stalls behind a slow first GPU query.\n\ncommands:\n");
     for (struct jst_command *c = commands; c; c = c->next)
         fprintf(f, "  %-9s %s\n", c->name, c->summary);
-    fprintf(f, "\n'jitstall <command> --help' describes a command; 'man jitstall' has the manual.\n"
+    fprintf(f, "\nglobal options: --color=auto|always|never (auto: on a terminal, not with\n"
+               "NO_COLOR set or TERM=dumb), before the command or among its options\n"
+               "\n'jitstall <command> --help' describes a command; 'man jitstall' has the manual.\n"
                "exit codes: 0 success, 1 check failed, 2 usage error or unreadable input\n");
 }
 
@@ -84,8 +87,52 @@ static int out_closed(const char *cmd, int rc)
     return rc;
 }
 
+/* Takes the global --color=WHEN (or --color WHEN, --colour) out of argv,
+ * wherever it is before "--": every command that colours follows it. The
+ * words of the program `jitstall run` starts are never touched: for run, the
+ * scan stops at its first operand. 0, or -1 after one error line. */
+static int global_options(int *argc, char **argv)
+{
+    int out = 1;
+    const char *cmd = NULL;
+    for (int i = 1; i < *argc; i++) {
+        const char *a = argv[i], *when = NULL;
+        if (cmd && !strcmp(cmd, "run") && a[0] != '-')
+            a = "--"; /* the rest is run's COMMAND and its arguments */
+        else if (!cmd && a[0] != '-')
+            cmd = a;
+        if (!strcmp(a, "--")) {
+            while (i < *argc)
+                argv[out++] = argv[i++];
+            break;
+        }
+        size_t n = !strncmp(a, "--color", 7) ? 7 : !strncmp(a, "--colour", 8) ? 8 : 0;
+        if (!n || (a[n] && a[n] != '=')) {
+            argv[out++] = argv[i];
+            continue;
+        }
+        if (a[n] == '=')
+            when = a + n + 1;
+        else if (i + 1 < *argc)
+            when = argv[++i];
+        int mode = when ? jst_cli_color_parse(when) : -1;
+        if (mode < 0) {
+            fprintf(stderr, "jitstall: bad --color '%s' (want auto, always or never)\n",
+                    when ? when : "");
+            return -1;
+        }
+        jst_cli_set_color(mode);
+    }
+    argv[out] = NULL;
+    *argc = out;
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    jst_cli_set_self(argv[0]);
+    if (global_options(&argc, argv) != 0)
+        return JST_EXIT_USAGE;
     if (argc < 2) {
         usage(stderr);
         return JST_EXIT_USAGE;
@@ -103,6 +150,13 @@ int main(int argc, char **argv)
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
         usage(stdout);
         return out_closed("--help", JST_EXIT_OK);
+    }
+    /* Not in --help; for the shell completion: the verdicts of a trace's
+     * loads (check --forbid-verdict), from the program itself. */
+    if (!strcmp(argv[1], "--list-verdicts")) {
+        for (unsigned k = JST_V_SASS; jst_verdict_name(k); k++)
+            printf("%s\n", jst_verdict_name(k));
+        return out_closed("--list-verdicts", JST_EXIT_OK);
     }
     if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
         printf("jitstall %s\n", JITSTALL_VERSION);

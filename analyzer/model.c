@@ -262,9 +262,83 @@ static void derive_ptx_too_new(struct jst_process *p)
     }
 }
 
+/* The entries a load's record lists ("cubin sm_90a none") as an image's, for
+ * the shared rule; 0 when a list may have been cut (the preload writes 256
+ * at most) or an entry cannot be read. */
+static int entries_image(const struct jst_call_ev *c, struct jst_entry *e, size_t max,
+                         struct jst_image *img)
+{
+    memset(img, 0, sizeof *img);
+    if (!c->n_entries || c->n_entries >= max)
+        return 0;
+    for (size_t i = 0; i < c->n_entries; i++) {
+        char kind[8], arch[24];
+        unsigned var = 0;
+        memset(&e[i], 0, sizeof e[i]);
+        if (sscanf(c->entries[i], "%7s %23s", kind, arch) != 2)
+            return 0;
+        e[i].kind = !strcmp(kind, "ptx")     ? JST_E_PTX
+                    : !strcmp(kind, "cubin") ? JST_E_CUBIN
+                    : !strcmp(kind, "ltoir") ? JST_E_LTOIR
+                                             : 0;
+        e[i].sm = jst_arch_parse(arch, &var);
+        e[i].variant = var;
+        if (!e[i].kind || !e[i].sm)
+            return 0;
+    }
+    img->entries = e;
+    img->n_entries = c->n_entries;
+    return 1;
+}
+
+/* scan's rule for other GPUs' variants, applied to the loads of one
+ * process: a load with nothing for its device (jst_image_for_other_gpus),
+ * from an ELF object that gave another load that runs there, is a variant
+ * the library does not need on this GPU (a runtime that tries each one sees
+ * the others fail and goes on), not code that cannot run. */
+static void derive_other_gpus(struct jst_process *p)
+{
+    enum { MAX_SRC = 64 };
+    const char *runs[MAX_SRC];
+    size_t nr = 0;
+    for (size_t i = 0; i < p->n_calls; i++) {
+        const struct jst_call_ev *c = &p->calls[i];
+        if (!c->source || !jst_verdict_runs(c->verdict) || c->result != 0)
+            continue;
+        size_t k = 0;
+        while (k < nr && strcmp(runs[k], c->source))
+            k++;
+        if (k == nr && nr < MAX_SRC)
+            runs[nr++] = c->source;
+    }
+    struct jst_entry ents[256];
+    for (size_t i = 0; nr && i < p->n_calls; i++) {
+        struct jst_call_ev *c = &p->calls[i];
+        if (c->verdict != JST_V_NO_COMPATIBLE || !c->source || !c->target_cc)
+            continue;
+        size_t k = 0;
+        while (k < nr && strcmp(runs[k], c->source))
+            k++;
+        struct jst_image img;
+        if (k == nr || !entries_image(c, ents, 256, &img) ||
+            !jst_image_for_other_gpus(&img, c->target_cc))
+            continue;
+        char why[200], gpu[16];
+        const char *base = strrchr(c->source, '/');
+        snprintf(why, sizeof why, "built for other GPUs only; %.120s has code that runs on %s",
+                 base ? base + 1 : c->source,
+                 jst_arch_str(gpu, sizeof gpu, 0, c->target_cc, JST_A_PLAIN));
+        const char *r = p->strs ? jst_strtab_intern(p->strs, why, strlen(why)) : NULL;
+        c->verdict = JST_V_OTHER_GPUS;
+        if (r)
+            c->reason = (char *)r;
+    }
+}
+
 void jst_model_derive(struct jst_process *p)
 {
     derive_ptx_too_new(p);
+    derive_other_gpus(p);
     uint64_t last_end = p->last_record_ns > p->fold_last_end ? p->last_record_ns : p->fold_last_end;
     jst_model_index(p);
     uint64_t first_start = derive_span(p, &last_end);

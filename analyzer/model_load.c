@@ -139,6 +139,11 @@ static int has_suffix(const char *s, const char *suf)
 int jst_model_add(struct jst_run *run, const char *path, char *err, size_t errlen)
 {
     struct stat st;
+    if (!strcmp(path, "-")) { /* a trace on standard input */
+        int r = add_file(run, path, err, errlen);
+        jst_compiles_link(run);
+        return r;
+    }
     if (stat(path, &st) != 0) {
         snprintf(err, errlen, "%s: %s", path, strerror(errno));
         run->n_unreadable++;

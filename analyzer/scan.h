@@ -33,6 +33,8 @@ struct scan {
     unsigned fail_mask;   /* --fail-on: bit per verdict */
     size_t failed;        /* images that met --fail-on */
     int json;
+    int summary_only; /* --summary: text output without the file listing */
+    size_t width;     /* text output: columns a line may take (names are cut) */
     struct jst_json j;
     struct jst_walk walk;
     struct scan_totals t;
@@ -59,9 +61,17 @@ void scan_report_image(struct scan *sc, const char *path, size_t offset,
 /* The file is done: applies the other-GPUs rule over its images and says
  * what each is (JSON objects, or text groups); totals are counted here. */
 void scan_file_flush(struct scan *sc, const char *path);
-/* Text output: the file's groups of images that do not run as SASS. */
+/* Text output: the file's groups of images that do not run as SASS (none
+ * with --summary); frees them either way. */
 void scan_print_groups(const struct scan *sc, struct file_sass *fs);
 /* Opens the file's output (its name, or its JSON object) once. */
 void scan_file_begin(struct scan *sc, const char *path);
+/* Text output: the width lines are cut to, from COLUMNS, else the terminal
+ * on stdout, else SCAN_DEFAULT_WIDTH. */
+#define SCAN_DEFAULT_WIDTH 100
+size_t scan_text_width(void);
+/* Text output, files: the "N images for other GPUs (...)" line, its list
+ * cut to the width. */
+void scan_print_other(const struct scan *sc, const struct file_sass *fs);
 
 #endif

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 #include "utf8.h"
 #include "cli.h"
 #include "scan.h"
@@ -157,7 +159,7 @@ void scan_file_begin(struct scan *sc, const char *path)
         jst_json_kstr(&sc->j, "path", path);
         jst_json_key(&sc->j, "images");
         jst_json_arr(&sc->j);
-    } else {
+    } else if (!sc->summary_only) {
         printf("%s\n", jst_text(path));
     }
 }
@@ -201,9 +203,62 @@ static struct group *group_for(struct file_sass *fs, unsigned verdict, const cha
     return g;
 }
 
+size_t scan_text_width(void)
+{
+    const char *c = getenv("COLUMNS");
+    char *end;
+    long v = c && *c ? strtol(c, &end, 10) : 0;
+    if (v > 0 && !*end)
+        return v < 40 ? 40 : v > 4096 ? 4096 : (size_t)v;
+    struct winsize ws;
+    if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col)
+        return ws.ws_col < 40 ? 40 : ws.ws_col;
+    return SCAN_DEFAULT_WIDTH;
+}
+
+/* One kernel, indented: "demangled  [mangled]" when it fits the width, else
+ * the demangled name alone, cut with "..." (JSON has every name whole). */
+static void kernel_line(const struct scan *sc, const char *mangled)
+{
+    static const char indent[] = "      ";
+    size_t room = sc->width > sizeof indent + 20 ? sc->width - (sizeof indent - 1) : 20;
+    char *dm = jst_demangle_dup(mangled);
+    const char *name = dm ? dm : mangled;
+    char *buf = malloc(room + 1);
+    if (!buf) {
+        free(dm);
+        return;
+    }
+    int both = strcmp(name, mangled) != 0;
+    if (both && strlen(name) + strlen(mangled) + 4 <= room && !jst_text_unsafe(name) &&
+        !jst_text_unsafe(mangled))
+        printf("%s%s  [%s]\n", indent, name, mangled);
+    else
+        printf("%s%s\n", indent, jst_text_esc(buf, room + 1, name));
+    free(buf);
+    free(dm);
+}
+
+void scan_print_other(const struct scan *sc, const struct file_sass *fs)
+{
+    if (!fs->n_other || sc->summary_only)
+        return;
+    char head[64], tail[96], list[sizeof fs->other_archs];
+    snprintf(head, sizeof head, "  %zu image%s for other GPUs (", fs->n_other,
+             fs->n_other == 1 ? "" : "s");
+    snprintf(tail, sizeof tail, "): not loaded on sm_%u, no fix needed", sc->cc);
+    size_t fixed = strlen(head) + strlen(tail),
+           room = sc->width > fixed + 20 ? sc->width - fixed : 20;
+    if (room + 1 > sizeof list)
+        room = sizeof list - 1;
+    printf("%s%s%s\n", head, jst_text_esc(list, room + 1, fs->other_archs), tail);
+}
+
 void scan_print_groups(const struct scan *sc, struct file_sass *fs)
 {
-    for (size_t k = 0; k < fs->ng; k++) {
+    for (size_t k = 0; k < fs->ng && sc->summary_only; k++)
+        names_free(&fs->g[k].shown);
+    for (size_t k = 0; k < fs->ng && !sc->summary_only; k++) {
         struct group *g = &fs->g[k];
         const char *vname = scan_verdict_name(g->verdict);
         if (g->count == 1)
@@ -220,14 +275,8 @@ void scan_print_groups(const struct scan *sc, struct file_sass *fs)
             else
                 printf("    %zu kernel%s cannot run on sm_%u:\n", g->n_kernels,
                        g->n_kernels == 1 ? "" : "s", sc->cc);
-            for (size_t i = 0; i < g->shown.n; i++) {
-                char *dm = jst_demangle_dup(g->shown.v[i]);
-                if (dm && strcmp(dm, g->shown.v[i]))
-                    printf("      %s  [%s]\n", jst_text(dm), jst_text(g->shown.v[i]));
-                else
-                    printf("      %s\n", jst_text(g->shown.v[i]));
-                free(dm);
-            }
+            for (size_t i = 0; i < g->shown.n; i++)
+                kernel_line(sc, g->shown.v[i]);
             if (g->n_kernels > g->shown.n)
                 printf("      ... and %zu more\n", g->n_kernels - g->shown.n);
         }
@@ -422,13 +471,14 @@ void scan_file_flush(struct scan *sc, const char *path)
         runs |= jst_verdict_runs(fs->pend[i].d.verdict);
     for (size_t i = 0; i < fs->npend; i++) {
         struct scan_pending *q = &fs->pend[i];
-        /* The file has code for the GPU: an image of other GPUs' SASS only
-         * is a variant the library never loads here, not a failure. */
+        /* The file has code for the GPU: an image with nothing for it (other
+         * GPUs' SASS, PTX for a newer one) is a variant the library never
+         * loads here, not a failure. */
         if (runs && q->other) {
             char gpu[16];
             q->d.verdict = JST_V_OTHER_GPUS;
             jst_sfmt(q->d.reason, sizeof(q->d.reason),
-                     "SASS for other GPUs only (%.100s); the file has code that runs on %s",
+                     "built for other GPUs only (%.100s); the file has code that runs on %s",
                      q->have, jst_arch_str(gpu, sizeof gpu, 0, sc->cc, JST_A_PLAIN));
         }
         pending_say(sc, path, q, fs);

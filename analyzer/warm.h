@@ -59,7 +59,7 @@ struct warm_drv {
 };
 
 struct warm {
-    int json, progress, env_flags, ordinal;
+    int json, progress, env_flags, ordinal, allow_empty;
     unsigned cc;
     struct warm_drv d;
     struct jst_warm_for target;
@@ -67,11 +67,11 @@ struct warm {
     struct warm_img *v;
     size_t n, cap;
     size_t sass, empty, cannot_run, damaged; /* images with nothing to warm */
-    size_t other_gpus;  /* SASS for other GPUs only, in a file with code for this one */
-    size_t file_runs;   /* the file being walked: images that run (SASS or JIT) */
-    size_t file_others; /* the file being walked: images of other GPUs' SASS only */
-    size_t lost;                             /* images dropped: out of memory */
-    uint64_t need_bytes;                     /* estimated cache bytes for the set */
+    size_t other_gpus;   /* nothing for this GPU, in a file with code for this one */
+    size_t file_runs;    /* the file being walked: images that run (SASS or JIT) */
+    size_t file_others;  /* the file being walked: images with nothing for this GPU */
+    size_t lost;         /* images dropped: out of memory */
+    uint64_t need_bytes; /* estimated cache bytes for the set */
     struct jst_cache_snap before, after;
     uint64_t total_ns;
 };

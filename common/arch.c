@@ -376,7 +376,10 @@ int jst_image_for_other_gpus(const struct jst_image *img, unsigned cc)
         return 0;
     for (size_t i = 0; i < img->n_entries; i++) {
         const struct jst_entry *e = &img->entries[i];
-        if (e->kind != JST_E_CUBIN || jst_sass_runs_on(e->sm, e->variant, cc))
+        /* Anything the driver could run or JIT here, or LTO-IR a linker could
+         * build for it, is code for the target. */
+        if (e->kind == JST_E_CUBIN ? jst_sass_runs_on(e->sm, e->variant, cc)
+                                   : jst_ptx_jits_to(e->sm, e->variant, cc))
             return 0;
     }
     return 1;

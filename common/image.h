@@ -70,11 +70,13 @@ void jst_image_decide(const struct jst_image *img, unsigned cc, int env_flags,
 void jst_image_decide_drv(const struct jst_image *img, unsigned cc, int env_flags,
                           unsigned driver_cuda, struct jst_decision *out);
 
-/* Images built for other GPUs: 1 when img holds SASS only (no PTX, no
- * LTO-IR) and none of it runs on cc. In a file that also carries code that
- * runs on cc, such an image is a variant the library never loads there
- * (JST_V_OTHER_GPUS), not a failure. scan and warm apply this rule per file;
- * a load in the preload is always judged alone (the driver was handed it). */
+/* Images built for other GPUs: 1 when nothing in img is for cc: no SASS
+ * runs on it and no PTX (or LTO-IR) compiles for it, such as [sm_120
+ * compute_120] on sm_90. In a file that also carries code that runs on cc,
+ * such an image is a variant the program never needs there
+ * (JST_V_OTHER_GPUS), not a failure, PTX or not. scan and warm apply this
+ * rule per file; the analyzer applies it to a trace's loads per ELF object
+ * (analyzer/model.c), since a load in the preload is judged alone. */
 int jst_image_for_other_gpus(const struct jst_image *img, unsigned cc);
 /* Whether a verdict means the image's code runs on the target (SASS or JIT). */
 int jst_verdict_runs(unsigned verdict);

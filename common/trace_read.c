@@ -71,6 +71,10 @@ static int read_header(struct jst_reader *rd, char *err, size_t errlen)
         set_err(err, errlen, "cannot read: %s", strerror(errno));
         return -1;
     }
+    if (n == 0) {
+        set_err(err, errlen, "empty file (0 bytes): not a trace");
+        return -1;
+    }
     if ((size_t)n < JST_FILE_MAGIC_LEN || memcmp(h, JST_FILE_MAGIC, JST_FILE_MAGIC_LEN) != 0) {
         set_err(err, errlen, "not a jitstall trace (bad magic)");
         return -1;
@@ -129,7 +133,8 @@ struct jst_reader *jst_reader_open(const char *path, char *err, size_t errlen)
         set_err(err, errlen, "out of memory");
         return NULL;
     }
-    rd->fd = jst_open_regular(path);
+    /* "-" is standard input: the reader only reads forward, so a pipe does. */
+    rd->fd = strcmp(path, "-") ? jst_open_regular(path) : dup(STDIN_FILENO);
     if (rd->fd < 0) {
         set_err(err, errlen, "cannot open: %s", jst_open_strerror(errno));
         reader_free(rd);

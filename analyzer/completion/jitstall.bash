@@ -8,7 +8,16 @@ _jitstall_options()
 {
     "$1" "$2" --help 2>/dev/null |
         grep -oE '^ +(-[a-zA-Z], )?--[a-z][a-z-]*' |
-        grep -oE -- '-[a-zA-Z]\b|--[a-z][a-z-]*'
+        grep -oE -- '-[a-zA-Z]\b|--[a-z][a-z-]*' | sort -u
+}
+
+# Words for a comma-separated list option: the names, each after what the
+# current word already holds up to its last comma.
+_jitstall_list()
+{
+    local head=""
+    [[ $cur == *,* ]] && head=${cur%,*},
+    COMPREPLY=($(compgen -P "$head" -W "$1" -- "${cur##*,}"))
 }
 
 _jitstall()
@@ -25,14 +34,20 @@ _jitstall()
     local prog=${words[0]} cmd="" i
     for ((i = 1; i < cword; i++)); do
         case ${words[i]} in
+        --color | --colour) ((i++)) ;;
         -*) ;;
         *) cmd=${words[i]}; break ;;
         esac
     done
+    case $prev in
+    --color | --colour)
+        COMPREPLY=($(compgen -W "auto always never" -- "$cur"))
+        return ;;
+    esac
     if [ -z "$cmd" ]; then
         local cmds
         cmds=$("$prog" --help 2>/dev/null | sed -n 's/^  \([a-z]\+\)  .*/\1/p')
-        COMPREPLY=($(compgen -W "$cmds --help --version" -- "$cur"))
+        COMPREPLY=($(compgen -W "$cmds --help --version --color=auto --color=always --color=never" -- "$cur"))
         return
     fi
     # `run` hands everything after its command to that command.
@@ -66,14 +81,18 @@ _jitstall()
         COMPREPLY=($(compgen -W "$("$prog" scan --list-archs 2>/dev/null) sm_90,sm_100,sm_120" -- "$cur"))
         return ;;
     --fail-on)
-        COMPREPLY=($(compgen -W "ptx_jit no_compatible ptx_too_new jit_disabled damaged ptx_jit,no_compatible,ptx_too_new" -- "$cur"))
+        # The verdicts scan --fail-on takes, from the program.
+        _jitstall_list "$("$prog" scan --list-verdicts 2>/dev/null)"
+        return ;;
+    --forbid-verdict)
+        COMPREPLY=($(compgen -W "$("$prog" --list-verdicts 2>/dev/null)" -- "$cur"))
         return ;;
     --driver)
         COMPREPLY=($(compgen -W "12.4 12.8 12.9 13.0 13.1 550.54 570.86 575.51 580.65 590.44" -- "$cur"))
         return ;;
     esac
     if [[ $cur == -* ]]; then
-        COMPREPLY=($(compgen -W "$(_jitstall_options "$prog" "$cmd")" -- "$cur"))
+        COMPREPLY=($(compgen -W "$(_jitstall_options "$prog" "$cmd") --color" -- "$cur"))
         return
     fi
     # Operands: traces (*.jst), directories of them, binaries to scan.

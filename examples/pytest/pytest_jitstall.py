@@ -135,7 +135,16 @@ def pytest_configure(config):
     why = ("tests failed" if child else
            f"PTX JIT over the {budget:g} ms budget (jitstall check exit {rc})" if rc else
            f"within the {budget:g} ms JIT budget")
-    pytest.exit(f"jitstall: session run under libjitstall.so: {why}", returncode=status)
+    msg = f"jitstall: session run under libjitstall.so: {why}"
+    if status == 0:
+        # Success is one plain line: pytest.exit() would frame it in "!!!"
+        # as an interruption. The child session already ran and reported
+        # every test; this outer one has nothing left to do or write.
+        sys.stdout.write(f"{msg}\n")
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
+    pytest.exit(msg, returncode=status)
 
 
 def pytest_sessionfinish(session, exitstatus):

@@ -326,8 +326,9 @@ enum jst_verdict {
     JST_V_DAMAGED = 6,
     JST_V_PTX_TOO_NEW = 7,   /* the PTX that would JIT has a newer .version than the driver
                                 supports: CUDA_ERROR_UNSUPPORTED_PTX_VERSION (222) */
-    JST_V_OTHER_GPUS = 8,    /* SASS for other GPUs only, in a file that carries code that
-                                runs on the target: a variant never loaded there */
+    JST_V_OTHER_GPUS = 8,    /* nothing for the target (other GPUs' SASS, PTX for newer
+                                ones), in a file that carries code that runs on it: a
+                                variant never needed there */
 };
 
 enum jst_cache_outcome {

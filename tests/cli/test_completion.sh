@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The bash completion offers the subcommands, each subcommand's options as
-# its --help lists them, values for --format and --arch, and files after
-# `run -- COMMAND`. usage: test_completion.sh JITSTALL SCRIPT
+# its --help lists them (each once), values for --format, --arch, --color and
+# the verdict options, and files after `run -- COMMAND`; zsh's and fish's
+# the same, where those shells are installed. usage: test_completion.sh JITSTALL SCRIPT
 set -u
 J=$1
+case $J in /*) ;; *) J=$(pwd)/$J ;; esac
 . "$2"
 fails=0
 # complete_words WORD... : COMPREPLY for the command line "WORD... " with the
@@ -63,5 +65,61 @@ out=$(complete_words run -- ./prog "$tmp/tr")
 expect_has "run command args" "$out" "$tmp/trace-1.jst"
 out=$(complete_words run -- ./prog --o)
 expect_not "run command args" "$out" --output
+# Verdict names, from the program: scan --fail-on (also after a comma) and
+# check --forbid-verdict.
+out=$(complete_words scan --fail-on "")
+expect_has "scan --fail-on" "$out" $("$J" scan --list-verdicts)
+expect_not "scan --fail-on" "$out" sass forced_jit
+out=$(complete_words scan --fail-on ptx_jit,no)
+expect_has "scan --fail-on LIST" "$out" ptx_jit,no_compatible
+out=$(complete_words check --forbid-verdict "")
+expect_has "check --forbid-verdict" "$out" sass ptx_jit forced_jit no_compatible other_gpus
+out=$(complete_words --color "")
+expect_has "--color" "$out" auto always never
+# No option is offered twice (check's --help names --max-jit-ms twice).
+for cmd in $("$J" --help | sed -n 's/^  \([a-z]\+\)  .*/\1/p'); do
+    dups=$(complete_words "$cmd" - | uniq -d)
+    [ -z "$dups" ] || { echo "FAIL: $cmd offers twice: $dups"; fails=$((fails + 1)); }
+done
+
+# zsh and fish, when installed: the same lists, from the same program.
+here=$(cd "$(dirname "$2")" && pwd)
+if command -v fish >/dev/null; then
+    mkdir -p "$tmp/bin" && ln -sf "$J" "$tmp/bin/jitstall"
+    fc() { PATH=$tmp/bin:$PATH fish -c "source $here/jitstall.fish; complete -C'$1'" | cut -f1 | sort; }
+    expect_has "fish commands" "$(fc 'jitstall ')" report check scan warm
+    expect_has "fish scan options" "$(fc 'jitstall scan --')" --arch --fail-on --summary --allow-empty --json
+    expect_not "fish scan options" "$(fc 'jitstall scan --')" --forbid-verdict
+    expect_has "fish --arch" "$(fc 'jitstall scan --arch sm_12')" sm_120 sm_120f sm_121
+    expect_has "fish --fail-on" "$(fc 'jitstall scan --fail-on ptx_jit,no')" ptx_jit,no_compatible
+    expect_has "fish --forbid-verdict" "$(fc 'jitstall check --forbid-verdict ')" sass other_gpus
+    [ -z "$(fc 'jitstall check --' | uniq -d)" ] || { echo "FAIL: fish offers an option twice"; fails=$((fails + 1)); }
+else
+    echo "note: fish not installed, its completion not run"
+fi
+if command -v zsh >/dev/null; then
+    # The completion function with the completion system's builtins stubbed:
+    # what it would offer, one word a line.
+    zc() {
+        zsh -f -c '
+compadd() { while [[ $# -gt 0 && $1 != -- ]]; do [[ $1 == -[SP] ]] && shift; shift; done; shift; print -l -- "$@"; }
+_describe() { local a=${@[-1]}; print -l -- ${${(P)a}%%:*}; }
+_files() { print -- FILES; }
+compset() { return 1; }
+source "$1" >/dev/null 2>&1
+shift
+words=("$@"); CURRENT=$#; PREFIX=${words[CURRENT]}
+_jitstall' zc "$here/_jitstall" "$J" "$@" | sort
+    }
+    expect_has "zsh commands" "$(zc "")" report check scan warm --color=never
+    expect_has "zsh scan options" "$(zc scan --)" --arch --fail-on --summary --allow-empty
+    expect_has "zsh --arch" "$(zc scan --arch "")" sm_90 sm_120f
+    expect_has "zsh --fail-on" "$(zc scan --fail-on "")" ptx_jit no_compatible other_gpus empty
+    expect_has "zsh --forbid-verdict" "$(zc check --forbid-verdict "")" sass forced_jit
+    expect_has "zsh run command args" "$(zc run -- ./prog --o)" FILES
+    [ -z "$(zc check -- | uniq -d)" ] || { echo "FAIL: zsh offers an option twice"; fails=$((fails + 1)); }
+else
+    echo "note: zsh not installed, its completion not run"
+fi
 [ $fails -eq 0 ] && echo "ok: bash completion"
 exit $((fails > 0))

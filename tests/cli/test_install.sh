@@ -30,7 +30,8 @@ ml=lib/x86_64-linux-gnu
 DESTDIR=$T/stage cmake --install "$B" --prefix /opt/jst >/dev/null
 for f in bin/jitstall $ml/libjitstall.so include/jitstall/format.h $ml/pkgconfig/jitstall.pc \
          share/man/man1/jitstall.1 share/doc/jitstall/FORMAT.md \
-         share/bash-completion/completions/jitstall; do
+         share/bash-completion/completions/jitstall share/zsh/site-functions/_jitstall \
+         share/fish/vendor_completions.d/jitstall.fish; do
   [ -e "$T/stage/opt/jst/$f" ] || fail "DESTDIR install lacks $f: $(cd "$T/stage" && find . -type f)"
 done
 [ ! -e "$T/stage/opt/jst/lib/libjitstall.so" ] || fail "libjitstall.so in lib/, not $ml"

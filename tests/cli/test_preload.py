@@ -125,6 +125,10 @@ def test_pytest_plugin(env):
     rc, out = pytest_run("ptx75.fatbin sm90.fatbin", "--jitstall-max-jit-ms", "60000",
                          "--jitstall-junit", j)
     expect(rc == 0 and "within the 60000 ms JIT budget" in out, f"exit {rc}\n{out}")
+    # Success does not read like an error: one plain line, no "!!! Exit:" frame.
+    expect(out.rstrip().endswith("\njitstall: session run under libjitstall.so: within the 60000 "
+                                 "ms JIT budget") and "!!!" not in out and "Exit:" not in out,
+           out)
     validate_junit(env, j)
     rc, out = pytest_run("ptx75.fatbin", "--jitstall-max-jit-ms", "60000",
                          "--jitstall-check-args", "--forbid-verdict ptx_jit")

@@ -123,8 +123,8 @@ rc=0; "$J" scan --arch sm_9x sm90.fatbin >/dev/null 2>&1 || rc=$?
 rc=0; "$J" scan --arch sm_90 "$tmp/nope" >/dev/null 2>"$tmp/err" || rc=$?
 [ $rc -eq 2 ] || fail "unreadable only path: exit $rc"
 grep -q "jitstall scan: cannot stat $tmp/nope" "$tmp/err" || fail "unreadable message"
-rc=0; "$J" scan --arch sm_90 "$tmp/nope" sm90.fatbin >/dev/null 2>&1 || rc=$?
-[ $rc -eq 0 ] || fail "one readable path: exit $rc"
+rc=0; "$J" scan --arch sm_90 "$tmp/nope" sm90.fatbin >"$tmp/out" 2>&1 || rc=$?
+[ $rc -eq 2 ] || fail "a missing path among readable ones: exit $rc"
 
 # 5. A tree with a symlink loop, a second name for a file, and a damaged image.
 mkdir -p "$tmp/tree/sub"
@@ -224,6 +224,43 @@ rc=0; "$J" scan --arch sm_90 --fail-on no_compatible other_gpus.o >/dev/null || 
 "$J" scan --arch sm_120 --json other_gpus.o | python3 -c '
 import json, sys; v = [i["verdict"] for i in json.load(sys.stdin)["files"][0]["images"]]
 assert v == ["no_compatible", "no_compatible"], v' || fail "other_gpus.o on sm_120"
+
+# 10b. The rule holds PTX or not: cuBLAS's variants [sm_120 compute_120],
+# [sm_100 compute_120 sm_120] and [sm_89 sm_120f compute_120] hold nothing for
+# sm_90 (their PTX is for a newer GPU); in a file with sm_90 code they are for
+# other GPUs, with no fix and no --fail-on.
+python3 "$here/mkfatbin.py" "$tmp/lt.fatbin" sm_90 sm_120,compute_120 sm_100,compute_120,sm_120 \
+    sm_89,sm_120f,compute_120
+python3 "$here/mkfatbin.py" "$tmp/only120.fatbin" sm_120,compute_120
+rc=0; COLUMNS=200 "$J" scan --arch sm_90 --fail-on no_compatible "$tmp/lt.fatbin" >"$tmp/out" || rc=$?
+[ $rc -eq 0 ] || fail "variants with newer PTX fail --fail-on no_compatible on sm_90: exit $rc"
+grep -qF "3 images for other GPUs (sm_120 compute_120, sm_100 compute_120 sm_120, sm_89 sm_120f compute_120): not loaded on sm_90, no fix needed" "$tmp/out" ||
+    fail "variants with newer PTX: $(cat "$tmp/out")"
+grep -qE "fix:|cannot run on" "$tmp/out" && fail "variants with newer PTX draw a fix: $(cat "$tmp/out")"
+"$J" scan --arch sm_90,sm_120 --json "$tmp/lt.fatbin" | python3 -c '
+import json, sys
+docs = [json.loads(l) for l in sys.stdin.read().replace("}\n{", "}\x00{").split("\x00")]
+v = {d["arch"]: [i["verdict"] for i in d["files"][0]["images"]] for d in docs}
+assert v["sm_90"] == ["sass", "other_gpus", "other_gpus", "other_gpus"], v
+assert v["sm_120"] == ["other_gpus", "sass", "sass", "sass"], v
+i = docs[0]["files"][0]["images"][1]
+assert i["fix"] is None and i["reason"].startswith("built for other GPUs only"), i' ||
+    fail "variants with newer PTX: json"
+# ... and a file with nothing for sm_90 still cannot run, PTX or not.
+rc=0; "$J" scan --arch sm_90 --fail-on no_compatible "$tmp/only120.fatbin" >"$tmp/out" || rc=$?
+[ $rc -eq 1 ] || fail "a file with only sm_120 code passes --fail-on no_compatible on sm_90"
+grep -qF "fix: add -gencode arch=compute_90,code=sm_90" "$tmp/out" || fail "only120: $(cat "$tmp/out")"
+# The real cuBLAS, when the toolkit is installed: a CI gate on it passes on sm_90.
+lt=/usr/local/cuda/lib64/libcublasLt.so.13
+if [ -r "$lt" ]; then
+    rc=0; "$J" scan --arch sm_90 --fail-on no_compatible "$lt" >"$tmp/out" || rc=$?
+    [ $rc -eq 0 ] || fail "libcublasLt on sm_90: exit $rc"
+    grep -qE "no_compatible \(|cannot run on|fix: add -gencode" "$tmp/out" &&
+        fail "libcublasLt on sm_90: $(grep -E "no_compatible \(|fix:" "$tmp/out" | head -3)"
+    grep -q "[1-9][0-9]* images run as SASS" "$tmp/out" || fail "libcublasLt: no SASS: $(tail -2 "$tmp/out")"
+else
+    echo "test_scan: $lt absent, its check skipped"
+fi
 
 # 11. --driver: PTX newer than the driver JITs is ptx_too_new (z_none's PTX is ISA 9.0).
 for d in 12.4 550.54; do

@@ -220,6 +220,21 @@ def test_json(env):
 
 
 @case
+def test_other_gpus_with_ptx(env):
+    # scan's rule: in a file with sm_90 code, cuBLAS's variants whose PTX is
+    # for a newer GPU are for other GPUs, not images that cannot run; a file
+    # with nothing for sm_90 still cannot run.
+    mk = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scan", "mkfatbin.py")
+    lt, solo = env.path("lt.fatbin"), env.path("solo.fatbin")
+    subprocess.run([sys.executable, mk, lt, "sm_90", "sm_120,compute_120",
+                    "sm_100,compute_120,sm_120", "sm_89,sm_120f,compute_120"], check=True)
+    subprocess.run([sys.executable, mk, solo, "sm_120,compute_120"], check=True)
+    out, _ = env.warm(0, "--cache", env.path("cache"), "--json", lt, solo)
+    s = json.loads(out)["summary"]
+    expect((s["sass"], s["other_gpus"], s["cannot_run"], s["need_jit"]) == (1, 3, 1, 0), s)
+
+
+@case
 def test_exit_codes(env):
     fb = os.path.join(env.fix, "ptx75.fatbin")
     cache = env.path("cache")
