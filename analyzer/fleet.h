@@ -24,12 +24,20 @@ struct fl_stat {
     uint64_t p50, p95, max;
 };
 
-/* A culprit (by name) or a fix (by text) over the runs of a group. */
+/* Culprit groups of the report named per fleet culprit (more are counted). */
+#define FL_GROUPS_MAX 4
+
+/* A culprit (one image, or one of the report's groups of compiles) or a fix
+ * (by text) over the runs of a group. */
 struct fl_count {
-    const char *text; /* the load's name, or the fix's text (owned by the report) */
-    size_t runs;      /* runs it appeared in */
-    uint64_t ns;      /* time lost (culprit) or saved (fix), summed over those runs */
-    size_t last;      /* the last run counted (internal) */
+    const char *text;             /* the culprit's name, or the fix's text (owned by the report) */
+    size_t runs;                  /* runs it appeared in */
+    uint64_t ns;                  /* time lost (culprit) or saved (fix), summed over those runs */
+    size_t last;                  /* the last run counted (internal) */
+    uint64_t key[2];              /* what tells it apart from another of the same text (internal) */
+    size_t groups[FL_GROUPS_MAX]; /* a culprit: its groups in rv_report.groups; a fix: SIZE_MAX */
+    size_t n_groups;
+    size_t n; /* loads or compiles (culprit), loads (fix) counted */
 };
 
 struct fl_group {

@@ -222,7 +222,7 @@ static void md_module_culprit(FILE *f, const struct rv_report *r, size_t g)
         fputs("-", f);
     }
     fputs(" | ", f);
-    md_text(f, rv_cache_str(m->c, buf, sizeof(buf)));
+    md_text(f, rv_group_cache_str(&r->groups[g], buf, sizeof(buf)));
     fputs(" | ", f);
     md_callers_fix(f, m->call_site, &m->chain, m->fix, "no stack recorded");
 }

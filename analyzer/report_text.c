@@ -200,9 +200,8 @@ static void write_module_culprit(const struct tw *t, const struct rv_report *r, 
         fprintf(t->f, "     kernels    %zu: %s\n", m->c->n_kernels,
                 S(rv_kernels_short(m, 3, buf, sizeof(buf))));
     if (!rtc)
-        fprintf(t->f, "     cache      %s\n", S(rv_cache_str(m->c, buf, sizeof(buf))));
-    fprintf(t->f, "     call site  %s\n",
-            m->call_site ? S(m->call_site) : "(no stack recorded)");
+        fprintf(t->f, "     cache      %s\n", S(rv_group_cache_str(gr, buf, sizeof(buf))));
+    fprintf(t->f, "     call site  %s\n", m->call_site ? S(m->call_site) : "(no stack recorded)");
     write_chain_fix(t, &m->chain, m->fix);
 }
 
@@ -328,6 +327,9 @@ static void cache_line(const struct tw *t, const char *label, const struct jst_c
     fprintf(t->f, "  %-9s %s\n", label, rv_cache_state_str(s, buf, sizeof(buf)));
 }
 
+/* Cache directories the text report shows; JSON's caches[] has them all. */
+#define RV_TEXT_CACHES 5
+
 static void write_cache(const struct tw *t, const struct rv_report *r)
 {
     char a[32];
@@ -336,7 +338,7 @@ static void write_cache(const struct tw *t, const struct rv_report *r)
         fprintf(t->f, "  not recorded\n");
         return;
     }
-    for (size_t i = 0; i < r->n_caches; i++) {
+    for (size_t i = 0; i < r->n_caches && i < RV_TEXT_CACHES; i++) {
         const struct rv_cache *c = &r->caches[i];
         const struct jst_cache_state *s = &c->first->cache_start, *e = &c->last->cache_end;
         int from_env = (s->present && s->from_env) || (e->present && e->from_env);
@@ -359,6 +361,15 @@ static void write_cache(const struct tw *t, const struct rv_report *r)
                         !s->exists && e->exists ? " (created)" : "");
         }
     }
+    size_t left = 0;
+    for (size_t i = RV_TEXT_CACHES; i < r->n_caches; i++)
+        left +=
+            3 + (r->caches[i].first->cache_start.present && r->caches[i].last->cache_end.present);
+    if (r->n_caches > RV_TEXT_CACHES)
+        fprintf(t->f,
+                "  ... %zu more cache directories (%zu lines left out; jitstall report --json "
+                "lists every one under \"caches\")\n",
+                r->n_caches - RV_TEXT_CACHES, left);
 }
 
 int rv_write_text(const struct rv_report *r, FILE *f, int colour)

@@ -131,6 +131,30 @@ const char *rv_cache_str(const struct jst_call_ev *c, char *buf, size_t n)
     return buf;
 }
 
+const char *rv_group_cache_str(const struct rv_group *g, char *buf, size_t n)
+{
+    size_t kinds = 0, done[RV_CACHE_OUTCOMES] = {0};
+    for (size_t o = 0; o < RV_CACHE_OUTCOMES; o++)
+        kinds += g->cache_n[o] != 0;
+    if (kinds <= 1 || !g->m)
+        return g->m ? rv_cache_str(g->m->c, buf, n) : (buf[0] = '\0', buf);
+    buf[0] = '\0';
+    for (size_t k = 0; k < kinds; k++) {
+        size_t best = RV_CACHE_OUTCOMES;
+        for (size_t o = 0; o < RV_CACHE_OUTCOMES; o++)
+            if (g->cache_n[o] && !done[o] &&
+                (best == RV_CACHE_OUTCOMES || g->cache_n[o] > g->cache_n[best]))
+                best = o;
+        done[best] = 1;
+        char d[32];
+        const char *name = best ? jst_cache_name((unsigned)best) : "none";
+        rv_cat(buf, n, "%s%s in %zu%s (%s)", k ? ", " : "", name ? name : "unknown",
+               g->cache_n[best], k ? "" : (g->cache_n[best] == 1 ? " load" : " loads"),
+               rv_dur(g->cache_ns[best], d, sizeof d));
+    }
+    return buf;
+}
+
 const char *rv_verdict_str(const struct rv_module *m, char *buf, size_t n)
 {
     const struct jst_call_ev *c = m->c;
@@ -138,8 +162,8 @@ const char *rv_verdict_str(const struct rv_module *m, char *buf, size_t n)
     buf[0] = '\0';
     if (jst_is_rtc_call(c->call)) {
         rv_cat(buf, n, "%s",
-               c->call == JST_CALL_nvrtcCompileProgram     ? "runtime compile (NVRTC)"
-               : c->call == JST_CALL_nvvmCompileProgram    ? "runtime compile (NVVM)"
+               c->call == JST_CALL_nvrtcCompileProgram    ? "runtime compile (NVRTC)"
+               : c->call == JST_CALL_nvvmCompileProgram   ? "runtime compile (NVVM)"
                : c->call == JST_CALL_nvPTXCompilerCompile ? "runtime compile (nvPTXCompiler)"
                                                           : "runtime link (nvJitLink)");
         if (c->result != 0)
