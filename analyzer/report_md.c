@@ -210,7 +210,7 @@ static void md_module_culprit(FILE *f, const struct rv_report *r, size_t g)
     fputs(" | ", f);
     if (m->c->in_flight) {
         fputs("**", f);
-        md_text(f, rv_in_flight_str(m->c, buf, sizeof(buf)));
+        md_text(f, rv_in_flight_str(m->p, m->c, buf, sizeof(buf)));
         fputs("**; ", f);
     }
     md_text(f, rv_verdict_str(m, buf, sizeof(buf)));

@@ -182,7 +182,7 @@ static void write_module_culprit(const struct tw *t, const struct rv_report *r, 
     fputc('\n', t->f);
     if (m->c->in_flight)
         fprintf(t->f, "     %sin flight%s  %s\n", C(t, RED), C(t, RESET),
-                rv_in_flight_str(m->c, buf, sizeof(buf)));
+                rv_in_flight_str(m->p, m->c, buf, sizeof(buf)));
     const char *api = m->c->call_name ? m->c->call_name : jst_call_name(m->c->call);
     const char *kind = m->c->image_kind ? jst_image_kind_name(m->c->image_kind) : NULL;
     int rtc = jst_is_rtc_call(m->c->call); /* no image, verdict or driver cache */

@@ -166,9 +166,14 @@ const char *rv_kernels_short(const struct rv_module *m, size_t max, char *buf, s
 const char *rv_group_cache_str(const struct rv_group *g, char *buf, size_t n);
 /* "miss_not_stored (read_only)", "hit", "-" for none. */
 const char *rv_cache_str(const struct jst_call_ev *c, char *buf, size_t n);
-/* "still compiling when the trace ends, after 11.40 s" for a call in flight
- * (jst_call_ev.in_flight); "" otherwise. */
-const char *rv_in_flight_str(const struct jst_call_ev *c, char *buf, size_t n);
+/* For a call in flight (jst_call_ev.in_flight) of process p: "still
+ * compiling when SIGTERM ended the process, after 2.00 s" when the trace
+ * recorded the signal, else "still compiling when the trace ends, after at
+ * least 11.40 s"; "" for a call that returned. */
+const char *rv_in_flight_str(const struct jst_process *p, const struct jst_call_ev *c, char *buf,
+                             size_t n);
+/* "SIGTERM", "SIGINT", ..., or "a signal". */
+const char *rv_signal_name(unsigned sig);
 /* "ptx_jit: PTX compute_75 only; GPU is sm_90" */
 const char *rv_verdict_str(const struct rv_module *m, char *buf, size_t n);
 /* Appends to buf (of size n, holding a string) without overflowing. */

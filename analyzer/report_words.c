@@ -91,7 +91,15 @@ const char *rv_kernels_short(const struct rv_module *m, size_t max, char *buf, s
     return buf;
 }
 
-const char *rv_in_flight_str(const struct jst_call_ev *c, char *buf, size_t n)
+const char *rv_signal_name(unsigned sig)
+{
+    static const char *const names[] = {[1] = "SIGHUP",  [2] = "SIGINT",  [3] = "SIGQUIT",
+                                        [6] = "SIGABRT", [9] = "SIGKILL", [15] = "SIGTERM"};
+    return sig < sizeof names / sizeof names[0] && names[sig] ? names[sig] : "a signal";
+}
+
+const char *rv_in_flight_str(const struct jst_process *p, const struct jst_call_ev *c, char *buf,
+                             size_t n)
 {
     char d[32];
     const char *what = "compiling";
@@ -100,8 +108,16 @@ const char *rv_in_flight_str(const struct jst_call_ev *c, char *buf, size_t n)
     else if (c->verdict == JST_V_SASS)
         what = "loading";
     buf[0] = '\0';
-    if (c->in_flight)
-        snprintf(buf, n, "still %s when the trace ends, after %s", what,
+    if (!c->in_flight)
+        return buf;
+    /* With the fatal signal's time on record the duration is exact; else the
+     * trace ends at its last record, which the call outlived by up to one
+     * progress period. */
+    if (p && p->fatal_signal && p->fatal_signal_ns >= c->start_ns)
+        snprintf(buf, n, "still %s when %s ended the process, after %s", what,
+                 rv_signal_name(p->fatal_signal), rv_dur(c->dur_ns, d, sizeof(d)));
+    else
+        snprintf(buf, n, "still %s when the trace ends, after at least %s", what,
                  rv_dur(c->dur_ns, d, sizeof(d)));
     return buf;
 }
@@ -206,7 +222,7 @@ const char *rv_compile_facts(const struct jst_compile *k, char *buf, size_t n)
     const char *sep = "";
     buf[0] = '\0';
     if (k->in_flight) {
-        rv_cat(buf, n, "still compiling when the trace ends, after %s",
+        rv_cat(buf, n, "still compiling when the trace ends, after at least %s",
                rv_dur(k->dur_ns, d, sizeof d));
         sep = "; ";
     } else if (k->has_exit && k->exit_status != 0) {
