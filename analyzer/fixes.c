@@ -229,6 +229,9 @@ static void source_fix(const struct jst_process *p, const struct jst_call_ev *c,
                  api ? api : "the driver");
     else if (o.object)
         jst_sfmt(obj, sizeof(obj), "%s", o.object);
+    else if (c->read_from) /* the file the program read it from (origin.c) */
+        jst_sfmt(obj, sizeof(obj), "%s (which the program passes to %s)", c->read_from,
+                 api ? api : "the driver");
     else
         jst_sfmt(obj, sizeof(obj), "the %s the program passes to %s",
                  o.kind == JST_ORIGIN_FATBIN_FILE ? "fatbin" : "PTX", api ? api : "the driver");

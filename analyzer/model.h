@@ -60,6 +60,9 @@ struct jst_call_ev {
      * returned when the trace ends; dur_ns runs to the trace's last record */
     int in_flight;
     int link_nvvm;           /* cuLinkComplete of a link fed LTO-IR (model_index.c) */
+    /* added by jst_origin_name_files (origin.c): an image in memory's file,
+     * found by content; NULL when unknown */
+    const char *read_from;
 };
 
 struct jst_device {
