@@ -621,3 +621,77 @@ void fl_write_json(struct jst_json *j, const struct fl_fleet *fl, const struct r
     }
     jst_json_end(j);
 }
+
+/* ---- the answer a fleet report opens with ---- */
+
+void fl_answer(FILE *f, const struct fl_fleet *fl, const struct rv_report *r, size_t max)
+{
+    char d[32], e[32], what[1400], fix[600];
+    uint64_t total = 0;
+    for (size_t g = 0; g < r->n_groups; g++)
+        total += r->groups[g].lost_ns;
+    fprintf(f, "%zu runs of %zu %s", r->n_procs, fl->n, plural(fl->n, "program", "programs"));
+    if (r->n_groups && total) {
+        /* the largest culprit's image, over every culprit entry it has (one
+         * per GPU or fix): the same total as the Programs section's */
+        const struct rv_module *m0 = r->groups[0].m;
+        uint64_t lost = 0;
+        size_t loads = 0, refs[FL_GROUPS_MAX], n_refs = 0;
+        char l0[1024], lk[1024];
+        if (m0)
+            rv_origin(m0, l0, sizeof l0);
+        for (size_t k = 0; k < r->n_groups; k++) {
+            const struct rv_module *m = r->groups[k].m;
+            if (k &&
+                (!m0 || !m || m->c->image_hash != m0->c->image_hash ||
+                 m->c->image_size != m0->c->image_size || strcmp(rv_origin(m, lk, sizeof lk), l0)))
+                continue;
+            lost += r->groups[k].lost_ns;
+            loads += r->groups[k].n;
+            if (n_refs < FL_GROUPS_MAX)
+                refs[n_refs] = k;
+            n_refs++;
+        }
+        fprintf(f, ": culprits lost %s in all; %.0f%% of it was %s (%zu %s, culprit%s",
+                rv_dur(total, d, sizeof d), rv_pct(lost, total),
+                jst_text(rv_group_words(r, 0, what, sizeof what)), loads,
+                plural(loads, "load", "loads"), n_refs > 1 ? "s" : "");
+        for (size_t k = 0; k < n_refs && k < FL_GROUPS_MAX; k++)
+            fprintf(f, "%s#%zu", k ? ", " : " ", refs[k] + 1);
+        fprintf(f, "%s)", n_refs > FL_GROUPS_MAX ? " and more" : "");
+    } else if (r->n_groups) {
+        fprintf(f, ": %s", jst_text(rv_group_words(r, 0, what, sizeof what)));
+    } else {
+        fprintf(f, ": no load needed the JIT or failed");
+    }
+    if (r->fixes.n) {
+        rv_short_fix(r->fixes.v[0].text, fix, sizeof fix);
+        fprintf(f, "; fix: %s", jst_text(fix));
+    }
+    fputc('\n', f);
+    for (size_t k = 0; k < fl->n && k < max; k++) {
+        const struct fl_group *g = &fl->v[k];
+        char cmd[80];
+        command_str(g->first, cmd, sizeof cmd); /* tells apart runs of one executable */
+        fprintf(f, "%s (%zu %s): ", cmd[0] ? cmd : jst_text(fl_exe(g->first)), g->n,
+                plural(g->n, "run", "runs"));
+        if (g->ttfk.n)
+            fprintf(f, "first kernel p50 %s, p95 %s", rv_dur(g->ttfk.p50, d, sizeof d),
+                    rv_dur(g->ttfk.p95, e, sizeof e));
+        else
+            fprintf(f, "no kernel launched");
+        if (g->n_culprits)
+            fprintf(f, "; %s lost %s in %zu/%zu %s", jst_text(g->culprits[0].text),
+                    rv_dur(g->culprits[0].ns, d, sizeof d), g->culprits[0].runs, g->n,
+                    plural(g->n, "run", "runs"));
+        else
+            fprintf(f, "; no culprit");
+        if (g->n_fixes) {
+            rv_short_fix(g->fixes[0].text, fix, sizeof fix);
+            fprintf(f, "; fix: %s", jst_text(fix));
+        }
+        fputc('\n', f);
+    }
+    if (fl->n > max)
+        fprintf(f, "... and %zu more programs (under Programs below)\n", fl->n - max);
+}

@@ -82,6 +82,10 @@ void fl_free(struct fl_fleet *f);
  * place where the fleet view reads that measure. */
 int fl_first_call_ns(const struct jst_process *p, uint64_t *ns);
 
+/* The answer a report of many runs opens with: the fleet's line (what the
+ * largest culprit cost of all the culprits' time, and the first fix), then
+ * one line per program, at most max of them. */
+void fl_answer(FILE *f, const struct fl_fleet *fl, const struct rv_report *r, size_t max);
 /* The section "Programs" (text and Markdown). */
 void fl_write_text(FILE *f, const struct fl_fleet *fl, const struct rv_report *r, int colour);
 void fl_write_markdown(FILE *f, const struct fl_fleet *fl, const struct rv_report *r);

@@ -4,6 +4,7 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "compiles.h"
 #include "fixes.h"
@@ -367,8 +368,47 @@ static void write_cache(FILE *f, const struct rv_report *r)
     }
 }
 
+/* The answer first, as the text report gives it: one line per process, or
+ * the fleet's and one per program; each a quoted line. */
+static void write_answer(FILE *f, const struct rv_report *r, const struct fl_fleet *fl)
+{
+    char line[4096];
+    if (fl->most_runs > 1) {
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *m = open_memstream(&buf, &len);
+        if (!m)
+            return;
+        fl_answer(m, fl, r, 5);
+        fclose(m);
+        for (char *s = buf, *e; s && *s; s = e ? e + 1 : NULL) {
+            e = strchr(s, '\n');
+            if (e)
+                *e = '\0';
+            fputs("> ", f);
+            md_text(f, s);
+            fputs("\n>\n", f);
+        }
+        free(buf);
+    } else {
+        for (size_t i = 0; i < r->n_procs && i < FL_DETAIL_MAX; i++) {
+            fputs("> ", f);
+            if (r->n_procs > 1)
+                fprintf(f, "pid %" PRIu64 ": ", r->procs[i].p->pid);
+            md_text(f, rv_answer_proc(r, &r->procs[i], line, sizeof line));
+            fputs("\n>\n", f);
+        }
+    }
+    fputc('\n', f);
+}
+
 int rv_write_markdown(const struct rv_report *r, FILE *f)
 {
+    struct fl_fleet answer_fl;
+    if (fl_build(&answer_fl, r) < 0)
+        return -1;
+    write_answer(f, r, &answer_fl);
+    fl_free(&answer_fl);
     fprintf(f, "## jitstall report: %zu %s%s\n\n", r->n_procs,
             r->n_procs == 1 ? "process" : "processes",
             r->partial ? " (partial: some traces are truncated or damaged)" : "");

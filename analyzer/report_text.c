@@ -372,9 +372,35 @@ static void write_cache(const struct tw *t, const struct rv_report *r)
                 r->n_caches - RV_TEXT_CACHES, left);
 }
 
+/* The answer first: one line per process (at most FL_DETAIL_MAX), or with
+ * many runs the fleet's line and one per program. */
+static void write_answer(const struct tw *t, const struct rv_report *r, const struct fl_fleet *fl)
+{
+    char line[4096];
+    fputs(C(t, BOLD), t->f);
+    if (fl->most_runs > 1) {
+        fl_answer(t->f, fl, r, 5);
+    } else if (r->n_procs == 1) {
+        fprintf(t->f, "%s\n", S(rv_answer_proc(r, &r->procs[0], line, sizeof line)));
+    } else {
+        for (size_t i = 0; i < r->n_procs && i < FL_DETAIL_MAX; i++)
+            fprintf(t->f, "pid %" PRIu64 " %s: %s\n", r->procs[i].p->pid,
+                    S(rv_exe_name(r->procs[i].p)),
+                    S(rv_answer_proc(r, &r->procs[i], line, sizeof line)));
+        if (r->n_procs > FL_DETAIL_MAX)
+            fprintf(t->f, "... and %zu more processes\n", r->n_procs - FL_DETAIL_MAX);
+    }
+    fputs(C(t, RESET), t->f);
+    fputc('\n', t->f);
+}
+
 int rv_write_text(const struct rv_report *r, FILE *f, int colour)
 {
     struct tw t = {f, colour};
+    struct fl_fleet fl;
+    if (fl_build(&fl, r) < 0)
+        return -1;
+    write_answer(&t, r, &fl);
     fprintf(f, "%sjitstall report%s: %zu %s", C(&t, BOLD), C(&t, RESET), r->n_procs,
             r->n_procs == 1 ? "process" : "processes");
     if (r->partial)
@@ -384,9 +410,6 @@ int rv_write_text(const struct rv_report *r, FILE *f, int colour)
     for (size_t i = 0; i < r->n_errors; i++)
         fprintf(f, "%sunreadable%s  %s\n", C(&t, YELLOW), C(&t, RESET), S(r->errors[i].msg));
     /* Many processes: the fleet view, and the detail one option away. */
-    struct fl_fleet fl;
-    if (fl_build(&fl, r) < 0)
-        return -1;
     int fold = r->n_procs > FL_DETAIL_MAX && !r->per_process;
     if (fl.most_runs > 1)
         fl_write_text(f, &fl, r, colour);

@@ -196,6 +196,17 @@ const char *rv_compile_origin(const struct jst_compile *k, char *buf, size_t n);
 const char *rv_compile_facts(const struct jst_compile *k, char *buf, size_t n);
 /* What stands for its call site when it has none. */
 const char *rv_compile_no_site(const struct jst_compile *k);
+/* The answer a report opens with, for one process: "first kernel after
+ * 252.5 ms: 96% was the driver compiling kernels.ptx (via cuModuleLoadData)
+ * (PTX compute_75 only; GPU is sm_90); fix: ...", from its largest culprit
+ * and that culprit's fix. */
+const char *rv_answer_proc(const struct rv_report *r, const struct rv_proc *rp, char *buf,
+                           size_t n);
+/* What culprit group g did, in the answer's words ("the driver compiling
+ * kernels.ptx (via cuModuleLoadData) (PTX compute_75 only; GPU is sm_90)"). */
+const char *rv_group_words(const struct rv_report *r, size_t g, char *buf, size_t n);
+/* A fix without its "(GPU is ...)" part, for the answer line. */
+void rv_short_fix(const char *fix, char *buf, size_t n);
 /* Percentage part/whole, 0 when whole is 0. */
 double rv_pct(uint64_t part, uint64_t whole);
 

@@ -271,3 +271,117 @@ const char *rv_cache_state_str(const struct jst_cache_state *s, char *buf, size_
         rv_cat(buf, n, "; CUDA_CACHE_DISABLE=1");
     return buf;
 }
+
+/* ---- the answer: one line per process or program ---- */
+
+/* A fix without its "(GPU is sm_90; ...)" part, which the answer's own
+ * words already say. */
+void rv_short_fix(const char *fix, char *buf, size_t n)
+{
+    const char *g = strstr(fix, " (GPU is ");
+    const char *e = g ? strchr(g, ')') : NULL;
+    if (g && e)
+        snprintf(buf, n, "%.*s%s", (int)(g - fix), fix, e + 1);
+    else
+        snprintf(buf, n, "%s", fix);
+}
+
+/* What a module culprit did, in words: "the driver compiling kernels.ptx
+ * (PTX compute_75 only; GPU is sm_90)". */
+static void module_words(const struct rv_module *m, char *buf, size_t n)
+{
+    const struct jst_call_ev *c = m->c;
+    char label[1024];
+    if (c->read_from) /* the file alone: "compiling kernels.ptx" */
+        snprintf(label, sizeof label, "%s", c->read_from);
+    else
+        rv_origin(m, label, sizeof label);
+    buf[0] = '\0';
+    if (jst_is_rtc_call(c->call))
+        rv_cat(buf, n, "%s", label); /* "nvrtcCompileProgram for k.cu" */
+    else if (m->lost_ns && c->cache == JST_C_HIT)
+        rv_cat(buf, n, "the driver loading %s from the JIT cache", label);
+    else if (m->lost_ns)
+        rv_cat(buf, n, "the driver %s %s",
+               c->call == JST_CALL_cuLinkComplete || c->call == JST_CALL_nvJitLinkComplete
+                   ? "linking"
+                   : "compiling",
+               label);
+    else
+        rv_cat(buf, n, "%s failed to load", label);
+    if (c->reason && *c->reason)
+        rv_cat(buf, n, " (%s)", c->reason);
+}
+
+/* The process's largest culprit: its module (*m) or compile (*x), and the
+ * time it lost; 0 when it has none. */
+static uint64_t top_culprit(const struct rv_report *r, const struct rv_proc *rp,
+                            const struct rv_module **m, const struct rv_compile **x)
+{
+    *m = NULL;
+    *x = NULL;
+    if (rp->n_mods && r->mods[r->proc_mods[rp->mods_at]].culprit)
+        *m = &r->mods[r->proc_mods[rp->mods_at]];
+    if (rp->n_comps)
+        *x = &r->comps[r->proc_comps[rp->comps_at]];
+    if (*m && *x && (*x)->k->dur_ns > (*m)->lost_ns)
+        *m = NULL;
+    else if (*m)
+        *x = NULL;
+    return *m ? (*m)->lost_ns : *x ? (*x)->k->dur_ns : 0;
+}
+
+const char *rv_answer_proc(const struct rv_report *r, const struct rv_proc *rp, char *buf, size_t n)
+{
+    const struct jst_process *p = rp->p;
+    const struct rv_module *m;
+    const struct rv_compile *x;
+    uint64_t lost = top_culprit(r, rp, &m, &x);
+    char d[32], what[1400], fix[600] = "";
+    what[0] = '\0';
+    if (m)
+        module_words(m, what, sizeof what);
+    else if (x)
+        rv_compile_origin(x->k, what, sizeof what);
+    const char *fx = m ? m->fix : x ? x->fix : NULL;
+    if (fx)
+        rv_short_fix(fx, fix, sizeof fix);
+    buf[0] = '\0';
+    if (p->first_launch_ns) {
+        rv_cat(buf, n, "first kernel after %s", rv_dur(p->ttfk_ns, d, sizeof d));
+        uint64_t part = lost < p->ttfk_ns ? lost : p->ttfk_ns;
+        if (what[0] && lost)
+            rv_cat(buf, n, ": %.0f%% was %s", rv_pct(part, p->ttfk_ns), what);
+        else if (what[0])
+            rv_cat(buf, n, ", but %s", what);
+        else
+            rv_cat(buf, n, ": no load needed the JIT or failed");
+    } else if (p->ttfk_in_flight) {
+        rv_cat(buf, n, "no kernel after more than %s: %s", rv_dur(p->ttfk_ns, d, sizeof d),
+               what[0] ? what : "a call was in flight");
+        if (m && m->c->in_flight) {
+            char f[200];
+            rv_cat(buf, n, ", %s", rv_in_flight_str(p, m->c, f, sizeof f));
+        }
+    } else if (what[0]) {
+        rv_cat(buf, n, "no kernel launched; %s", what);
+        if (lost)
+            rv_cat(buf, n, " took %s", rv_dur(lost, d, sizeof d));
+    } else {
+        rv_cat(buf, n, "no kernel launched, and no load needed the JIT or failed");
+    }
+    if (fix[0])
+        rv_cat(buf, n, "; fix: %s", fix);
+    return buf;
+}
+
+const char *rv_group_words(const struct rv_report *r, size_t g, char *buf, size_t n)
+{
+    const struct rv_group *gr = &r->groups[g];
+    buf[0] = '\0';
+    if (gr->m)
+        module_words(gr->m, buf, n);
+    else
+        rv_compile_origin(gr->k->k, buf, n);
+    return buf;
+}
