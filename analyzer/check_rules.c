@@ -222,9 +222,9 @@ void chk_in_flight(struct ctx *x, struct cproc *cp)
         jst_fix_for_load(p, ev, NULL, fix, sizeof fix);
         if (!c)
             c = chk_add_case(cp, "in-flight", "in_flight");
-        chk_fail_line(x, cp, c, "%s %s%s; call site %s%s%s", api ? api : "?",
-                      rv_in_flight_str(p, ev, what, sizeof what), origin, site,
-                      fix[0] ? "; fix: " : "", fix);
+        chk_set_detail(cp, site, fix);
+        chk_fail_line(x, cp, c, "%s %s%s", api ? api : "?",
+                      rv_in_flight_str(p, ev, what, sizeof what), origin);
     }
 }
 
