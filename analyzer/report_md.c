@@ -333,6 +333,9 @@ static void state_cell(FILE *f, const struct jst_cache_state *s)
     md_text(f, rv_cache_state_str(s, buf, sizeof(buf)));
 }
 
+/* Cache directories the Markdown table shows; JSON's caches[] has them all. */
+#define RV_MD_CACHES 5
+
 static void write_cache(FILE *f, const struct rv_report *r)
 {
     char a[32];
@@ -340,7 +343,7 @@ static void write_cache(FILE *f, const struct rv_report *r)
                     "| path | set by | at start | at exit | change during the run |\n"
                     "| --- | --- | --- | --- | --- |\n"))
         return;
-    for (size_t i = 0; i < r->n_caches; i++) {
+    for (size_t i = 0; i < r->n_caches && i < RV_MD_CACHES; i++) {
         const struct rv_cache *c = &r->caches[i];
         const struct jst_cache_state *s = &c->first->cache_start, *e = &c->last->cache_end;
         int from_env = (s->present && s->from_env) || (e->present && e->from_env);
@@ -366,6 +369,11 @@ static void write_cache(FILE *f, const struct rv_report *r)
         }
         fputs(" |\n", f);
     }
+    if (r->n_caches > RV_MD_CACHES)
+        fprintf(f,
+                "\n%zu more cache directories, left out (`jitstall report --json` lists every one "
+                "under `caches`).\n",
+                r->n_caches - RV_MD_CACHES);
 }
 
 /* The answer first, as the text report gives it: one line per process, or

@@ -326,6 +326,9 @@ def test_cache_fixes_one_per_kind_and_only_when_useful(env):
            "every one under \"caches\")" in cache, cache)
     expect(len(doc["caches"]) == 34 and all(c["processes"] == 1 for c in doc["caches"]),
            doc["caches"][:2])
+    md, _ = env.expect_rc(0, "report", "--markdown", env.path("eph"))
+    expect(md.count("| `/srv/ephemeral/c") == 5 and "29 more cache directories, left out" in md,
+           md[md.find("JIT cache"):][:1500])
     # One cache that served 269 of its 270 runs as hits: it is kept already,
     # and "keep it across runs" would change nothing.
     for i in range(270):
