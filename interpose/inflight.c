@@ -119,6 +119,12 @@ static void progress_write(int n, uint64_t t, int sig)
     jst_writer_emit(w, &r, 1);
 }
 
+/* The handler caught a signal whose record is not written yet. */
+static int signal_pending(void)
+{
+    return atomic_load(&sig_no) && !atomic_load(&sig_written);
+}
+
 /* A fatal signal's record, once, when the handler asked for it. */
 static void signal_write(void)
 {
@@ -148,7 +154,7 @@ static void *progress_main(void *arg)
      * thread opens and writes /proc/self/task/TID/comm. */
     prctl(PR_SET_NAME, "jitstall-prog", 0, 0, 0);
     for (;;) {
-        while (atomic_load(&inflight_n) <= 0 && !atomic_load(&sig_no))
+        while (atomic_load(&inflight_n) <= 0 && !signal_pending())
             while (sem_wait(&progress_wake) != 0 && errno == EINTR)
                 ;
         signal_write();
@@ -160,10 +166,10 @@ static void *progress_main(void *arg)
             (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec + progress_period();
         ts.tv_sec = (time_t)(until / 1000000000ull);
         ts.tv_nsec = (long)(until % 1000000000ull);
-        while (!atomic_load(&sig_no) &&
+        while (!signal_pending() &&
                (sem_clockwait(&progress_wake, CLOCK_MONOTONIC, &ts) == 0 || errno == EINTR))
             ;
-        if (atomic_load(&sig_no)) {
+        if (signal_pending()) {
             signal_write();
             continue;
         }
