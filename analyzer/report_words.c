@@ -348,10 +348,16 @@ const char *rv_answer_proc(const struct rv_report *r, const struct rv_proc *rp, 
         rv_short_fix(fx, fix, sizeof fix);
     buf[0] = '\0';
     if (p->first_launch_ns) {
+        /* the culprit's share of the wait, when it came before the first
+         * kernel; one after it (a later first call) is said as such */
+        int before =
+            m ? jst_model_before_first_kernel(p, m->c) : x && x->k->start_ns < p->first_launch_ns;
         rv_cat(buf, n, "first kernel after %s", rv_dur(p->ttfk_ns, d, sizeof d));
         uint64_t part = lost < p->ttfk_ns ? lost : p->ttfk_ns;
-        if (what[0] && lost)
+        if (what[0] && lost && before)
             rv_cat(buf, n, ": %.0f%% was %s", rv_pct(part, p->ttfk_ns), what);
+        else if (what[0] && lost)
+            rv_cat(buf, n, "; after it, %s took %s", what, rv_dur(lost, d, sizeof d));
         else if (what[0])
             rv_cat(buf, n, ", but %s", what);
         else

@@ -358,6 +358,13 @@ def test_answer_first(env):
     t = env.trace("warm", run_spec(pid=101, jit_ms=30.0, cache="hit"))
     first = env.expect_rc(0, "report", t)[0].splitlines()[0]
     expect("was the driver loading /opt/app/lib/libkern.so from the JIT cache" in first, first)
+    # A JIT after the first kernel is no part of its wait: said as later.
+    late = (process(pid=102) + call("cuInit", 1010, 150) + sass_load(1200, 2) + launch(1300)
+            + jit_load(1400, 5000) + end())
+    first = env.expect_rc(0, "report", env.trace("late", late))[0].splitlines()[0]
+    expect(re.fullmatch(r"first kernel after 300\.0 ms; after it, the driver compiling "
+                        r"/opt/app/lib/libkern\.so \(PTX compute_75 only; GPU is sm_90\) took "
+                        r"5\.00 s; fix: .*", first), first)
     # Many runs: the fleet's line, then one line per program.
     d = write_200(env)
     lines = env.expect_rc(0, "report", d)[0].splitlines()
