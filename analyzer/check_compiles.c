@@ -62,25 +62,25 @@ static const struct jst_compile *worst(const struct jst_process *p, unsigned k)
     return w;
 }
 
-/* "; longest: ptxas 400.0 ms (triton) for add_kernel; fix: keep Triton's
- * kernel cache ..." (the fix as report words it, when the compile has one) */
-static const char *worst_detail(const struct jst_process *p, const struct jst_compile *w,
-                                char *buf, size_t n)
+/* "; longest: ptxas 400.0 ms (triton) for add_kernel"; its fix (as report
+ * words it, when the compile has one) is the next failure line's detail. */
+static const char *worst_detail(struct cproc *cp, const struct jst_compile *w, char *buf, size_t n)
 {
     char a[32], fix[1024];
     if (!w) {
         snprintf(buf, n, "%s", "");
         return buf;
     }
-    const char *f = jst_fix_for_compile(p, w, fix, sizeof fix);
-    snprintf(buf, n, "; longest: %s %s%s%s%s%s%s%s%s", jst_compiler_name(w->compiler),
+    const char *f = jst_fix_for_compile(cp->s.p, w, fix, sizeof fix);
+    snprintf(buf, n, "; longest: %s %s%s%s%s%s%s", jst_compiler_name(w->compiler),
              rv_dur(w->dur_ns, a, sizeof a), w->framework ? " (" : "",
              w->framework ? jst_framework_name(w->framework) : "", w->framework ? ")" : "",
              w->kernel || w->what ? " for " : "",
              w->kernel ? w->kernel
              : w->what ? w->what
-                       : "",
-             f ? "; fix: " : "", f ? f : "");
+                       : "");
+    if (f)
+        chk_set_detail(cp, NULL, f);
     return buf;
 }
 
@@ -112,7 +112,7 @@ static void budget_compile_ms(struct ctx *x, struct cproc *cp, const struct cgat
         chk_fail_line(x, cp, c, "%s took %s, budget %s (+%s)%s",
                       g->compiler ? jst_compiler_label(g->compiler) : "compiling",
                       jst_fmt_ms(ns, a, 64), jst_fmt_ms(lim, b, 64), jst_fmt_ms(ns - lim, d, 64),
-                      worst_detail(p, worst(p, g->compiler), det, sizeof det));
+                      worst_detail(cp, worst(p, g->compiler), det, sizeof det));
 }
 
 static void budget_compiles(struct ctx *x, struct cproc *cp, const struct cgate *g)
@@ -127,7 +127,7 @@ static void budget_compiles(struct ctx *x, struct cproc *cp, const struct cgate 
         chk_fail_line(x, cp, c, "%zu compile%s%s%s, budget %.0f (+%.0f)%s", n, n == 1 ? "" : "s",
                       g->compiler ? " by " : "", g->compiler ? jst_compiler_name(g->compiler) : "",
                       g->limit, (double)n - g->limit,
-                      worst_detail(p, worst(p, g->compiler), det, sizeof det));
+                      worst_detail(cp, worst(p, g->compiler), det, sizeof det));
 }
 
 /* The causes of a first call, largest first, as "subprocess 400.0 ms, python 600.0 ms". */

@@ -70,6 +70,7 @@ struct ccase {
     const char *type; /* failure type: "budget" or "regression" */
     char *skipped;    /* why it was not checked, or NULL */
     char **lines;
+    char **details;    /* one per line: "; call site S; fix: F" of its module, or NULL */
     struct cloc *locs; /* one per line */
     size_t n;
     double secs; /* JUnit time: the measured time this case is about */
@@ -85,6 +86,9 @@ struct cproc {
     /* The call site mod_detail() just described, taken by the next
      * fail_line() (mod_detail is always an argument of that call). */
     struct cloc site;
+    /* The same for the text after the module: its call site and fix, kept
+     * apart so that the terminal shows them once per process. */
+    char *pend_detail;
     char classname[300]; /* JUnit classname, stable across runs */
 };
 
@@ -116,6 +120,10 @@ void chk_improved(const struct ctx *x, const struct cproc *cp, const char *what,
 struct jst_symbolizer *chk_symbolizer(struct cproc *cp);
 /* "; module M (verdict ..., cache ...); call site S; fix: F" for one module. */
 const char *chk_mod_detail(struct cproc *cp, const struct jst_pmod *m, char *buf, size_t n);
+/* The call site and fix the next failure line of cp is about: its detail,
+ * "; call site S; fix: F" ("; fix: F" when site is NULL), which the
+ * terminal shows once per process. */
+void chk_set_detail(struct cproc *cp, const char *site, const char *fix);
 void chk_github_escape(FILE *f, const char *s);
 void chk_github_error_head(const struct cloc *loc);
 /* Writes the JUnit XML report to path: 0, or -1 after one error line. */

@@ -116,9 +116,12 @@ void chk_fail_line(struct ctx *x, struct cproc *cp, struct ccase *c, const char 
     vsnprintf(text + len, sizeof text - (size_t)len, fmt, ap);
     va_end(ap);
     c->lines = jst_xreallocarray(c->lines, c->n + 1, sizeof(*c->lines));
+    c->details = jst_xreallocarray(c->details, c->n + 1, sizeof(*c->details));
     c->locs = jst_xreallocarray(c->locs, c->n + 1, sizeof(*c->locs));
     c->locs[c->n] = cp->site;
     cp->site.file = NULL;
+    c->details[c->n] = cp->pend_detail;
+    cp->pend_detail = NULL;
     c->lines[c->n++] = jst_xstrdup(text);
     x->n_fail_lines++;
 }
@@ -147,7 +150,20 @@ struct jst_symbolizer *chk_symbolizer(struct cproc *cp)
     return cp->sym;
 }
 
-/* "; module M (verdict ..., cache ...); call site S; fix: F" for one module. */
+void chk_set_detail(struct cproc *cp, const char *site, const char *fix)
+{
+    char buf[3072];
+    if (site)
+        snprintf(buf, sizeof buf, "; call site %s%s%s", site, fix && fix[0] ? "; fix: " : "",
+                 fix ? fix : "");
+    else
+        snprintf(buf, sizeof buf, "; fix: %s", fix ? fix : "");
+    free(cp->pend_detail);
+    cp->pend_detail = site || (fix && fix[0]) ? jst_xstrdup(buf) : NULL;
+}
+
+/* "; module M (verdict ..., cache ...)" for one module; its call site and
+ * fix go to the next failure line's detail (chk_set_detail). */
 const char *chk_mod_detail(struct cproc *cp, const struct jst_pmod *m, char *buf, size_t n)
 {
     char label[1024], site[1024], fix[1024] = "";
@@ -167,6 +183,7 @@ const char *chk_mod_detail(struct cproc *cp, const struct jst_pmod *m, char *buf
     }
     if (len < 0 || (size_t)len >= n)
         return buf;
+    snprintf(buf + len, n - (size_t)len, ")");
     if (m->ev) {
         jst_call_site_str(chk_symbolizer(cp), m->ev, site, sizeof site);
         struct jst_frame fr;
@@ -180,9 +197,7 @@ const char *chk_mod_detail(struct cproc *cp, const struct jst_pmod *m, char *buf
     } else {
         snprintf(site, sizeof site, "unknown (not in the trace)");
     }
-    len += snprintf(buf + len, n - (size_t)len, "); call site %s", site);
-    if (fix[0] && (size_t)len < n)
-        snprintf(buf + len, n - (size_t)len, "; fix: %s", fix);
+    chk_set_detail(cp, site, fix);
     return buf;
 }
 
@@ -270,11 +285,13 @@ int chk_write_junit(const struct ctx *x, const char *path)
             if (c->n) {
                 fputs("      <failure message=\"", f);
                 xml_escape(f, c->lines[0]);
+                xml_escape(f, c->details[0] ? c->details[0] : "");
                 if (c->n > 1)
                     fprintf(f, " (and %zu more)", c->n - 1);
                 fprintf(f, "\" type=\"%s\">", c->type);
                 for (size_t l = 0; l < c->n; l++) {
                     xml_escape(f, c->lines[l]);
+                    xml_escape(f, c->details[l] ? c->details[l] : "");
                     if (l + 1 < c->n)
                         fputs("&#10;", f);
                 }
@@ -291,20 +308,46 @@ int chk_write_junit(const struct ctx *x, const char *path)
     return jst_outfile_commit(&o, "check --junit", ferror(f));
 }
 
+/* Every failure line on stdout (GitHub error annotations with --github,
+ * each whole). On a terminal, a process's lines about the same module give
+ * its call site and fix once, on the first of them: one line per budget,
+ * and the fix once. */
 void chk_print_case_lines(const struct ctx *x)
 {
-    for (size_t i = 0; i < x->n_procs; i++)
-        for (size_t k = 0; k < x->procs[i].n_cases; k++)
-            for (size_t l = 0; l < x->procs[i].cases[k].n; l++) {
-                const char *line = x->procs[i].cases[k].lines[l];
+    for (size_t i = 0; i < x->n_procs; i++) {
+        const struct cproc *cp = &x->procs[i];
+        const char **shown = NULL;
+        size_t n_shown = 0;
+        for (size_t k = 0; k < cp->n_cases; k++)
+            for (size_t l = 0; l < cp->cases[k].n; l++) {
+                const char *line = cp->cases[k].lines[l], *det = cp->cases[k].details[l];
                 if (x->o.github) {
-                    chk_github_error_head(&x->procs[i].cases[k].locs[l]);
-                    chk_github_escape(stdout, line);
+                    char *full = NULL;
+                    if (asprintf(&full, "%s%s", line, det ? det : "") < 0)
+                        full = NULL;
+                    chk_github_error_head(&cp->cases[k].locs[l]);
+                    chk_github_escape(stdout, full ? full : line);
                     fputc('\n', stdout);
-                } else {
-                    printf("FAIL %s\n", jst_text(line));
+                    free(full);
+                    continue;
+                }
+                int seen = 0;
+                for (size_t s = 0; det && s < n_shown && !seen; s++)
+                    seen = !strcmp(shown[s], det);
+                printf("FAIL %s", jst_text(line));
+                if (seen) {
+                    printf("; %s as above\n",
+                           strncmp(det, "; fix:", 6) ? "call site and fix" : "fix");
+                    continue;
+                }
+                printf("%s\n", det ? jst_text(det) : "");
+                if (det) {
+                    shown = jst_xreallocarray(shown, n_shown + 1, sizeof *shown);
+                    shown[n_shown++] = det;
                 }
             }
+        free(shown);
+    }
 }
 
 /* Orders processes by executable, then start time, then pid. */

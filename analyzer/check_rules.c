@@ -192,8 +192,9 @@ void chk_in_flight(struct ctx *x, struct cproc *cp)
         /* The trace stopped, not the process: a call open then went on. */
         for (size_t i = 0; i < p->n_calls; i++)
             if (p->calls[i].in_flight) {
-                chk_warn(x, "%s[%llu]: the trace stopped because %s; calls open then are not "
-                            "judged as in flight",
+                chk_warn(x,
+                         "%s[%llu]: the trace stopped because %s; calls open then are not "
+                         "judged as in flight",
                          cp->s.exe, (unsigned long long)cp->s.pid, jst_trace_stop_words(p));
                 break;
             }
@@ -221,9 +222,9 @@ void chk_in_flight(struct ctx *x, struct cproc *cp)
         jst_fix_for_load(p, ev, NULL, fix, sizeof fix);
         if (!c)
             c = chk_add_case(cp, "in-flight", "in_flight");
-        chk_fail_line(x, cp, c, "%s %s%s; call site %s%s%s", api ? api : "?",
-                      rv_in_flight_str(ev, what, sizeof what), origin, site,
-                      fix[0] ? "; fix: " : "", fix);
+        chk_set_detail(cp, site, fix);
+        chk_fail_line(x, cp, c, "%s %s%s", api ? api : "?",
+                      rv_in_flight_str(p, ev, what, sizeof what), origin);
     }
 }
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "check_util.h"
+#include "origin.h"
 #include "xalloc.h"
 #include "cli.h"
 #include "fixes.h"
@@ -308,6 +309,14 @@ static int load_one(const char *path, struct jst_run *run, char *err, size_t err
     return 0;
 }
 
+/* Names the files that images in memory were read from (origin.c), so
+ * that every command calls such a load by its file. */
+static void name_files(struct jst_run *run)
+{
+    for (size_t i = 0; i < run->n_procs; i++)
+        jst_origin_name_files(&run->procs[i]);
+}
+
 static void warn_partial(const char *cmd, const struct jst_run *run)
 {
     char why[512];
@@ -334,6 +343,7 @@ int jst_run_load(const char *cmd, char **paths, int n, struct jst_run *run, int 
                    n > 1 ? " ..." : "");
         return JST_EXIT_USAGE;
     }
+    name_files(run);
     if (!quiet_partial)
         warn_partial(cmd, run);
     return JST_EXIT_OK;
@@ -355,6 +365,7 @@ int jst_run_load_lenient(const char *cmd, char **paths, int n, struct jst_run *r
         jst_errorf(cmd, "no readable trace");
         return JST_EXIT_USAGE;
     }
+    name_files(run);
     warn_partial(cmd, run);
     return JST_EXIT_OK;
 }
@@ -412,6 +423,8 @@ const char *jst_load_label(const struct jst_call_ev *c, char *buf, size_t n)
                  c->name ? c->name : "");
     else if (o)
         snprintf(buf, n, "%s", o);
+    else if (c->read_from) /* the file its bytes came from (origin.c) */
+        snprintf(buf, n, "%s (via %s)", c->read_from, api ? api : "?");
     else if (c->name && *c->name)
         snprintf(buf, n, "%s (via %s)", c->name, api ? api : "?");
     else

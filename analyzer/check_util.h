@@ -119,7 +119,9 @@ const char *jst_partial_str(const struct jst_process *p, char *buf, size_t n);
 /* "11000.0 ms" (one decimal; three below 1 ms). */
 const char *jst_fmt_ms(uint64_t ns, char *buf, size_t n);
 /* What a load is called in every command's output: its library or file;
- * "kern75.ptx (via cuLinkAddData_v2)" for a named link input; "nvrtcCompile
+ * "kernels.ptx (via cuModuleLoadData)" for an image in memory whose file was
+ * found (jst_call_ev.read_from); "kern75.ptx (via cuLinkAddData_v2)" for a
+ * named link input; "nvrtcCompile
  * Program for k.cu" for a runtime compile; "(image in memory 0x<hash>, via
  * API)" for an image in memory. */
 const char *jst_load_label(const struct jst_call_ev *c, char *buf, size_t n);

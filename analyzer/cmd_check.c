@@ -370,14 +370,17 @@ static void free_procs(struct ctx *x)
         for (size_t k = 0; k < cp->n_cases; k++) {
             for (size_t l = 0; l < cp->cases[k].n; l++) {
                 free(cp->cases[k].lines[l]);
+                free(cp->cases[k].details[l]);
                 free(cp->cases[k].locs[l].file);
             }
             free(cp->cases[k].lines);
+            free(cp->cases[k].details);
             free(cp->cases[k].locs);
             free(cp->cases[k].skipped);
         }
         free(cp->cases);
         free(cp->site.file);
+        free(cp->pend_detail);
         if (cp->sym)
             jst_symbolizer_free(cp->sym);
         jst_psum_free(&cp->s);

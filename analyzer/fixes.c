@@ -229,6 +229,9 @@ static void source_fix(const struct jst_process *p, const struct jst_call_ev *c,
                  api ? api : "the driver");
     else if (o.object)
         jst_sfmt(obj, sizeof(obj), "%s", o.object);
+    else if (c->read_from) /* the file the program read it from (origin.c) */
+        jst_sfmt(obj, sizeof(obj), "%s (which the program passes to %s)", c->read_from,
+                 api ? api : "the driver");
     else
         jst_sfmt(obj, sizeof(obj), "the %s the program passes to %s",
                  o.kind == JST_ORIGIN_FATBIN_FILE ? "fatbin" : "PTX", api ? api : "the driver");
@@ -729,36 +732,192 @@ void jst_fixes_sort(struct jst_fixes *f)
         qsort(f->v, f->n, sizeof(*f->v), cmp_fix);
 }
 
+/* Did the JIT cache of p show that it survives across runs: it held
+ * entries at start, or (its start not recorded) served a JIT load as a hit?
+ * A hit in a cache that was empty at start is the run's own entry. */
+static int cache_survived(const struct jst_process *p)
+{
+    if (p->cache_start.present)
+        return p->cache_start.exists && p->cache_start.entries > 0;
+    for (size_t k = 0; k < p->n_calls; k++)
+        if (p->calls[k].cache == JST_C_HIT && jst_is_jit_event(p, &p->calls[k]))
+            return 1;
+    return 0;
+}
+
+/* The cache directories some process of run found kept from an earlier run
+ * (cache_survived), as an index by path into run->procs: keeping such a
+ * cache across runs is already done, and advising it would change nothing
+ * (the misses in it are the first runs that filled it). */
+static int survivors(const struct jst_run *run, struct jst_hidx *ix)
+{
+    for (size_t i = 0; i < run->n_procs; i++)
+        if (cache_survived(&run->procs[i]) &&
+            jst_hidx_add(ix, jst_hash_str(JST_HASH_SEED, cache_path(&run->procs[i])), i) < 0)
+            return -1;
+    return 0;
+}
+
+static int survives(const struct jst_run *run, const struct jst_hidx *ix, const char *path)
+{
+    size_t cur = 0, p1;
+    while ((p1 = jst_hidx_next(ix, jst_hash_str(JST_HASH_SEED, path), &cur)) != 0)
+        if (!strcmp(cache_path(&run->procs[p1 - 1]), path))
+            return 1;
+    return 0;
+}
+
+/* A fix about one cache directory: the kinds whose text names it (target). */
+static int per_dir_kind(unsigned kind)
+{
+    return kind == JST_FIX_CACHE_VOLUME || kind == JST_FIX_CACHE_WRITABLE ||
+           kind == JST_FIX_CACHE_DIR;
+}
+
+/* The fix's text with each occurrence of its directory made \x01: two fixes
+ * of one kind with the same template differ only in the directory. */
+static void dir_template(const struct jst_fix *f, char *buf, size_t n)
+{
+    size_t tl = strlen(f->target), used = 0;
+    const char *s = f->text;
+    buf[0] = '\0';
+    while (*s && used + 2 < n) {
+        if (tl && !strncmp(s, f->target, tl)) {
+            buf[used++] = '\x01';
+            s += tl;
+        } else {
+            buf[used++] = *s++;
+        }
+    }
+    buf[used] = '\0';
+}
+
+/* The text of a fix that stands for several directories: each occurrence of
+ * the directory in the template becomes DIR, the first followed by how many
+ * directories and a few of them. */
+static void dir_text(struct jst_fix *f, const char *tmpl)
+{
+    char list[320] = "";
+    size_t used = 0;
+    for (size_t i = 0; i < f->n_targets && i < 3; i++)
+        used += (size_t)snprintf(list + used, used < sizeof list ? sizeof list - used : 0, "%s%s",
+                                 i ? ", " : "", f->targets[i]);
+    if (f->n_targets > 3 && used < sizeof list)
+        snprintf(list + used, sizeof list - used, " and %zu more", f->n_targets - 3);
+    char out[sizeof f->text];
+    size_t o = 0;
+    int first = 1;
+    for (const char *s = tmpl; *s && o + 1 < sizeof out; s++) {
+        if (*s != '\x01') {
+            out[o++] = *s;
+            continue;
+        }
+        int w = snprintf(out + o, sizeof out - o,
+                         first ? "DIR (each of %zu directories: %s)" : "DIR", f->n_targets, list);
+        o = w < 0 ? o : (size_t)w >= sizeof out - o ? sizeof out - 1 : o + (size_t)w;
+        first = 0;
+    }
+    out[o] = '\0';
+    jst_sfmt(f->text, sizeof f->text, "%s", out);
+    jst_sfmt(f->target, sizeof f->target, "%s", f->targets[0]);
+}
+
+/* Folds the fixes that differ only in their cache directory (a fleet in
+ * which each container has its own: "keep the JIT cache /tmp/c01 across
+ * runs", then c02, ...) into one fix with the count and a few examples; the
+ * directories are in targets. 0, or -1 when out of memory. */
+static int group_dirs(struct jst_fixes *out)
+{
+    struct jst_hidx ix = {0};
+    char(*tmpl)[sizeof out->v[0].text] = calloc(out->n + 1, sizeof *tmpl);
+    size_t w = 0;
+    int rc = tmpl ? 0 : -1;
+    for (size_t i = 0; i < out->n && rc == 0; i++) {
+        struct jst_fix *f = &out->v[i];
+        if (!per_dir_kind(f->kind) || !f->target[0] || !strstr(f->text, f->target)) {
+            out->v[w++] = *f;
+            continue;
+        }
+        dir_template(f, tmpl[w], sizeof tmpl[w]);
+        uint64_t h = jst_hash_str(jst_hash_u64(JST_HASH_SEED, f->kind), tmpl[w]);
+        size_t cur = 0, p1;
+        struct jst_fix *g = NULL;
+        while ((p1 = jst_hidx_next(&ix, h, &cur)) != 0)
+            if (out->v[p1 - 1].kind == f->kind && !strcmp(tmpl[p1 - 1], tmpl[w])) {
+                g = &out->v[p1 - 1];
+                break;
+            }
+        if (!g) {
+            out->v[w] = *f;
+            rc = jst_hidx_add(&ix, h, w++);
+            continue;
+        }
+        char **nt = realloc(g->targets, (g->n_targets + 2) * sizeof *nt);
+        if (!nt) {
+            rc = -1;
+            break;
+        }
+        g->targets = nt;
+        if (!g->n_targets && !(g->targets[g->n_targets++] = strdup(g->target)))
+            rc = -1;
+        if (rc == 0 && !(g->targets[g->n_targets++] = strdup(f->target)))
+            rc = -1;
+        g->saves_ns = sat_add(g->saves_ns, f->saves_ns);
+        g->n_loads += f->n_loads;
+    }
+    if (rc == 0) {
+        out->n = w;
+        for (size_t i = 0; i < out->n; i++)
+            if (out->v[i].n_targets > 1)
+                dir_text(&out->v[i], tmpl[i]);
+    }
+    free(tmpl);
+    jst_hidx_free(&ix);
+    return rc;
+}
+
 int jst_fixes_compute(const struct jst_run *run, struct jst_fixes *out)
 {
     size_t cap = 0;
-    struct jst_hidx ix = {0};
+    struct jst_hidx ix = {0}, kept = {0};
     memset(out, 0, sizeof(*out));
+    if (survivors(run, &kept) < 0)
+        goto oom;
     for (size_t i = 0; i < run->n_procs; i++) {
         const struct jst_process *p = &run->procs[i];
         for (size_t k = 0; k < p->n_calls; k++) {
             const struct jst_call_ev *c = &p->calls[k];
             struct cand a, b;
             load_fixes(p, c, &a, &b);
+            if (b.kind == JST_FIX_CACHE_VOLUME && survives(run, &kept, cache_path(p)))
+                b.kind = 0;
             if ((a.kind && add_cand(out, &cap, &ix, &a) < 0) ||
-                (b.kind && add_cand(out, &cap, &ix, &b) < 0)) {
-                jst_hidx_free(&ix);
-                jst_fixes_free(out);
-                return -1;
-            }
+                (b.kind && add_cand(out, &cap, &ix, &b) < 0))
+                goto oom;
         }
     }
     jst_hidx_free(&ix);
-    if (jst_fixes_frameworks(run, out) < 0) {
+    jst_hidx_free(&kept);
+    if (group_dirs(out) < 0 || jst_fixes_frameworks(run, out) < 0) {
         jst_fixes_free(out);
         return -1;
     }
     jst_fixes_sort(out);
     return 0;
+oom:
+    jst_hidx_free(&ix);
+    jst_hidx_free(&kept);
+    jst_fixes_free(out);
+    return -1;
 }
 
 void jst_fixes_free(struct jst_fixes *f)
 {
+    for (size_t i = 0; i < f->n; i++) {
+        for (size_t k = 0; k < f->v[i].n_targets; k++)
+            free(f->v[i].targets[k]);
+        free(f->v[i].targets);
+    }
     free(f->v);
     f->v = NULL;
     f->n = 0;

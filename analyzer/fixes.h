@@ -59,6 +59,11 @@ struct jst_fix {
     uint64_t saves_ns;    /* estimated, summed over every process of the run */
     size_t n_loads;       /* loads it fixes */
     uint64_t new_maxsize; /* JST_FIX_CACHE_MAXSIZE: the value suggested */
+    /* A fix that stands for the same change in several cache directories
+     * (one per container, say): each of them, target being the first, and
+     * text says "DIR (each of N directories: ...)"; NULL and 0 otherwise. */
+    char **targets;
+    size_t n_targets;
 };
 
 struct jst_fixes {
@@ -81,8 +86,8 @@ const char *jst_fix_fw_kind_name(unsigned kind);
  * fix or the compile-ahead fix. buf, or NULL when it has none (a failed or
  * unfinished subprocess has nothing to keep). */
 struct jst_compile;
-const char *jst_fix_for_compile(const struct jst_process *p, const struct jst_compile *k,
-                                char *buf, size_t n);
+const char *jst_fix_for_compile(const struct jst_process *p, const struct jst_compile *k, char *buf,
+                                size_t n);
 /* What the fix of each of p's compiles saves, into saves[0 .. p->n_compiles),
  * in one pass: a call's, its own fix's; a compile-ahead child's, its time; a
  * framework's compile, its share of the framework's saving in p (the shares

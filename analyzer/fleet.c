@@ -98,24 +98,38 @@ static void counter_grow(struct counter *c)
     }
 }
 
-/* Counts text once per run (run: its index in the group). */
-static void count(struct counter *c, const char *text, size_t run, uint64_t ns)
+/* Counts (text, key) once per run (run: its index in the group). The key
+ * tells apart what has the same name: a load's image (content hash and
+ * size: two images of one library are two culprits), a compile's culprit
+ * group; a fix has none (0, 0). group: the report's culprit group it adds
+ * to (rv_group), SIZE_MAX for a fix. */
+static void count(struct counter *c, const char *text, uint64_t k1, uint64_t k2, size_t group,
+                  size_t run, uint64_t ns)
 {
     if (c->n == c->cap)
         counter_grow(c);
     size_t b = (size_t)text_hash(text) & (c->n_ix - 1);
     for (; c->ix[b]; b = (b + 1) & (c->n_ix - 1)) {
         struct fl_count *x = &c->v[c->ix[b] - 1];
-        if (!strcmp(x->text, text)) {
+        if (x->key[0] == k1 && x->key[1] == k2 && !strcmp(x->text, text)) {
             if (x->last != run) {
                 x->runs++;
                 x->last = run;
             }
             x->ns += ns;
+            x->n++;
+            size_t i = 0;
+            while (i < x->n_groups && i < FL_GROUPS_MAX && x->groups[i] != group)
+                i++;
+            if (i == x->n_groups) {
+                if (i < FL_GROUPS_MAX)
+                    x->groups[i] = group;
+                x->n_groups++;
+            }
             return;
         }
     }
-    c->v[c->n] = (struct fl_count){text, 1, ns, run};
+    c->v[c->n] = (struct fl_count){text, 1, ns, run, {k1, k2}, {group}, 1, 1};
     c->ix[b] = ++c->n;
 }
 
@@ -126,7 +140,10 @@ static int cmp_count(const void *a, const void *b)
         return x->runs > y->runs ? -1 : 1;
     if (x->ns != y->ns)
         return x->ns > y->ns ? -1 : 1;
-    return strcmp(x->text, y->text);
+    int t = strcmp(x->text, y->text);
+    if (t)
+        return t;
+    return x->groups[0] < y->groups[0] ? -1 : x->groups[0] > y->groups[0];
 }
 
 static void add_host(struct fl_group *g, const char *h)
@@ -191,27 +208,39 @@ static void fill_group(struct fl_group *g, const struct rv_report *r, char **lab
             const struct rv_module *m = &r->mods[idx];
             if (!m->culprit)
                 continue;
-            if (!labels[idx]) {
+            /* counted by image, under the name of its culprit group's
+             * leader: the Programs section splits the report's culprits by
+             * program, so that their totals agree per image */
+            size_t lead = (size_t)(r->groups[m->group].m - r->mods);
+            if (!labels[lead]) {
                 char buf[4096];
-                labels[idx] = jst_xstrdup(rv_origin(m, buf, sizeof buf));
+                labels[lead] = jst_xstrdup(rv_origin(r->groups[m->group].m, buf, sizeof buf));
             }
-            count(&cul, labels[idx], k, m->lost_ns);
+            count(&cul, labels[lead], m->c->image_hash, m->c->image_size, m->group, k, m->lost_ns);
             if (m->fix)
-                count(&fix, m->fix, k, m->saves_ns);
+                count(&fix, m->fix, 0, 0, SIZE_MAX, k, m->saves_ns);
         }
         for (size_t i = 0; i < rp->n_comps; i++) {
             size_t idx = r->proc_comps[rp->comps_at + i];
             const struct rv_compile *x = &r->comps[idx];
-            char **label = &labels[r->n_mods + idx];
+            const struct rv_compile *lead = r->groups[x->group].k;
+            char **label = &labels[r->n_mods + (size_t)(lead - r->comps)];
             if (!*label) {
                 char buf[4096];
-                *label = jst_xstrdup(rv_compile_origin(x->k, buf, sizeof buf));
+                *label = jst_xstrdup(rv_compile_origin(lead->k, buf, sizeof buf));
             }
-            count(&cul, *label, k, x->k->dur_ns);
+            count(&cul, *label, UINT64_MAX, x->group, x->group, k, x->k->dur_ns);
             if (x->fix)
-                count(&fix, x->fix, k, x->saves_ns);
+                count(&fix, x->fix, 0, 0, SIZE_MAX, k, x->saves_ns);
         }
     }
+    for (size_t i = 0; i < cul.n; i++) /* named in the Culprits section's order */
+        for (size_t a = 1; a < cul.v[i].n_groups && a < FL_GROUPS_MAX; a++)
+            for (size_t b = a; b > 0 && cul.v[i].groups[b - 1] > cul.v[i].groups[b]; b--) {
+                size_t t = cul.v[i].groups[b];
+                cul.v[i].groups[b] = cul.v[i].groups[b - 1];
+                cul.v[i].groups[b - 1] = t;
+            }
     fl_stat_of(tt, ntt, &g->ttfk);
     fl_stat_of(jt, njt, &g->jit);
     fl_stat_of(fc, nfc, &g->first_call);
@@ -362,6 +391,19 @@ static void list_line(FILE *f, const char *const *v, size_t n, size_t max)
         fprintf(f, ", ... (%zu in all)", n);
 }
 
+/* "culprit #1", or "culprits #1, #3" when the image's loads differ in
+ * another way the Culprits section tells apart (the GPU, the fix). */
+static const char *culprit_refs(const struct fl_count *c, char *buf, size_t n)
+{
+    size_t shown = c->n_groups < FL_GROUPS_MAX ? c->n_groups : FL_GROUPS_MAX;
+    int w = snprintf(buf, n, "culprit%s", c->n_groups > 1 ? "s" : "");
+    for (size_t i = 0; i < shown && w >= 0 && (size_t)w < n; i++)
+        w += snprintf(buf + w, n - (size_t)w, "%s#%zu", i ? ", " : " ", c->groups[i] + 1);
+    if (c->n_groups > shown && w >= 0 && (size_t)w < n)
+        snprintf(buf + w, n - (size_t)w, " and %zu more", c->n_groups - shown);
+    return buf;
+}
+
 static void worst_str(const struct rv_report *r, size_t w, char *buf, size_t n)
 {
     const struct jst_process *p = r->procs[w].p;
@@ -411,9 +453,10 @@ void fl_write_text(FILE *f, const struct fl_fleet *fl, const struct rv_report *r
         else if (!g->n_culprits)
             fprintf(f, "     culprits     none: no load needed the JIT or failed\n");
         for (size_t i = 0; i < g->n_culprits && i < FL_TOP; i++)
-            fprintf(f, "     %-12s %zu/%zu %s, %s lost: %s\n", i ? "" : "culprits",
+            fprintf(f, "     %-12s %zu/%zu %s, %s lost: %s (%s)\n", i ? "" : "culprits",
                     g->culprits[i].runs, g->n, plural(g->n, "run", "runs"),
-                    rv_dur(g->culprits[i].ns, d, sizeof d), jst_text(g->culprits[i].text));
+                    rv_dur(g->culprits[i].ns, d, sizeof d), jst_text(g->culprits[i].text),
+                    culprit_refs(&g->culprits[i], line, sizeof line));
         if (g->n_culprits > FL_TOP)
             fprintf(f, "     %-12s ... %zu more\n", "", g->n_culprits - FL_TOP);
         for (size_t i = 0; i < g->n_fixes && i < FL_TOP; i++)
@@ -481,7 +524,8 @@ void fl_write_markdown(FILE *f, const struct fl_fleet *fl, const struct rv_repor
         fprintf(f, "**, %zu %s:\n\n", g->n, plural(g->n, "run", "runs"));
         for (size_t i = 0; i < g->n_culprits && i < FL_TOP; i++) {
             char d[32];
-            fprintf(f, "- culprit in %zu/%zu runs, %s lost: `", g->culprits[i].runs, g->n,
+            fprintf(f, "- %s in %zu/%zu runs, %s lost: `",
+                    culprit_refs(&g->culprits[i], line, sizeof line), g->culprits[i].runs, g->n,
                     rv_dur(g->culprits[i].ns, d, sizeof d));
             md_cell(f, g->culprits[i].text);
             fputs("`\n", f);
@@ -513,7 +557,7 @@ static void json_stat(struct jst_json *j, const char *key, const struct fl_stat 
 }
 
 static void json_counts(struct jst_json *j, const char *key, const struct fl_count *v, size_t n,
-                        const char *ns_key)
+                        const char *ns_key, const struct rv_report *r)
 {
     jst_json_key(j, key);
     jst_json_arr(j);
@@ -522,6 +566,23 @@ static void json_counts(struct jst_json *j, const char *key, const struct fl_cou
         jst_json_kstr(j, "text", v[i].text);
         jst_json_ku64(j, "runs", v[i].runs);
         jst_json_ku64(j, ns_key, v[i].ns);
+        if (v[i].groups[0] != SIZE_MAX) { /* a culprit: which ones, and its image */
+            const struct rv_group *g = &r->groups[v[i].groups[0]];
+            jst_json_key(j, "culprits");
+            jst_json_arr(j);
+            for (size_t k = 0; k < v[i].n_groups && k < FL_GROUPS_MAX; k++)
+                jst_json_u64(j, v[i].groups[k] + 1);
+            jst_json_end(j);
+            jst_json_ku64(j, "loads", v[i].n);
+            jst_json_key(j, "image_hash");
+            if (g->m && g->m->c->image_hash) {
+                char h[24];
+                snprintf(h, sizeof h, "0x%016" PRIx64, g->m->c->image_hash);
+                jst_json_str(j, h);
+            } else {
+                jst_json_null(j);
+            }
+        }
         jst_json_end(j);
     }
     jst_json_end(j);
@@ -545,8 +606,8 @@ void fl_write_json(struct jst_json *j, const struct fl_fleet *fl, const struct r
         json_stat(j, "ttfk", &g->ttfk);
         json_stat(j, "jit", &g->jit);
         json_stat(j, "first_call", &g->first_call);
-        json_counts(j, "culprits", g->culprits, g->n_culprits, "lost_ns");
-        json_counts(j, "fixes", g->fixes, g->n_fixes, "saves_ns");
+        json_counts(j, "culprits", g->culprits, g->n_culprits, "lost_ns", r);
+        json_counts(j, "fixes", g->fixes, g->n_fixes, "saves_ns", r);
         jst_json_kstrv(j, "hosts", (char *const *)g->hosts, g->n_hosts);
         jst_json_kstrv(j, "gpus", g->gpus, g->n_gpus);
         const struct jst_process *w = r->procs[g->worst].p;
@@ -561,4 +622,78 @@ void fl_write_json(struct jst_json *j, const struct fl_fleet *fl, const struct r
         jst_json_end(j);
     }
     jst_json_end(j);
+}
+
+/* ---- the answer a fleet report opens with ---- */
+
+void fl_answer(FILE *f, const struct fl_fleet *fl, const struct rv_report *r, size_t max)
+{
+    char d[32], e[32], what[1400], fix[600];
+    uint64_t total = 0;
+    for (size_t g = 0; g < r->n_groups; g++)
+        total += r->groups[g].lost_ns;
+    fprintf(f, "%zu runs of %zu %s", r->n_procs, fl->n, plural(fl->n, "program", "programs"));
+    if (r->n_groups && total) {
+        /* the largest culprit's image, over every culprit entry it has (one
+         * per GPU or fix): the same total as the Programs section's */
+        const struct rv_module *m0 = r->groups[0].m;
+        uint64_t lost = 0;
+        size_t loads = 0, refs[FL_GROUPS_MAX], n_refs = 0;
+        char l0[1024], lk[1024];
+        if (m0)
+            rv_origin(m0, l0, sizeof l0);
+        for (size_t k = 0; k < r->n_groups; k++) {
+            const struct rv_module *m = r->groups[k].m;
+            if (k &&
+                (!m0 || !m || m->c->image_hash != m0->c->image_hash ||
+                 m->c->image_size != m0->c->image_size || strcmp(rv_origin(m, lk, sizeof lk), l0)))
+                continue;
+            lost += r->groups[k].lost_ns;
+            loads += r->groups[k].n;
+            if (n_refs < FL_GROUPS_MAX)
+                refs[n_refs] = k;
+            n_refs++;
+        }
+        fprintf(f, ": culprits lost %s in all; %.0f%% of it was %s (%zu %s, culprit%s",
+                rv_dur(total, d, sizeof d), rv_pct(lost, total),
+                jst_text(rv_group_words(r, 0, what, sizeof what)), loads,
+                plural(loads, "load", "loads"), n_refs > 1 ? "s" : "");
+        for (size_t k = 0; k < n_refs && k < FL_GROUPS_MAX; k++)
+            fprintf(f, "%s#%zu", k ? ", " : " ", refs[k] + 1);
+        fprintf(f, "%s)", n_refs > FL_GROUPS_MAX ? " and more" : "");
+    } else if (r->n_groups) {
+        fprintf(f, ": %s", jst_text(rv_group_words(r, 0, what, sizeof what)));
+    } else {
+        fprintf(f, ": no load needed the JIT or failed");
+    }
+    if (r->fixes.n) {
+        rv_short_fix(r->fixes.v[0].text, fix, sizeof fix);
+        fprintf(f, "; fix: %s", jst_text(fix));
+    }
+    fputc('\n', f);
+    for (size_t k = 0; k < fl->n && k < max; k++) {
+        const struct fl_group *g = &fl->v[k];
+        char cmd[80];
+        command_str(g->first, cmd, sizeof cmd); /* tells apart runs of one executable */
+        fprintf(f, "%s (%zu %s): ", cmd[0] ? cmd : jst_text(fl_exe(g->first)), g->n,
+                plural(g->n, "run", "runs"));
+        if (g->ttfk.n)
+            fprintf(f, "first kernel p50 %s, p95 %s", rv_dur(g->ttfk.p50, d, sizeof d),
+                    rv_dur(g->ttfk.p95, e, sizeof e));
+        else
+            fprintf(f, "no kernel launched");
+        if (g->n_culprits)
+            fprintf(f, "; %s lost %s in %zu/%zu %s", jst_text(g->culprits[0].text),
+                    rv_dur(g->culprits[0].ns, d, sizeof d), g->culprits[0].runs, g->n,
+                    plural(g->n, "run", "runs"));
+        else
+            fprintf(f, "; no culprit");
+        if (g->n_fixes) {
+            rv_short_fix(g->fixes[0].text, fix, sizeof fix);
+            fprintf(f, "; fix: %s", jst_text(fix));
+        }
+        fputc('\n', f);
+    }
+    if (fl->n > max)
+        fprintf(f, "... and %zu more programs (under Programs below)\n", fl->n - max);
 }

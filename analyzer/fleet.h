@@ -24,12 +24,20 @@ struct fl_stat {
     uint64_t p50, p95, max;
 };
 
-/* A culprit (by name) or a fix (by text) over the runs of a group. */
+/* Culprit groups of the report named per fleet culprit (more are counted). */
+#define FL_GROUPS_MAX 4
+
+/* A culprit (one image, or one of the report's groups of compiles) or a fix
+ * (by text) over the runs of a group. */
 struct fl_count {
-    const char *text; /* the load's name, or the fix's text (owned by the report) */
-    size_t runs;      /* runs it appeared in */
-    uint64_t ns;      /* time lost (culprit) or saved (fix), summed over those runs */
-    size_t last;      /* the last run counted (internal) */
+    const char *text;             /* the culprit's name, or the fix's text (owned by the report) */
+    size_t runs;                  /* runs it appeared in */
+    uint64_t ns;                  /* time lost (culprit) or saved (fix), summed over those runs */
+    size_t last;                  /* the last run counted (internal) */
+    uint64_t key[2];              /* what tells it apart from another of the same text (internal) */
+    size_t groups[FL_GROUPS_MAX]; /* a culprit: its groups in rv_report.groups; a fix: SIZE_MAX */
+    size_t n_groups;
+    size_t n; /* loads or compiles (culprit), loads (fix) counted */
 };
 
 struct fl_group {
@@ -74,6 +82,10 @@ void fl_free(struct fl_fleet *f);
  * place where the fleet view reads that measure. */
 int fl_first_call_ns(const struct jst_process *p, uint64_t *ns);
 
+/* The answer a report of many runs opens with: the fleet's line (what the
+ * largest culprit cost of all the culprits' time, and the first fix), then
+ * one line per program, at most max of them. */
+void fl_answer(FILE *f, const struct fl_fleet *fl, const struct rv_report *r, size_t max);
 /* The section "Programs" (text and Markdown). */
 void fl_write_text(FILE *f, const struct fl_fleet *fl, const struct rv_report *r, int colour);
 void fl_write_markdown(FILE *f, const struct fl_fleet *fl, const struct rv_report *r);

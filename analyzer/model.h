@@ -60,6 +60,9 @@ struct jst_call_ev {
      * returned when the trace ends; dur_ns runs to the trace's last record */
     int in_flight;
     int link_nvvm;           /* cuLinkComplete of a link fed LTO-IR (model_index.c) */
+    /* added by jst_origin_name_files (origin.c): an image in memory's file,
+     * found by content; NULL when unknown */
+    const char *read_from;
 };
 
 struct jst_device {
@@ -231,6 +234,11 @@ struct jst_process {
     /* added: calls in flight when the trace ends (jst_call_ev.in_flight) */
     uint64_t last_record_ns;        /* latest time any record carries */
     size_t n_in_flight;
+    /* added: a fatal signal (SIGTERM, SIGINT) the preload recorded on a
+     * progress record, and when: the calls in flight end there, exactly;
+     * 0 when none (an in-flight time is then at least what is shown) */
+    unsigned fatal_signal;
+    uint64_t fatal_signal_ns;
     int ttfk_in_flight;             /* no launch, a call in flight: ttfk_ns is how long
                                        the process had waited for its first kernel so far */
     /* added (analyzer/model_index.c): JIT before the first launch as work

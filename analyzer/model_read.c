@@ -393,8 +393,17 @@ int jst_model_read_record(struct jst_process *p, const struct jst_record *rec, i
     case JST_REC_BEGIN:
         read_begin(p, &it, b);
         break;
-    case JST_REC_PROGRESS:
+    case JST_REC_PROGRESS: {
+        /* a fatal signal the preload saw (SIGTERM, SIGINT): the process
+         * ended by it at this record's time */
+        uint64_t sig = 0, t = 0;
+        if (jst_rec_get_u64(rec, JST_F_SIGNAL, &sig) && sig && sig < 128 && !p->fatal_signal &&
+            jst_rec_get_u64(rec, JST_F_START_NS, &t)) {
+            p->fatal_signal = (unsigned)sig;
+            p->fatal_signal_ns = t;
+        }
         break;
+    }
     case JST_REC_PROCESS:
         ms_read(p, p, process_slot, &it);
         break;

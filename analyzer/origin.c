@@ -6,6 +6,7 @@
  * package that installed them, from a wheel's RECORD or dpkg's file lists.
  */
 #include <dirent.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,9 @@
 #include "xalloc.h"
 #include "sfmt.h"
 #include "openreg.h"
+#include "hashidx.h"
+#include "image.h"
+#include <sys/stat.h>
 
 #define ORIGIN_LINE_MAX 8192
 
@@ -333,7 +337,7 @@ struct jst_origin_ix {
     unsigned char *caller_set; /* ... once computed */
     struct rtc_made {
         uint64_t hash, seq;
-    } *rtc; /* successful NVRTC compiles' PTX hashes, by hash then seq */
+    } * rtc; /* successful NVRTC compiles' PTX hashes, by hash then seq */
     size_t n_rtc;
     uint64_t first_unhashed; /* seq of the first one without a hash, or UINT64_MAX */
 };
@@ -576,5 +580,219 @@ void jst_origin_of(const struct jst_process *p, const struct jst_call_ev *c, str
     if (o->where) {
         o->kind = JST_ORIGIN_THIRD_PARTY;
         jst_origin_package(o->object, o->package, sizeof o->package);
+    }
+}
+
+/* ---- the file an image in memory was read from ---- */
+
+/* A program that reads kernels.ptx and passes the bytes to cuModuleLoadData
+ * leaves only the bytes' hash and size in the trace. The file is found by
+ * content among the files the trace points at: the program's arguments
+ * (against its working directory), the files in its working directory, in
+ * the directories its arguments name or lie in, and beside the Python code
+ * that made the load. Only a file of the image's size (or one byte less:
+ * PTX text gets its NUL in memory) is read, and only a file whose bytes hash
+ * to the image's hash is named, so a name is never a guess; the analyzer
+ * must see those files (the same machine, or the same tree). Bounded: the
+ * first ORIGIN_ARGS arguments, ORIGIN_DIR_MAX entries per directory, files
+ * up to ORIGIN_FILE_MAX bytes, with each directory listing and file hash
+ * kept for the other loads and processes of the report. */
+#define ORIGIN_ARGS 32
+#define ORIGIN_DIR_MAX 4096
+#define ORIGIN_FILE_MAX (64u << 20)
+#define ORIGIN_DIRS 32
+#define ORIGIN_HASHES 256
+
+struct dir_ent {
+    char *name;
+    uint64_t size;
+};
+
+static struct dir_memo {
+    char *dir;
+    struct dir_ent *v;
+    size_t n;
+} dmemo[ORIGIN_DIRS];
+static size_t n_dmemo;
+
+static struct hash_memo {
+    char *path;
+    uint64_t size, h, h_nul; /* the bytes' hash, and with a NUL after them */
+    int ok;
+} hmemo[ORIGIN_HASHES];
+static size_t n_hmemo;
+
+static const struct dir_memo *dir_listing(const char *dir)
+{
+    for (size_t i = 0; i < n_dmemo; i++)
+        if (!strcmp(dmemo[i].dir, dir))
+            return &dmemo[i];
+    if (n_dmemo == ORIGIN_DIRS)
+        return NULL;
+    struct dir_memo *m = &dmemo[n_dmemo];
+    DIR *d = opendir(dir);
+    m->dir = jst_xstrdup(dir);
+    n_dmemo++;
+    if (!d)
+        return m;
+    struct dirent *e;
+    size_t cap = 0;
+    while ((e = readdir(d)) && m->n < ORIGIN_DIR_MAX) {
+        char path[4096];
+        struct stat st;
+        int w = snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (e->d_name[0] == '.' || w < 0 || (size_t)w >= sizeof path || stat(path, &st) != 0 ||
+            !S_ISREG(st.st_mode) || st.st_size <= 0 || (uint64_t)st.st_size > ORIGIN_FILE_MAX)
+            continue;
+        if (m->n == cap) {
+            cap = cap ? cap * 2 : 16;
+            m->v = jst_xreallocarray(m->v, cap, sizeof *m->v);
+        }
+        m->v[m->n++] = (struct dir_ent){jst_xstrdup(e->d_name), (uint64_t)st.st_size};
+    }
+    closedir(d);
+    return m;
+}
+
+/* The hashes of a file's bytes (once per path, while the memo has room)
+ * into *out: 1, or 0 when it cannot be read. */
+static int file_hash(const char *path, uint64_t size, struct hash_memo *out)
+{
+    for (size_t i = 0; i < n_hmemo; i++)
+        if (hmemo[i].size == size && !strcmp(hmemo[i].path, path)) {
+            *out = hmemo[i];
+            return hmemo[i].ok;
+        }
+    struct hash_memo m = {NULL, size, 0, 0, 0};
+    FILE *f = size <= ORIGIN_FILE_MAX ? jst_fopen_regular(path) : NULL;
+    uint8_t *buf = f ? malloc((size_t)size + 1) : NULL;
+    if (buf && fread(buf, 1, (size_t)size, f) == size && fgetc(f) == EOF) {
+        buf[size] = 0;
+        m.h = jst_hash64(buf, (size_t)size);
+        m.h_nul = jst_hash64(buf, (size_t)size + 1);
+        m.ok = 1;
+    }
+    free(buf);
+    if (f)
+        fclose(f);
+    if (n_hmemo < ORIGIN_HASHES) {
+        m.path = jst_xstrdup(path);
+        hmemo[n_hmemo++] = m;
+    }
+    *out = m;
+    return m.ok;
+}
+
+/* Does the file at path (of size bytes) hold c's image? */
+static int holds_image(const char *path, uint64_t size, const struct jst_call_ev *c)
+{
+    if (size != c->image_size && size + 1 != c->image_size)
+        return 0;
+    struct hash_memo m;
+    if (!file_hash(path, size, &m))
+        return 0;
+    return size == c->image_size ? m.h == c->image_hash : m.h_nul == c->image_hash;
+}
+
+/* path made absolute against dir (the process's working directory), into
+ * buf; "" when it cannot be. */
+static void abs_path(const char *dir, const char *path, char *buf, size_t n)
+{
+    buf[0] = '\0';
+    if (path[0] == '/')
+        jst_sfmt(buf, n, "%s", path);
+    else if (dir && dir[0] == '/')
+        jst_sfmt(buf, n, "%s/%s", dir, path);
+}
+
+static int is_dir(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* Looks for c's image in dir's files: the path into out (1), or 0. */
+static int find_in_dir(const char *dir, const struct jst_call_ev *c, char *out, size_t n)
+{
+    const struct dir_memo *m = dir[0] ? dir_listing(dir) : NULL;
+    for (size_t i = 0; m && i < m->n; i++) {
+        char path[4096];
+        int w = snprintf(path, sizeof path, "%s/%s", dir, m->v[i].name);
+        if (w > 0 && (size_t)w < sizeof path && holds_image(path, m->v[i].size, c)) {
+            jst_sfmt(out, n, "%s", path);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int find_file(const struct jst_process *p, const struct jst_call_ev *c, char *out, size_t n)
+{
+    char path[4096], dir[4096];
+    struct stat st;
+    /* an argument that is the file, named as the program was given it */
+    for (size_t i = 1; i < p->argc && i <= ORIGIN_ARGS; i++) {
+        abs_path(p->cwd, p->argv[i], path, sizeof path);
+        if (path[0] && stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+            holds_image(path, (uint64_t)st.st_size, c)) {
+            jst_sfmt(out, n, "%s", p->argv[i]);
+            return 1;
+        }
+    }
+    /* the directories the trace points at */
+    if (p->cwd && p->cwd[0] == '/' && find_in_dir(p->cwd, c, out, n))
+        return 1;
+    for (size_t i = 1; i < p->argc && i <= ORIGIN_ARGS; i++) {
+        abs_path(p->cwd, p->argv[i], path, sizeof path);
+        if (!path[0])
+            continue;
+        if (is_dir(path)) {
+            if (find_in_dir(path, c, out, n))
+                return 1;
+            continue;
+        }
+        jst_sfmt(dir, sizeof dir, "%s", path);
+        char *slash = strrchr(dir, '/');
+        if (slash && slash != dir) {
+            *slash = '\0';
+            if ((!p->cwd || strcmp(dir, p->cwd)) && is_dir(dir) && find_in_dir(dir, c, out, n))
+                return 1;
+        }
+    }
+    struct jst_origin o;
+    jst_origin_of(p, c, &o);
+    if (o.py_file[0] == '/') {
+        jst_sfmt(dir, sizeof dir, "%s", o.py_file);
+        char *slash = strrchr(dir, '/');
+        if (slash && slash != dir) {
+            *slash = '\0';
+            if (find_in_dir(dir, c, out, n))
+                return 1;
+        }
+    }
+    return 0;
+}
+
+void jst_origin_name_files(struct jst_process *p)
+{
+    const char *last = NULL;
+    uint64_t last_hash = 0, last_size = 0;
+    for (size_t i = 0; i < p->n_calls; i++) {
+        struct jst_call_ev *c = &p->calls[i];
+        if (c->read_from || !c->image_hash || !c->image_size || (c->source && *c->source) ||
+            (c->path && *c->path) || !jst_model_is_module(p, c) || jst_is_rtc_call(c->call))
+            continue;
+        if (c->image_hash == last_hash && c->image_size == last_size) {
+            c->read_from = last; /* the same image loaded again */
+            continue;
+        }
+        char found[4096];
+        last_hash = c->image_hash;
+        last_size = c->image_size;
+        last = NULL;
+        if (find_file(p, c, found, sizeof found) &&
+            (p->strs || (p->strs = calloc(1, sizeof *p->strs))))
+            last = jst_strtab_intern(p->strs, found, strlen(found));
+        c->read_from = last;
     }
 }

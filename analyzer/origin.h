@@ -43,6 +43,13 @@ const char *jst_origin_third_party(const char *path);
  * $JITSTALL_DPKG_DIR, default /var/lib/dpkg/info). Writes "" when none. */
 void jst_origin_package(const char *path, char *out, size_t n);
 
+/* Names the file each load of an image in memory was read from, when the
+ * analyzer can find a file with the same bytes among those the trace points
+ * at (the program's arguments and working directory, the directories they
+ * name, the Python code's directory): jst_call_ev.read_from. A name is only
+ * given on a content match. */
+void jst_origin_name_files(struct jst_process *p);
+
 /* Frees the lookups jst_origin_of builds for p on first use (the model's
  * jst_model_index_free calls it). */
 void jst_origin_ix_free(struct jst_process *p);

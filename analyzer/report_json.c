@@ -106,9 +106,18 @@ static void json_module(struct jst_json *j, const struct rv_module *m)
     jst_json_ku64(j, "cache_new_bytes", c->cache_new_bytes);
     jst_json_ku64(j, "cache_new_entries", c->cache_new_entries);
     json_str_or_null(j, "path", c->path);
+    json_str_or_null(j, "read_from", c->read_from);
     json_str_or_null(j, "name", c->name);
     jst_json_kstr(j, "image_kind", c->image_kind ? jst_image_kind_name(c->image_kind) : NULL);
     jst_json_ku64(j, "image_size", c->image_size);
+    jst_json_key(j, "image_hash"); /* the image's content hash, as text names it when unnamed */
+    if (c->image_hash) {
+        char h[24];
+        snprintf(h, sizeof h, "0x%016" PRIx64, c->image_hash);
+        jst_json_str(j, h);
+    } else {
+        jst_json_null(j);
+    }
     jst_json_ku64(j, "ptx_size", c->ptx_size);
     jst_json_kopt_u64(j, "target_cc", c->target_cc != 0, c->target_cc);
     jst_json_kstrv(j, "kernels_mangled", c->kernels, c->n_kernels);
@@ -158,6 +167,27 @@ static void json_ttfk_breakdown(struct jst_json *j, const struct jst_process *p)
     jst_json_ku64(j, "rtc_ns", p->rtc_ns);
     jst_json_ku64(j, "jit_work_ns", p->ttfk_jit_work_ns);
     jst_json_ku64(j, "jit_overlap_loads", p->ttfk_jit_overlap);
+    jst_json_end(j);
+}
+
+/* Every cache directory of the run (the text report shows the first few):
+ * its start state from the first process that used it, its end state from
+ * the last. */
+static void json_caches(struct jst_json *j, const struct rv_report *r)
+{
+    jst_json_key(j, "caches");
+    jst_json_arr(j);
+    for (size_t i = 0; i < r->n_caches; i++) {
+        const struct rv_cache *c = &r->caches[i];
+        const struct jst_cache_state *s = &c->first->cache_start, *e = &c->last->cache_end;
+        jst_json_obj(j);
+        jst_json_kstr(j, "path", c->path);
+        jst_json_kbool(j, "from_env", (s->present && s->from_env) || (e->present && e->from_env));
+        jst_json_ku64(j, "processes", c->n_procs);
+        json_cache_state(j, "start", s);
+        json_cache_state(j, "end", e);
+        jst_json_end(j);
+    }
     jst_json_end(j);
 }
 
@@ -316,12 +346,20 @@ int rv_write_json(const struct rv_report *r, FILE *f)
         jst_json_kstr(&j, "kind", fix_kind_name(x->kind));
         jst_json_kstr(&j, "target", x->target);
         jst_json_ku64(&j, "loads", x->n_loads);
+        jst_json_key(&j, "targets"); /* a fix for several cache directories: each */
+        jst_json_arr(&j);
+        for (size_t k = 0; k < x->n_targets; k++)
+            jst_json_str(&j, x->targets[k]);
+        if (!x->n_targets)
+            jst_json_str(&j, x->target);
+        jst_json_end(&j);
         if (x->kind == JST_FIX_CACHE_MAXSIZE)
             jst_json_ku64(&j, "cache_maxsize", x->new_maxsize);
         jst_json_end(&j);
     }
     jst_json_end(&j);
     json_races(&j, r);
+    json_caches(&j, r);
     struct fl_fleet fl;
     if (fl_build(&fl, r) < 0)
         return -1;

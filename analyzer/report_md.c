@@ -4,6 +4,7 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "compiles.h"
 #include "fixes.h"
@@ -205,7 +206,7 @@ static void md_module_culprit(FILE *f, const struct rv_report *r, size_t g)
     fputs(" | ", f);
     if (m->c->in_flight) {
         fputs("**", f);
-        md_text(f, rv_in_flight_str(m->c, buf, sizeof(buf)));
+        md_text(f, rv_in_flight_str(m->p, m->c, buf, sizeof(buf)));
         fputs("**; ", f);
     }
     md_text(f, rv_verdict_str(m, buf, sizeof(buf)));
@@ -217,7 +218,7 @@ static void md_module_culprit(FILE *f, const struct rv_report *r, size_t g)
         fputs("-", f);
     }
     fputs(" | ", f);
-    md_text(f, rv_cache_str(m->c, buf, sizeof(buf)));
+    md_text(f, rv_group_cache_str(&r->groups[g], buf, sizeof(buf)));
     fputs(" | ", f);
     md_callers_fix(f, m->call_site, &m->chain, m->fix, "no stack recorded");
 }
@@ -327,6 +328,9 @@ static void state_cell(FILE *f, const struct jst_cache_state *s)
     md_text(f, rv_cache_state_str(s, buf, sizeof(buf)));
 }
 
+/* Cache directories the Markdown table shows; JSON's caches[] has them all. */
+#define RV_MD_CACHES 5
+
 static void write_cache(FILE *f, const struct rv_report *r)
 {
     char a[32];
@@ -334,7 +338,7 @@ static void write_cache(FILE *f, const struct rv_report *r)
                     "| path | set by | at start | at exit | change during the run |\n"
                     "| --- | --- | --- | --- | --- |\n"))
         return;
-    for (size_t i = 0; i < r->n_caches; i++) {
+    for (size_t i = 0; i < r->n_caches && i < RV_MD_CACHES; i++) {
         const struct rv_cache *c = &r->caches[i];
         const struct jst_cache_state *s = &c->first->cache_start, *e = &c->last->cache_end;
         int from_env = (s->present && s->from_env) || (e->present && e->from_env);
@@ -360,10 +364,54 @@ static void write_cache(FILE *f, const struct rv_report *r)
         }
         fputs(" |\n", f);
     }
+    if (r->n_caches > RV_MD_CACHES)
+        fprintf(f,
+                "\n%zu more cache directories, left out (`jitstall report --json` lists every one "
+                "under `caches`).\n",
+                r->n_caches - RV_MD_CACHES);
+}
+
+/* The answer first, as the text report gives it: one line per process, or
+ * the fleet's and one per program; each a quoted line. */
+static void write_answer(FILE *f, const struct rv_report *r, const struct fl_fleet *fl)
+{
+    char line[4096];
+    if (fl->most_runs > 1) {
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *m = open_memstream(&buf, &len);
+        if (!m)
+            return;
+        fl_answer(m, fl, r, 5);
+        fclose(m);
+        for (char *s = buf, *e; s && *s; s = e ? e + 1 : NULL) {
+            e = strchr(s, '\n');
+            if (e)
+                *e = '\0';
+            fputs("> ", f);
+            md_text(f, s);
+            fputs("\n>\n", f);
+        }
+        free(buf);
+    } else {
+        for (size_t i = 0; i < r->n_procs && i < FL_DETAIL_MAX; i++) {
+            fputs("> ", f);
+            if (r->n_procs > 1)
+                fprintf(f, "pid %" PRIu64 ": ", r->procs[i].p->pid);
+            md_text(f, rv_answer_proc(r, &r->procs[i], line, sizeof line));
+            fputs("\n>\n", f);
+        }
+    }
+    fputc('\n', f);
 }
 
 int rv_write_markdown(const struct rv_report *r, FILE *f)
 {
+    struct fl_fleet answer_fl;
+    if (fl_build(&answer_fl, r) < 0)
+        return -1;
+    write_answer(f, r, &answer_fl);
+    fl_free(&answer_fl);
     fprintf(f, "## jitstall report: %zu %s%s\n\n", r->n_procs,
             r->n_procs == 1 ? "process" : "processes",
             r->partial ? " (partial: some traces are truncated or damaged)" : "");

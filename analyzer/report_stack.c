@@ -1,8 +1,8 @@
 /*
  * The call chain of a culprit (report_view.h): which code decided to load or
- * compile, not only the frame that called the driver or the compiler. Built from the symbolized stack,
- * innermost first, down to main; frames inside libcuda, libjitstall and the
- * CUDA runtime are left out, as the call site leaves them out.
+ * compile, not only the frame that called the driver or the compiler. Built from the symbolized
+ * stack, innermost first, down to main; frames inside libcuda, libjitstall and the CUDA runtime are
+ * left out, as the call site leaves them out.
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -42,8 +42,14 @@ static int frame_set(struct rv_frame *d, const struct jst_frame *f)
     return 0;
 }
 
-int rv_stack_build(struct rv_chain *c, const struct jst_frame *f, size_t n, int first,
-                   size_t depth)
+/* An interpreter frame that runs no recorded Python frame: "[python
+ * interpreter] in /usr/bin/python3.12" (symbolize.c). */
+static int interpreter_frame(const struct jst_frame *f)
+{
+    return !f->python && f->func[0] == '[' && !strcmp(f->func, "[python interpreter]");
+}
+
+int rv_stack_build(struct rv_chain *c, const struct jst_frame *f, size_t n, int first, size_t depth)
 {
     c->stack = NULL;
     c->n_stack = c->stack_more = 0;
@@ -52,9 +58,15 @@ int rv_stack_build(struct rv_chain *c, const struct jst_frame *f, size_t n, int 
     c->stack = calloc(n, sizeof(*c->stack));
     if (!c->stack)
         return -1;
+    /* With Python frames in the chain, the interpreter's own frames between
+     * them say nothing more: folded, as they alternate with the Python ones. */
+    int has_py = 0;
+    for (size_t i = (size_t)first; i < n && !has_py; i++)
+        has_py = f[i].python;
     size_t total = 0;
     for (size_t i = (size_t)first; i < n; i++) {
-        if (f[i].internal || (c->n_stack && same_frame(&c->stack[c->n_stack - 1], &f[i])))
+        if (f[i].internal || (has_py && (size_t)first != i && interpreter_frame(&f[i])) ||
+            (c->n_stack && same_frame(&c->stack[c->n_stack - 1], &f[i])))
             continue;
         total++;
         if (!depth || c->n_stack < depth) {

@@ -186,7 +186,7 @@ static void write_module_culprit(const struct tw *t, const struct rv_report *r, 
     fputc('\n', t->f);
     if (m->c->in_flight)
         fprintf(t->f, "     %sin flight%s  %s\n", C(t, RED), C(t, RESET),
-                rv_in_flight_str(m->c, buf, sizeof(buf)));
+                rv_in_flight_str(m->p, m->c, buf, sizeof(buf)));
     const char *api = m->c->call_name ? m->c->call_name : jst_call_name(m->c->call);
     const char *kind = m->c->image_kind ? jst_image_kind_name(m->c->image_kind) : NULL;
     int rtc = jst_is_rtc_call(m->c->call); /* no image, verdict or driver cache */
@@ -204,7 +204,7 @@ static void write_module_culprit(const struct tw *t, const struct rv_report *r, 
         fprintf(t->f, "     kernels    %zu: %s\n", m->c->n_kernels,
                 S(rv_kernels_short(m, 3, buf, sizeof(buf))));
     if (!rtc)
-        fprintf(t->f, "     cache      %s\n", S(rv_cache_str(m->c, buf, sizeof(buf))));
+        fprintf(t->f, "     cache      %s\n", S(rv_group_cache_str(gr, buf, sizeof(buf))));
     fprintf(t->f, "     call site  %s\n", m->call_site ? S(m->call_site) : "(no stack recorded)");
     write_chain_fix(t, &m->chain, m->fix);
 }
@@ -331,6 +331,9 @@ static void cache_line(const struct tw *t, const char *label, const struct jst_c
     fprintf(t->f, "  %-9s %s\n", label, rv_cache_state_str(s, buf, sizeof(buf)));
 }
 
+/* Cache directories the text report shows; JSON's caches[] has them all. */
+#define RV_TEXT_CACHES 5
+
 static void write_cache(const struct tw *t, const struct rv_report *r)
 {
     char a[32];
@@ -339,7 +342,7 @@ static void write_cache(const struct tw *t, const struct rv_report *r)
         fprintf(t->f, "  not recorded\n");
         return;
     }
-    for (size_t i = 0; i < r->n_caches; i++) {
+    for (size_t i = 0; i < r->n_caches && i < RV_TEXT_CACHES; i++) {
         const struct rv_cache *c = &r->caches[i];
         const struct jst_cache_state *s = &c->first->cache_start, *e = &c->last->cache_end;
         int from_env = (s->present && s->from_env) || (e->present && e->from_env);
@@ -362,11 +365,46 @@ static void write_cache(const struct tw *t, const struct rv_report *r)
                         !s->exists && e->exists ? " (created)" : "");
         }
     }
+    size_t left = 0;
+    for (size_t i = RV_TEXT_CACHES; i < r->n_caches; i++)
+        left +=
+            3 + (r->caches[i].first->cache_start.present && r->caches[i].last->cache_end.present);
+    if (r->n_caches > RV_TEXT_CACHES)
+        fprintf(t->f,
+                "  ... %zu more cache directories (%zu lines left out; jitstall report --json "
+                "lists every one under \"caches\")\n",
+                r->n_caches - RV_TEXT_CACHES, left);
+}
+
+/* The answer first: one line per process (at most FL_DETAIL_MAX), or with
+ * many runs the fleet's line and one per program. */
+static void write_answer(const struct tw *t, const struct rv_report *r, const struct fl_fleet *fl)
+{
+    char line[4096];
+    fputs(C(t, BOLD), t->f);
+    if (fl->most_runs > 1) {
+        fl_answer(t->f, fl, r, 5);
+    } else if (r->n_procs == 1) {
+        fprintf(t->f, "%s\n", S(rv_answer_proc(r, &r->procs[0], line, sizeof line)));
+    } else {
+        for (size_t i = 0; i < r->n_procs && i < FL_DETAIL_MAX; i++)
+            fprintf(t->f, "pid %" PRIu64 " %s: %s\n", r->procs[i].p->pid,
+                    S(rv_exe_name(r->procs[i].p)),
+                    S(rv_answer_proc(r, &r->procs[i], line, sizeof line)));
+        if (r->n_procs > FL_DETAIL_MAX)
+            fprintf(t->f, "... and %zu more processes\n", r->n_procs - FL_DETAIL_MAX);
+    }
+    fputs(C(t, RESET), t->f);
+    fputc('\n', t->f);
 }
 
 int rv_write_text(const struct rv_report *r, FILE *f, int colour)
 {
     struct tw t = {f, colour};
+    struct fl_fleet fl;
+    if (fl_build(&fl, r) < 0)
+        return -1;
+    write_answer(&t, r, &fl);
     fprintf(f, "%sjitstall report%s: %zu %s", C(&t, BOLD), C(&t, RESET), r->n_procs,
             r->n_procs == 1 ? "process" : "processes");
     if (r->partial)
@@ -379,9 +417,6 @@ int rv_write_text(const struct rv_report *r, FILE *f, int colour)
     for (size_t i = 0; i < r->n_errors; i++)
         fprintf(f, "%sunreadable%s  %s\n", C(&t, YELLOW), C(&t, RESET), S(r->errors[i].msg));
     /* Many processes: the fleet view, and the detail one option away. */
-    struct fl_fleet fl;
-    if (fl_build(&fl, r) < 0)
-        return -1;
     size_t shown = 0; /* the processes shown as such (pool workers go under their parent) */
     for (size_t i = 0; i < r->n_procs; i++)
         shown += rv_proc_shown(r, r->procs[i].p) != 0;

@@ -237,13 +237,19 @@ static int str_eq(const char *a, const char *b)
     return a == b || (a && b && !strcmp(a, b));
 }
 
+/* Loads group only when they are the same image (same content hash and
+ * size), loaded the same way from the same place with the same outcome and
+ * fix. The cache outcome is not part of it: the runs of one image that hit
+ * and those that missed are one culprit, whose cache line counts each
+ * outcome, so that the culprit's total is the image's total, as the fleet
+ * view counts it. */
 static int same_group(const struct rv_module *a, const struct rv_module *b)
 {
     const struct jst_call_ev *x = a->c, *y = b->c;
-    return str_eq(jst_load_origin(x), jst_load_origin(y)) && str_eq(x->name, y->name) &&
+    return x->image_hash == y->image_hash && x->image_size == y->image_size &&
+           str_eq(jst_load_origin(x), jst_load_origin(y)) && str_eq(x->name, y->name) &&
            x->call == y->call && x->verdict == y->verdict && str_eq(x->reason, y->reason) &&
-           str_eq(x->jit_from, y->jit_from) && x->cache == y->cache &&
-           x->cache_reason == y->cache_reason && x->result == y->result &&
+           str_eq(x->jit_from, y->jit_from) && x->result == y->result &&
            x->n_kernels == y->n_kernels && x->in_flight == y->in_flight &&
            str_eq(a->call_site, b->call_site) && str_eq(a->fix, b->fix);
 }
@@ -299,8 +305,8 @@ static uint64_t group_hash(const struct rv_module *a)
     h = jst_hash_str(jst_hash_str(h, x->name), x->reason);
     h = jst_hash_str(jst_hash_str(h, x->jit_from), a->call_site);
     h = jst_hash_str(h, a->fix);
-    h = jst_hash_u64(jst_hash_u64(jst_hash_u64(h, x->call), x->verdict), x->cache);
-    h = jst_hash_u64(jst_hash_u64(h, x->cache_reason), (uint64_t)x->result);
+    h = jst_hash_u64(jst_hash_u64(jst_hash_u64(h, x->call), x->verdict), x->image_hash);
+    h = jst_hash_u64(jst_hash_u64(h, x->image_size), (uint64_t)x->result);
     return jst_hash_u64(h, x->n_kernels);
 }
 
@@ -367,6 +373,9 @@ static int build_groups(struct rv_report *r)
         gof[i] = g;
         r->groups[g].n++;
         r->groups[g].lost_ns = sat_add(r->groups[g].lost_ns, m->lost_ns);
+        unsigned co = m->c->cache < RV_CACHE_OUTCOMES ? m->c->cache : JST_C_UNKNOWN;
+        r->groups[g].cache_n[co]++;
+        r->groups[g].cache_ns[co] = sat_add(r->groups[g].cache_ns[co], m->lost_ns);
     }
     for (size_t i = 0; i < r->n_comps; i++) {
         struct rv_compile *x = &r->comps[i];

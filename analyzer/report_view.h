@@ -61,15 +61,22 @@ struct rv_compile {
     struct rv_chain chain;
 };
 
+/* Cache outcomes counted per group (enum jst_cache_outcome; a newer one
+ * counts as unknown). */
+#define RV_CACHE_OUTCOMES 5
+
 /* Culprits that are the same load in several processes (or repeated in one):
- * same origin, verdict, cache outcome, call site and fix. Text and Markdown
- * show one entry per group; JSON keeps every module. */
+ * the same image (content hash and size), origin, verdict, call site and fix;
+ * its cache outcomes are counted. Text and Markdown show one entry per group;
+ * JSON keeps every module. */
 struct rv_group {
-    const struct rv_module *m;  /* the member that lost most; NULL in a group of compiles */
-    const struct rv_compile *k; /* the same when the members are compiles, else NULL */
-    size_t n;                   /* members */
-    uint64_t lost_ns;          /* summed */
-    size_t procs_at, n_procs;  /* its processes: a slice of rv_report.group_procs */
+    const struct rv_module *m;         /* the member that lost most; NULL in a group of compiles */
+    const struct rv_compile *k;        /* the same when the members are compiles, else NULL */
+    size_t n;                          /* members */
+    uint64_t lost_ns;                  /* summed */
+    size_t procs_at, n_procs;          /* its processes: a slice of rv_report.group_procs */
+    size_t cache_n[RV_CACHE_OUTCOMES]; /* modules: members by cache outcome */
+    uint64_t cache_ns[RV_CACHE_OUTCOMES]; /* ... and their time lost */
 };
 
 /* A cache directory as seen by the processes that used it. */
@@ -103,9 +110,9 @@ struct rv_report {
     size_t n_comps;
     struct rv_group *groups; /* modules and compiles, ranked by lost_ns, largest first */
     size_t n_groups;
-    size_t *group_procs; /* group << 32 | index in run->procs, sorted */
-    size_t *proc_mods;   /* indexes into mods, by process, ranked within */
-    size_t *proc_comps;  /* indexes into comps, by process, ranked within */
+    size_t *group_procs;     /* group << 32 | index in run->procs, sorted */
+    size_t *proc_mods;       /* indexes into mods, by process, ranked within */
+    size_t *proc_comps;      /* indexes into comps, by process, ranked within */
     struct jst_strtab *strs; /* fix, call_site and kernels texts of mods */
     struct rv_cache *caches;
     size_t n_caches;
@@ -153,11 +160,20 @@ const char *rv_exe_name(const struct jst_process *p);  /* exe, or argv[0], or "?
 const char *rv_gpu_arch(const struct jst_process *p, char *buf, size_t n);
 /* Kernels abbreviated: "a, b, c and 5 more" (max names shown). */
 const char *rv_kernels_short(const struct rv_module *m, size_t max, char *buf, size_t n);
+/* A group's cache outcomes: its leader's (rv_cache_str) when all members
+ * had the same, else "miss_stored in 34 loads (8.50 s), hit in 266 (266.0
+ * ms)", most loads first. */
+const char *rv_group_cache_str(const struct rv_group *g, char *buf, size_t n);
 /* "miss_not_stored (read_only)", "hit", "-" for none. */
 const char *rv_cache_str(const struct jst_call_ev *c, char *buf, size_t n);
-/* "still compiling when the trace ends, after 11.40 s" for a call in flight
- * (jst_call_ev.in_flight); "" otherwise. */
-const char *rv_in_flight_str(const struct jst_call_ev *c, char *buf, size_t n);
+/* For a call in flight (jst_call_ev.in_flight) of process p: "still
+ * compiling when SIGTERM ended the process, after 2.00 s" when the trace
+ * recorded the signal, else "still compiling when the trace ends, after at
+ * least 11.40 s"; "" for a call that returned. */
+const char *rv_in_flight_str(const struct jst_process *p, const struct jst_call_ev *c, char *buf,
+                             size_t n);
+/* "SIGTERM", "SIGINT", ..., or "a signal". */
+const char *rv_signal_name(unsigned sig);
 /* "ptx_jit: PTX compute_75 only; GPU is sm_90" */
 const char *rv_verdict_str(const struct rv_module *m, char *buf, size_t n);
 /* Appends to buf (of size n, holding a string) without overflowing. */
@@ -180,6 +196,17 @@ const char *rv_compile_origin(const struct jst_compile *k, char *buf, size_t n);
 const char *rv_compile_facts(const struct jst_compile *k, char *buf, size_t n);
 /* What stands for its call site when it has none. */
 const char *rv_compile_no_site(const struct jst_compile *k);
+/* The answer a report opens with, for one process: "first kernel after
+ * 252.5 ms: 96% was the driver compiling kernels.ptx (via cuModuleLoadData)
+ * (PTX compute_75 only; GPU is sm_90); fix: ...", from its largest culprit
+ * and that culprit's fix. */
+const char *rv_answer_proc(const struct rv_report *r, const struct rv_proc *rp, char *buf,
+                           size_t n);
+/* What culprit group g did, in the answer's words ("the driver compiling
+ * kernels.ptx (via cuModuleLoadData) (PTX compute_75 only; GPU is sm_90)"). */
+const char *rv_group_words(const struct rv_report *r, size_t g, char *buf, size_t n);
+/* A fix without its "(GPU is ...)" part, for the answer line. */
+void rv_short_fix(const char *fix, char *buf, size_t n);
 /* Percentage part/whole, 0 when whole is 0. */
 double rv_pct(uint64_t part, uint64_t whole);
 

@@ -91,7 +91,15 @@ const char *rv_kernels_short(const struct rv_module *m, size_t max, char *buf, s
     return buf;
 }
 
-const char *rv_in_flight_str(const struct jst_call_ev *c, char *buf, size_t n)
+const char *rv_signal_name(unsigned sig)
+{
+    static const char *const names[] = {[1] = "SIGHUP",  [2] = "SIGINT",  [3] = "SIGQUIT",
+                                        [6] = "SIGABRT", [9] = "SIGKILL", [15] = "SIGTERM"};
+    return sig < sizeof names / sizeof names[0] && names[sig] ? names[sig] : "a signal";
+}
+
+const char *rv_in_flight_str(const struct jst_process *p, const struct jst_call_ev *c, char *buf,
+                             size_t n)
 {
     char d[32];
     const char *what = "compiling";
@@ -100,8 +108,16 @@ const char *rv_in_flight_str(const struct jst_call_ev *c, char *buf, size_t n)
     else if (c->verdict == JST_V_SASS)
         what = "loading";
     buf[0] = '\0';
-    if (c->in_flight)
-        snprintf(buf, n, "still %s when the trace ends, after %s", what,
+    if (!c->in_flight)
+        return buf;
+    /* With the fatal signal's time on record the duration is exact; else the
+     * trace ends at its last record, which the call outlived by up to one
+     * progress period. */
+    if (p && p->fatal_signal && p->fatal_signal_ns >= c->start_ns)
+        snprintf(buf, n, "still %s when %s ended the process, after %s", what,
+                 rv_signal_name(p->fatal_signal), rv_dur(c->dur_ns, d, sizeof(d)));
+    else
+        snprintf(buf, n, "still %s when the trace ends, after at least %s", what,
                  rv_dur(c->dur_ns, d, sizeof(d)));
     return buf;
 }
@@ -131,6 +147,30 @@ const char *rv_cache_str(const struct jst_call_ev *c, char *buf, size_t n)
     return buf;
 }
 
+const char *rv_group_cache_str(const struct rv_group *g, char *buf, size_t n)
+{
+    size_t kinds = 0, done[RV_CACHE_OUTCOMES] = {0};
+    for (size_t o = 0; o < RV_CACHE_OUTCOMES; o++)
+        kinds += g->cache_n[o] != 0;
+    if (kinds <= 1 || !g->m)
+        return g->m ? rv_cache_str(g->m->c, buf, n) : (buf[0] = '\0', buf);
+    buf[0] = '\0';
+    for (size_t k = 0; k < kinds; k++) {
+        size_t best = RV_CACHE_OUTCOMES;
+        for (size_t o = 0; o < RV_CACHE_OUTCOMES; o++)
+            if (g->cache_n[o] && !done[o] &&
+                (best == RV_CACHE_OUTCOMES || g->cache_n[o] > g->cache_n[best]))
+                best = o;
+        done[best] = 1;
+        char d[32];
+        const char *name = best ? jst_cache_name((unsigned)best) : "none";
+        rv_cat(buf, n, "%s%s in %zu%s (%s)", k ? ", " : "", name ? name : "unknown",
+               g->cache_n[best], k ? "" : (g->cache_n[best] == 1 ? " load" : " loads"),
+               rv_dur(g->cache_ns[best], d, sizeof d));
+    }
+    return buf;
+}
+
 const char *rv_verdict_str(const struct rv_module *m, char *buf, size_t n)
 {
     const struct jst_call_ev *c = m->c;
@@ -138,8 +178,8 @@ const char *rv_verdict_str(const struct rv_module *m, char *buf, size_t n)
     buf[0] = '\0';
     if (jst_is_rtc_call(c->call)) {
         rv_cat(buf, n, "%s",
-               c->call == JST_CALL_nvrtcCompileProgram     ? "runtime compile (NVRTC)"
-               : c->call == JST_CALL_nvvmCompileProgram    ? "runtime compile (NVVM)"
+               c->call == JST_CALL_nvrtcCompileProgram    ? "runtime compile (NVRTC)"
+               : c->call == JST_CALL_nvvmCompileProgram   ? "runtime compile (NVVM)"
                : c->call == JST_CALL_nvPTXCompilerCompile ? "runtime compile (nvPTXCompiler)"
                                                           : "runtime link (nvJitLink)");
         if (c->result != 0)
@@ -182,7 +222,7 @@ const char *rv_compile_facts(const struct jst_compile *k, char *buf, size_t n)
     const char *sep = "";
     buf[0] = '\0';
     if (k->in_flight) {
-        rv_cat(buf, n, "still compiling when the trace ends, after %s",
+        rv_cat(buf, n, "still compiling when the trace ends, after at least %s",
                rv_dur(k->dur_ns, d, sizeof d));
         sep = "; ";
     } else if (k->has_exit && k->exit_status != 0) {
@@ -229,5 +269,125 @@ const char *rv_cache_state_str(const struct jst_cache_state *s, char *buf, size_
     rv_cat(buf, n, "; max %s", rv_bytes(s->max_bytes, b, sizeof(b)));
     if (s->disabled)
         rv_cat(buf, n, "; CUDA_CACHE_DISABLE=1");
+    return buf;
+}
+
+/* ---- the answer: one line per process or program ---- */
+
+/* A fix without its "(GPU is sm_90; ...)" part, which the answer's own
+ * words already say. */
+void rv_short_fix(const char *fix, char *buf, size_t n)
+{
+    const char *g = strstr(fix, " (GPU is ");
+    const char *e = g ? strchr(g, ')') : NULL;
+    if (g && e)
+        snprintf(buf, n, "%.*s%s", (int)(g - fix), fix, e + 1);
+    else
+        snprintf(buf, n, "%s", fix);
+}
+
+/* What a module culprit did, in words: "the driver compiling kernels.ptx
+ * (PTX compute_75 only; GPU is sm_90)". */
+static void module_words(const struct rv_module *m, char *buf, size_t n)
+{
+    const struct jst_call_ev *c = m->c;
+    char label[1024];
+    if (c->read_from) /* the file alone: "compiling kernels.ptx" */
+        snprintf(label, sizeof label, "%s", c->read_from);
+    else
+        rv_origin(m, label, sizeof label);
+    buf[0] = '\0';
+    if (jst_is_rtc_call(c->call))
+        rv_cat(buf, n, "%s", label); /* "nvrtcCompileProgram for k.cu" */
+    else if (m->lost_ns && c->cache == JST_C_HIT)
+        rv_cat(buf, n, "the driver loading %s from the JIT cache", label);
+    else if (m->lost_ns)
+        rv_cat(buf, n, "the driver %s %s",
+               c->call == JST_CALL_cuLinkComplete || c->call == JST_CALL_nvJitLinkComplete
+                   ? "linking"
+                   : "compiling",
+               label);
+    else
+        rv_cat(buf, n, "%s failed to load", label);
+    if (c->reason && *c->reason)
+        rv_cat(buf, n, " (%s)", c->reason);
+}
+
+/* The process's largest culprit: its module (*m) or compile (*x), and the
+ * time it lost; 0 when it has none. */
+static uint64_t top_culprit(const struct rv_report *r, const struct rv_proc *rp,
+                            const struct rv_module **m, const struct rv_compile **x)
+{
+    *m = NULL;
+    *x = NULL;
+    if (rp->n_mods && r->mods[r->proc_mods[rp->mods_at]].culprit)
+        *m = &r->mods[r->proc_mods[rp->mods_at]];
+    if (rp->n_comps)
+        *x = &r->comps[r->proc_comps[rp->comps_at]];
+    if (*m && *x && (*x)->k->dur_ns > (*m)->lost_ns)
+        *m = NULL;
+    else if (*m)
+        *x = NULL;
+    return *m ? (*m)->lost_ns : *x ? (*x)->k->dur_ns : 0;
+}
+
+const char *rv_answer_proc(const struct rv_report *r, const struct rv_proc *rp, char *buf, size_t n)
+{
+    const struct jst_process *p = rp->p;
+    const struct rv_module *m;
+    const struct rv_compile *x;
+    uint64_t lost = top_culprit(r, rp, &m, &x);
+    char d[32], what[1400], fix[600] = "";
+    what[0] = '\0';
+    if (m)
+        module_words(m, what, sizeof what);
+    else if (x)
+        rv_compile_origin(x->k, what, sizeof what);
+    const char *fx = m ? m->fix : x ? x->fix : NULL;
+    if (fx)
+        rv_short_fix(fx, fix, sizeof fix);
+    buf[0] = '\0';
+    if (p->first_launch_ns) {
+        /* the culprit's share of the wait, when it came before the first
+         * kernel; one after it (a later first call) is said as such */
+        int before =
+            m ? jst_model_before_first_kernel(p, m->c) : x && x->k->start_ns < p->first_launch_ns;
+        rv_cat(buf, n, "first kernel after %s", rv_dur(p->ttfk_ns, d, sizeof d));
+        uint64_t part = lost < p->ttfk_ns ? lost : p->ttfk_ns;
+        if (what[0] && lost && before)
+            rv_cat(buf, n, ": %.0f%% was %s", rv_pct(part, p->ttfk_ns), what);
+        else if (what[0] && lost)
+            rv_cat(buf, n, "; after it, %s took %s", what, rv_dur(lost, d, sizeof d));
+        else if (what[0])
+            rv_cat(buf, n, ", but %s", what);
+        else
+            rv_cat(buf, n, ": no load needed the JIT or failed");
+    } else if (p->ttfk_in_flight) {
+        rv_cat(buf, n, "no kernel after more than %s: %s", rv_dur(p->ttfk_ns, d, sizeof d),
+               what[0] ? what : "a call was in flight");
+        if (m && m->c->in_flight) {
+            char f[200];
+            rv_cat(buf, n, ", %s", rv_in_flight_str(p, m->c, f, sizeof f));
+        }
+    } else if (what[0]) {
+        rv_cat(buf, n, "no kernel launched; %s", what);
+        if (lost)
+            rv_cat(buf, n, " took %s", rv_dur(lost, d, sizeof d));
+    } else {
+        rv_cat(buf, n, "no kernel launched, and no load needed the JIT or failed");
+    }
+    if (fix[0])
+        rv_cat(buf, n, "; fix: %s", fix);
+    return buf;
+}
+
+const char *rv_group_words(const struct rv_report *r, size_t g, char *buf, size_t n)
+{
+    const struct rv_group *gr = &r->groups[g];
+    buf[0] = '\0';
+    if (gr->m)
+        module_words(gr->m, buf, n);
+    else
+        rv_compile_origin(gr->k->k, buf, n);
     return buf;
 }

@@ -107,6 +107,7 @@
     X(DOMAIN, "domain", STR, PLAIN)                                       \
     X(DEPTH, "depth", U64, PLAIN)                                         \
     X(IN_FLIGHT, "in_flight", U64, PLAIN)                                 \
+    X(SIGNAL, "signal", U64, PLAIN)                                       \
     X(RTC_PTX_HASH, "rtc_ptx_hash", U64, HEX)                             \
     X(RTC_PTX_HASH_T, "rtc_ptx_hash_t", U64, HEX)                         \
     X(DRIVER_RELEASE, "driver_release", STR, PLAIN)                       \

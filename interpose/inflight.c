@@ -8,10 +8,13 @@
  * runs on SIGKILL, and the thread stuck in the driver cannot write either. So
  * "how long had it run" can only come from something else that writes while
  * the call runs. While any call is in flight, one background thread writes a
- * tiny flushed PROGRESS record every JITSTALL_PROGRESS_MS (default 1000) ms;
- * a reader takes the time of the last record as the end of what the trace
- * saw, so a call in flight has run at least (last record - its start), short
- * by at most one period. The thread:
+ * tiny flushed PROGRESS record; a reader takes the time of the last record as
+ * the end of what the trace saw, so a call in flight has run at least (last
+ * record - its start), short by at most one period. The period adapts: a
+ * tenth of the time since the latest BEGIN, at least 50 ms and at most
+ * JITSTALL_PROGRESS_MS (default 1000), so that past 500 ms what is lost is
+ * under 10% of the time a reader shows, and a 10-minute JIT still costs one
+ * record a second. The thread:
  *  - is created at the first BEGIN of a call that may compile (a load whose
  *    image has no SASS for the device, or could not be inspected; a link
  *    step; a runtime compile), not before: a program that never loads, or
@@ -24,7 +27,19 @@
  *    on that lock only inside a jitstall hook, never in its own code;
  *  - is created again after fork, in the child, when the child needs it.
  * JITSTALL_PROGRESS_MS=0 turns it off (an in-flight call then ends at the
- * last record the process wrote for another reason). The driver facts behind
+ * last record the process wrote for another reason).
+ *
+ * SIGTERM and SIGINT (a `timeout`, a scheduler, Ctrl-C) can be seen, where
+ * SIGKILL cannot. While a call is in flight and the thread runs, each of the
+ * two whose disposition is the default (terminate) gets a handler of ours;
+ * one the program handles or ignores is left alone. The handler only notes
+ * the signal and its time in a fixed slot, wakes the thread (sem_post), waits
+ * at most 200 ms for it to write a PROGRESS record carrying the signal, puts
+ * the default disposition back and raises the signal again: the process ends
+ * by it exactly as it would have. All of it is async-signal-safe; the record
+ * is written by the thread, which holds the writer's lock, never by the
+ * handler. When the last call in flight returns, the default disposition is
+ * put back (unless the program set its own meanwhile). The driver facts behind
  * this: docs/DRIVER.md, "A long call leaves nothing behind when the process
  * is killed"; the records: docs/FORMAT.md, `begin` and `progress`.
  */
@@ -36,6 +51,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cost.h"
 #include "sampler.h"
@@ -45,12 +61,25 @@
 
 #define JST_PROGRESS_DEFAULT_MS 1000
 #define JST_PROGRESS_MAX_MS 3600000
+#define JST_PROGRESS_MIN_NS 50000000ull /* the adaptive period's floor: 50 ms */
+#define JST_SIGNAL_WAIT_MS 200          /* how long a fatal signal waits for its record */
 
 static _Atomic int inflight_n;       /* calls between BEGIN and return */
 static _Atomic int progress_started; /* 0 none, 1 running (or failed for good) */
 static sem_t progress_wake;
 static pthread_once_t progress_once = PTHREAD_ONCE_INIT;
-static uint64_t progress_ns; /* period; 0: no thread */
+static uint64_t progress_ns;           /* the longest period; 0: no thread */
+static _Atomic uint64_t last_begin_ns; /* start of the latest BEGIN */
+
+/* The fatal-signal slot (see the top): the first signal caught, its time,
+ * and whether the thread wrote its record. */
+static _Atomic int sig_no;
+static _Atomic uint64_t sig_ns;
+static _Atomic int sig_written;
+static _Atomic int sig_owner; /* pid of the process whose thread writes for it */
+static pthread_mutex_t sig_lock = PTHREAD_MUTEX_INITIALIZER;
+static const int sig_caught[2] = {SIGTERM, SIGINT};
+static int sig_ours[2]; /* our handler is installed for sig_caught[i] (under sig_lock) */
 
 /* JITSTALL_PROGRESS_MS: a whole number of ms, 0 to turn the thread off. */
 static void progress_config(void)
@@ -74,7 +103,7 @@ static void progress_config(void)
 /* One PROGRESS record, flushed. Written straight to the writer: a writer
  * finished at exit refuses it quietly, where jst_emit would turn tracing off
  * and say so on the program's stderr. */
-static void progress_write(int n)
+static void progress_write(int n, uint64_t t, int sig)
 {
     if (atomic_load(&jst_state) != JST_ST_ON)
         return;
@@ -84,9 +113,38 @@ static void progress_write(int n)
     uint8_t buf[64];
     struct jst_rec r;
     jst_rec_begin(&r, buf, sizeof buf, JST_REC_PROGRESS);
-    jst_rec_u64(&r, JST_F_START_NS, jst_now_ns());
+    jst_rec_u64(&r, JST_F_START_NS, t);
     jst_rec_u64(&r, JST_F_IN_FLIGHT, (uint64_t)n);
+    if (sig)
+        jst_rec_u64(&r, JST_F_SIGNAL, (uint64_t)sig);
     jst_writer_emit(w, &r, 1);
+}
+
+/* The handler caught a signal whose record is not written yet. */
+static int signal_pending(void)
+{
+    return atomic_load(&sig_no) && !atomic_load(&sig_written);
+}
+
+/* A fatal signal's record, once, when the handler asked for it. */
+static void signal_write(void)
+{
+    int sig = atomic_load(&sig_no);
+    if (!sig || atomic_load(&sig_written))
+        return;
+    progress_write(atomic_load(&inflight_n), atomic_load(&sig_ns), sig);
+    atomic_store(&sig_written, 1);
+}
+
+/* The next period: a tenth of the time since the latest BEGIN, within
+ * [JST_PROGRESS_MIN_NS, progress_ns]. */
+static uint64_t progress_period(void)
+{
+    uint64_t now = jst_now_ns(), b = atomic_load(&last_begin_ns);
+    uint64_t p = now > b ? (now - b) / 10 : 0;
+    if (p < JST_PROGRESS_MIN_NS)
+        p = JST_PROGRESS_MIN_NS;
+    return p < progress_ns ? p : progress_ns;
 }
 
 static void *progress_main(void *arg)
@@ -97,17 +155,29 @@ static void *progress_main(void *arg)
      * thread opens and writes /proc/self/task/TID/comm. */
     prctl(PR_SET_NAME, "jitstall-prog", 0, 0, 0);
     for (;;) {
-        while (atomic_load(&inflight_n) <= 0)
+        while (atomic_load(&inflight_n) <= 0 && !signal_pending())
             while (sem_wait(&progress_wake) != 0 && errno == EINTR)
                 ;
-        struct timespec ts = {(time_t)(progress_ns / 1000000000ull),
-                              (long)(progress_ns % 1000000000ull)};
-        while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        signal_write();
+        /* sleep one period; only a fatal signal's sem_post ends it early
+         * (a BEGIN's post that the wait above did not take is no reason) */
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        uint64_t until =
+            (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec + progress_period();
+        ts.tv_sec = (time_t)(until / 1000000000ull);
+        ts.tv_nsec = (long)(until % 1000000000ull);
+        while (!signal_pending() &&
+               (sem_clockwait(&progress_wake, CLOCK_MONOTONIC, &ts) == 0 || errno == EINTR))
             ;
+        if (signal_pending()) {
+            signal_write();
+            continue;
+        }
         int n = atomic_load(&inflight_n);
         if (n > 0) {
             uint64_t t0 = jst_now_ns();
-            progress_write(n);
+            progress_write(n, t0, 0);
             jst_cost_add(JST_COST_PROGRESS, jst_now_ns() - t0);
         }
     }
@@ -141,6 +211,86 @@ static void progress_start(void)
     }
 }
 
+/* The handler of a fatal signal whose disposition was the default: notes
+ * it for the progress thread, gives the thread a moment to write it, then
+ * ends the process by the same signal. Async-signal-safe only. */
+static void on_fatal(int sig)
+{
+    int e = errno, none = 0;
+    if (getpid() == atomic_load(&sig_owner) &&
+        atomic_compare_exchange_strong(&sig_no, &none, sig)) {
+        atomic_store(&sig_ns, jst_now_ns());
+        sem_post(&progress_wake);
+        for (int i = 0; i < JST_SIGNAL_WAIT_MS && !atomic_load(&sig_written); i++) {
+            struct timespec ms = {0, 1000000};
+            nanosleep(&ms, NULL);
+        }
+    }
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    sigaction(sig, &dfl, NULL);
+    errno = e;
+    raise(sig); /* blocked until we return: then the default action, as before */
+}
+
+static int is_default(const struct sigaction *a)
+{
+    return !(a->sa_flags & SA_SIGINFO) && a->sa_handler == SIG_DFL;
+}
+
+static int is_ours(const struct sigaction *a)
+{
+    return !(a->sa_flags & SA_SIGINFO) && a->sa_handler == on_fatal;
+}
+
+/* While calls are in flight: our handler for each caught signal whose
+ * disposition is the default. A handler the program sets between the look
+ * and the swap is put back at once. */
+static void fatal_install(void)
+{
+    pthread_mutex_lock(&sig_lock);
+    atomic_store(&sig_owner, (int)getpid());
+    for (int i = 0; i < 2; i++) {
+        struct sigaction cur, ours, old;
+        if (sig_ours[i] || sigaction(sig_caught[i], NULL, &cur) != 0 || !is_default(&cur))
+            continue;
+        memset(&ours, 0, sizeof ours);
+        ours.sa_handler = on_fatal;
+        ours.sa_flags = SA_RESTART;
+        sigemptyset(&ours.sa_mask);
+        if (sigaction(sig_caught[i], &ours, &old) != 0)
+            continue;
+        if (is_default(&old))
+            sig_ours[i] = 1;
+        else
+            sigaction(sig_caught[i], &old, NULL);
+    }
+    pthread_mutex_unlock(&sig_lock);
+}
+
+/* Nothing in flight: the default disposition back, where ours is still
+ * there (the program may have set its own meanwhile: it is kept). */
+static void fatal_uninstall(void)
+{
+    pthread_mutex_lock(&sig_lock);
+    for (int i = 0; i < 2 && atomic_load(&inflight_n) <= 0; i++) {
+        struct sigaction cur, dfl, old;
+        if (!sig_ours[i])
+            continue;
+        sig_ours[i] = 0;
+        if (sigaction(sig_caught[i], NULL, &cur) != 0 || !is_ours(&cur))
+            continue;
+        memset(&dfl, 0, sizeof dfl);
+        dfl.sa_handler = SIG_DFL;
+        sigemptyset(&dfl.sa_mask);
+        if (sigaction(sig_caught[i], &dfl, &old) == 0 && !is_ours(&old))
+            sigaction(sig_caught[i], &old, NULL);
+    }
+    pthread_mutex_unlock(&sig_lock);
+}
+
 void jst_inflight_open(struct jst_event *ev, struct jst_rec *r, void *buf, size_t cap)
 {
     ev->seq = jst_next_seq();
@@ -159,10 +309,14 @@ void jst_inflight_emit(struct jst_event *ev, const struct jst_rec *r, int may_co
 {
     jst_emit(r, 1);
     ev->in_flight = 1;
+    atomic_store(&last_begin_ns, jst_now_ns());
     if (may_compile && !atomic_load(&progress_started))
         progress_start();
-    if (atomic_fetch_add(&inflight_n, 1) == 0 && atomic_load(&progress_started) && progress_ns)
+    int running = atomic_load(&progress_started) && progress_ns;
+    if (atomic_fetch_add(&inflight_n, 1) == 0 && running) {
+        fatal_install();
         sem_post(&progress_wake);
+    }
 }
 
 void jst_inflight_close(struct jst_event *ev)
@@ -170,7 +324,8 @@ void jst_inflight_close(struct jst_event *ev)
     if (!ev->in_flight)
         return;
     ev->in_flight = 0;
-    atomic_fetch_sub(&inflight_n, 1);
+    if (atomic_fetch_sub(&inflight_n, 1) == 1)
+        fatal_uninstall();
 }
 
 /* The child has no progress thread and no call in flight (the calls of the
@@ -178,6 +333,10 @@ void jst_inflight_close(struct jst_event *ev)
 void jst_inflight_atfork_child(void)
 {
     atomic_store(&inflight_n, 0);
+    pthread_mutex_init(&sig_lock, NULL); /* a parent's thread may have held it */
+    fatal_uninstall();
+    atomic_store(&sig_no, 0);
+    atomic_store(&sig_written, 0);
     if (atomic_load(&progress_started)) {
         sem_init(&progress_wake, 0, 0);
         atomic_store(&progress_started, 0);

@@ -218,6 +218,7 @@ enum jst_key {
 
     /* progress (JST_REC_PROGRESS), 210-219; time in JST_F_START_NS */
     JST_F_IN_FLIGHT = 210,   /* calls begun and not yet returned */
+    JST_F_SIGNAL = 211,      /* the fatal signal (SIGTERM, SIGINT) that arrived at start_ns */
     /* runtime compiler output (on nvrtcCompileProgram records), 200-209 */
     JST_F_RTC_PTX_HASH = 200,   /* jst_hash64 of the PTX text after the call, its NUL included */
     JST_F_RTC_PTX_HASH_T = 201, /* the same without the NUL */

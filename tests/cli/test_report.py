@@ -69,5 +69,33 @@ def test_report_partial_worded_like_check(env):
     expect(err.splitlines()[-1] == "jitstall report: no readable trace", err)
 
 
+@case
+def test_python_chain_folds_interpreter_frames(env):
+    # A load made from Python: the chain is its Python frames, not the
+    # interpreter's C frames between them ("[python interpreter] in
+    # /usr/bin/python3.12" once per Python frame).
+    tab = "\\x09"
+    s = run_spec(pid=300, exe="/usr/bin/python3.12", args=("python3", "app.py"))
+    mods = ('modmap mod_event=initial mod_path="/usr/bin/python3.12" bias=0x400000 '
+            'mod_start=0x400000 mod_end=0x800000\n'
+            'modmap mod_event=initial mod_path="/opt/app/lib/libkern.so" bias=0x7f0000000000 '
+            'mod_start=0x7f0000000000 mod_end=0x7f0000100000\n')
+    ips = "0x7f0000001000,0x401000,0x402000,0x403000,0x404000,0x405000,0x406000"
+    pf = (f'py_frame="load{tab}/srv/app/helpers.py{tab}12" key_131=2 '
+          f'py_frame="run{tab}/srv/app/app.py{tab}30" key_131=4 '
+          f'py_frame="<module>{tab}/srv/app/app.py{tab}40" key_131=6')
+    s = s.replace("call call=cuInit", mods + f"stack stack_id=1 ips={ips} {pf}\n" +
+                  "call call=cuInit", 1)
+    s = s.replace("call call=cuLibraryLoadData", "call call=cuLibraryLoadData stack_id=1", 1)
+    t = env.trace("py", s)
+    out, _ = env.expect_rc(0, "report", t)
+    chain = re.findall(r"^     called by  (.*)$", out, re.M)
+    expect(chain == ["load (/srv/app/helpers.py:12) in Python", "run (/srv/app/app.py:30) in Python",
+                     "<module> (/srv/app/app.py:40) in Python"], chain)
+    doc = json.loads(env.expect_rc(0, "report", "--json", t)[0])
+    frames = [f["func"] for f in doc["processes"][0]["modules"][0]["stack"]]
+    expect("[python interpreter]" not in frames, frames)
+
+
 if __name__ == "__main__":
     sys.exit(main(sys.argv))

@@ -13,6 +13,8 @@
  *       link    - cuLinkCreate / cuLinkAddData (PTX) / cuLinkComplete, then
  *                 cuModuleLoadData of the linked cubin
  * --hold: after the loads print "holding" and sleep, for the SIGKILL test.
+ * --on-term: the program handles SIGTERM itself (prints "own SIGTERM handler"
+ *            and exits with 7), for the fatal-signal test.
  * The program exits with EXIT_CODE.
  */
 #ifndef JST_E2E_COMMON_H
@@ -23,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <unistd.h>
 
 #define E2E_KERNEL "add_one"
@@ -226,6 +229,15 @@ static inline CUresult e2e_setup(const struct e2e_api *a, CUdeviceptr *buf)
     return e2e_step(a, "cuMemAlloc", a->cuMemAlloc(buf, 32 * sizeof(int)));
 }
 
+static inline void e2e_on_term(int sig)
+{
+    static const char msg[] = "own SIGTERM handler\n";
+    (void)sig;
+    if (write(1, msg, sizeof msg - 1) < 0)
+        _exit(8);
+    _exit(7);
+}
+
 /* Checks that every entry point was found, then runs the steps. */
 static inline int e2e_run(const struct e2e_api *a, int argc, char **argv)
 {
@@ -254,6 +266,10 @@ static inline int e2e_run(const struct e2e_api *a, int argc, char **argv)
     for (int i = 4; i < argc; i++) {
         if (strcmp(argv[i], "--hold") == 0) {
             hold = 1;
+            continue;
+        }
+        if (strcmp(argv[i], "--on-term") == 0) {
+            signal(SIGTERM, e2e_on_term);
             continue;
         }
         if (strcmp(flow, "module") == 0)

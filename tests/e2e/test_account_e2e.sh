@@ -79,11 +79,12 @@ run_traced ptxfile "$BIN/prog_direct" "$FIX" 0 module file:k75.ptx
 fix_kind ptxfile ptx_file "compile $FIX/k75.ptx ahead of time for the GPU and load the result"
 fix_kind ptxfile ptx_file "ptxas -arch=sm_90, or nvcc -fatbin -gencode arch=compute_90,code=[sm_90,compute_90]"
 run_traced ptxmem "$BIN/prog_direct" "$FIX" 0 module k75.ptx
-fix_kind ptxmem ptx_file "compile the PTX the program passes to cuModuleLoadData ahead of time"
+# PTX read into memory: named by the file with its bytes (here in $FIX, an argument)
+fix_kind ptxmem ptx_file "compile $FIX/k75.ptx (which the program passes to cuModuleLoadData) ahead of time"
 run_traced fatfile "$BIN/prog_direct" "$FIX" 0 module file:ptx75.fatbin
 fix_kind fatfile fatbin_file "rebuild the fatbin file $FIX/ptx75.fatbin with -gencode arch=compute_90,code=sm_90"
 run_traced fatmem "$BIN/prog_direct" "$FIX" 0 module ptx75.fatbin
-fix_kind fatmem fatbin_file "rebuild the fatbin the program passes to cuModuleLoadData with -gencode"
+fix_kind fatmem fatbin_file "rebuild $FIX/ptx75.fatbin (which the program passes to cuModuleLoadData) with -gencode"
 run_traced nvrtc "$BIN/prog_rtc_direct" "$FIX" 0 module k75.ptx
 fix_kind nvrtc nvrtc_ptx "the PTX passed to cuModuleLoadData was made by NVRTC at run time"
 fix_kind nvrtc nvrtc_ptx "nvrtcCompileProgram with -arch=sm_90, then nvrtcGetCUBIN"
@@ -110,7 +111,7 @@ fix_kind nvrtch-link nvrtc_ptx "the PTX passed to cuLinkAddData"
 # ... and other PTX, loaded after NVRTC ran, is not.
 { cat "$FIX/k75.ptx"; echo "// another kernel file"; } >"$WORK/other.ptx"
 run_traced nvrtc-other JST_FAKE_RTC_PTX="$WORK/other.ptx" "$BIN/prog_rtc_direct" "$FIX" 0 module k75.ptx
-fix_kind nvrtc-other ptx_file "compile the PTX the program passes to cuModuleLoadData ahead of time"
+fix_kind nvrtc-other ptx_file "compile $FIX/k75.ptx (which the program passes to cuModuleLoadData) ahead of time"
 run_traced ptxdata "$ACC/prog_ptxdata"
 expect_rc ptxdata 0
 fix_kind ptxdata ptx_data "compile the PTX text held in $ACC/prog_ptxdata ahead of time"

@@ -43,6 +43,11 @@ PY
   line=$(grep -m1 'in flight  ' "$d/report.txt" | sed 's/^ *//')
   fl=$(grep -m1 '^FAIL .*in-flight' "$d/check.txt" | cut -c1-160)
   echo "== in flight (timeout 3, cold JIT): report: ${line:-none}"
+  # timeout sends SIGTERM: the preload records it, so the time is exact.
+  case "$line" in
+    *"when SIGTERM ended the process, after "*) ok "inflight_big: the report names SIGTERM" ;;
+    *) fail "inflight_big: no SIGTERM in the in-flight line: ${line:-none}" ;;
+  esac
   echo "== in flight (timeout 3, cold JIT): check exit $rc_check: ${fl:-no FAIL line}"
   if [ "$rc_check" -eq 1 ] && [ -n "$fl" ]; then ok "inflight_big: check fails on the load in flight"
   else fail "inflight_big: check exited $rc_check: $(head -3 "$d/check.txt" "$d/check.err")"; fi
