@@ -23,6 +23,11 @@
  *    only to compress and write(2) one small record; a program thread waits
  *    on that lock only inside a jitstall hook, never in its own code;
  *  - is created again after fork, in the child, when the child needs it.
+ * The same thread hosts the preload's other periodic work (interpose/ready.c,
+ * jst_live_tick: the file: and after: forms of JITSTALL_READY, the live
+ * metrics file), started for it when the trace opens and such work is
+ * configured; that work may allocate and write its own files, but never
+ * runs on a program thread.
  * JITSTALL_PROGRESS_MS=0 turns it off (an in-flight call then ends at the
  * last record the process wrote for another reason). The driver facts behind
  * this: docs/DRIVER.md, "A long call leaves nothing behind when the process
@@ -41,6 +46,7 @@
 #include "state.h"
 #include "event.h"
 #include "inflight.h"
+#include "ready.h"
 
 #define JST_PROGRESS_DEFAULT_MS 1000
 #define JST_PROGRESS_MAX_MS 3600000
@@ -88,6 +94,23 @@ static void progress_write(int n)
     jst_writer_emit(w, &r, 1);
 }
 
+/* Waits until a call is in flight, or ns have passed (0: no limit). */
+static void progress_idle(uint64_t ns)
+{
+    if (!ns) {
+        while (sem_wait(&progress_wake) != 0 && errno == EINTR)
+            ;
+        return;
+    }
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t t = (uint64_t)ts.tv_nsec + ns;
+    ts.tv_sec += (time_t)(t / 1000000000ull);
+    ts.tv_nsec = (long)(t % 1000000000ull);
+    while (sem_timedwait(&progress_wake, &ts) != 0 && errno == EINTR)
+        ;
+}
+
 static void *progress_main(void *arg)
 {
     (void)arg;
@@ -95,30 +118,39 @@ static void *progress_main(void *arg)
     /* Named from inside: one prctl, where pthread_setname_np on another
      * thread opens and writes /proc/self/task/TID/comm. */
     prctl(PR_SET_NAME, "jitstall-prog", 0, 0, 0);
+    uint64_t due = 0; /* the next progress record, 0: none planned */
     for (;;) {
-        while (atomic_load(&inflight_n) <= 0)
-            while (sem_wait(&progress_wake) != 0 && errno == EINTR)
-                ;
-        struct timespec ts = {(time_t)(progress_ns / 1000000000ull),
-                              (long)(progress_ns % 1000000000ull)};
+        uint64_t now = jst_now_ns();
+        uint64_t live = jst_live_tick(now); /* ns until it wants to run again, 0: never */
+        int n = atomic_load(&inflight_n);
+        if (n <= 0 || !progress_ns) {
+            due = 0;
+            progress_idle(live);
+            continue;
+        }
+        if (!due) {
+            due = now + progress_ns;
+        } else if (now >= due) {
+            progress_write(n);
+            jst_cost_add(JST_COST_PROGRESS, jst_now_ns() - now);
+            due = now + progress_ns;
+        }
+        uint64_t nap = due > now ? due - now : 0;
+        if (live && live < nap)
+            nap = live;
+        struct timespec ts = {(time_t)(nap / 1000000000ull), (long)(nap % 1000000000ull)};
         while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
             ;
-        int n = atomic_load(&inflight_n);
-        if (n > 0) {
-            uint64_t t0 = jst_now_ns();
-            progress_write(n);
-            jst_cost_add(JST_COST_PROGRESS, jst_now_ns() - t0);
-        }
     }
     return NULL;
 }
 
 /* Starts the thread once per process (again in a forked child), with every
  * signal blocked: a new thread inherits the creator's mask. */
-static void progress_start(void)
+static void progress_start(int for_live)
 {
     pthread_once(&progress_once, progress_config);
-    if (!progress_ns || atomic_exchange(&progress_started, 1))
+    if ((!progress_ns && !for_live) || atomic_exchange(&progress_started, 1))
         return;
     sigset_t all, old;
     sigfillset(&all);
@@ -159,7 +191,7 @@ void jst_inflight_emit(struct jst_event *ev, const struct jst_rec *r, int may_co
     jst_emit(r, 1);
     ev->in_flight = 1;
     if (may_compile && !atomic_load(&progress_started))
-        progress_start();
+        progress_start(0);
     if (atomic_fetch_add(&inflight_n, 1) == 0 && atomic_load(&progress_started) && progress_ns)
         sem_post(&progress_wake);
 }
@@ -172,11 +204,18 @@ void jst_inflight_close(struct jst_event *ev)
     atomic_fetch_sub(&inflight_n, 1);
 }
 
+void jst_inflight_host_start(void)
+{
+    if (!atomic_load(&progress_started))
+        progress_start(1);
+}
+
 /* The child has no progress thread and no call in flight (the calls of the
  * parent's other threads do not exist in it). */
 void jst_inflight_atfork_child(void)
 {
     atomic_store(&inflight_n, 0);
+    jst_ready_atfork_child();
     if (atomic_load(&progress_started)) {
         sem_init(&progress_wake, 0, 0);
         atomic_store(&progress_started, 0);
