@@ -32,4 +32,9 @@ void jst_spawn_posix(const char *path, char *const argv[], pid_t pid, uint64_t s
 /* The trace opened: make the table a fork child can write to. */
 void jst_spawn_opened(void);
 
+/* The compiler children of this process not yet reaped (spawn.c), for the
+ * live metrics file: their kinds (JST_CC_*) and start times, at most n;
+ * returns the count. Only reads the table. */
+size_t jst_spawn_running(unsigned *kind, uint64_t *start, size_t n);
+
 #endif

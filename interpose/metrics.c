@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "image.h"
+#include "children.h"
 #include "labels.h"
 #include "metrics.h"
 #include "ready.h"
@@ -42,11 +43,28 @@ static uint64_t m_live_next; /* the background thread's next write */
 static char m_dir[PATH_MAX];
 static pthread_mutex_t m_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* The compilers a live file names, in order; one per kind of BEGIN that
- * may compile. */
-enum m_compiler { MC_NONE, MC_DRIVER_JIT, MC_NVRTC, MC_NVJITLINK, MC_NVVM, MC_NVPTXCOMPILER, MC_N };
+/* The compilers a live file names, with the names the analyzer gives them
+ * (analyzer/compiles.c): the in-process ones, from the BEGIN records of the
+ * calls that may compile, then the compiler children (JST_CC_* order). */
+enum m_compiler {
+    MC_NONE,
+    MC_DRIVER,
+    MC_NVRTC,
+    MC_NVJITLINK,
+    MC_NVVM,
+    MC_NVPTXCOMPILER,
+    MC_PTXAS, /* JST_CC_PTXAS + MC_CHILD0 - 1 */
+    MC_NVCC,
+    MC_CICC,
+    MC_NVLINK,
+    MC_FATBINARY,
+    MC_HOST_CC,
+    MC_N
+};
+#define MC_CHILD0 MC_PTXAS
 static const char *const m_compiler_names[MC_N] = {
-    NULL, "driver_jit", "nvrtc", "nvjitlink", "nvvm", "nvptxcompiler",
+    NULL,    "driver", "nvrtc", "nvjitlink", "nvvm",      "nvptxcompiler",
+    "ptxas", "nvcc",   "cicc",  "nvlink",    "fatbinary", "host_cc",
 };
 #define M_INFLIGHT 32 /* calls in flight that are tracked; more are not shown */
 
@@ -60,7 +78,7 @@ static struct m_figures {
     uint64_t driver;
     int have_device;
     uint64_t realtime, mono;
-    uint64_t compile_all;     /* every compile that ended: JIT, runtime, compiler child */
+    uint64_t cmp_ns[MC_N];    /* compiles that ended, by compiler */
     uint64_t late_n, late_ns; /* those that started after ready */
     struct {
         uint64_t seq, start;
@@ -114,16 +132,46 @@ static uint64_t get(const struct jst_record *rec, uint16_t key)
  * verdict says so, a link step when it adds PTX; a JIT that hit the cache is
  * cache load, any other is compile; runtime compiles count before the first
  * launch only. */
+/* The runtime compiler a call is, MC_NONE for any other call. */
+static unsigned rtc_kind(unsigned call)
+{
+    switch (call) {
+    case JST_CALL_nvrtcCompileProgram:
+        return MC_NVRTC;
+    case JST_CALL_nvJitLinkComplete:
+        return MC_NVJITLINK;
+    case JST_CALL_nvvmCompileProgram:
+        return MC_NVVM;
+    case JST_CALL_nvPTXCompilerCompile:
+        return MC_NVPTXCOMPILER;
+    default:
+        return MC_NONE;
+    }
+}
+
+/* The compiler child a COMPILE record names. */
+static unsigned child_kind(const struct jst_record *rec)
+{
+    const char *v = NULL;
+    uint32_t n = 0;
+    if (!jst_rec_get_str(rec, JST_F_COMPILER, &v, &n))
+        return MC_NONE;
+    for (unsigned k = MC_CHILD0; k < MC_N; k++)
+        if (strlen(m_compiler_names[k]) == n && !memcmp(m_compiler_names[k], v, n))
+            return k;
+    return MC_NONE;
+}
+
 /* A call or compiler child that may have compiled has ended: no longer in
  * flight; its time counts when it compiled, as late after ready. */
-static void compile_ended(uint64_t seq, uint64_t start, uint64_t dur, int compiled)
+static void compile_ended(uint64_t seq, uint64_t start, uint64_t dur, unsigned kind)
 {
     for (int i = 0; seq && i < M_INFLIGHT; i++)
         if (m.fl[i].kind != MC_NONE && m.fl[i].seq == seq)
             m.fl[i].kind = MC_NONE;
-    if (!compiled)
+    if (kind == MC_NONE || kind >= MC_N)
         return;
-    m.compile_all += dur;
+    m.cmp_ns[kind] += dur;
     uint64_t ready = jst_ready_ns();
     if (ready && start >= ready) {
         m.late_n++;
@@ -171,24 +219,18 @@ static unsigned begin_kind(const struct jst_record *rec)
     unsigned call = (unsigned)get(rec, JST_F_CALL_ID);
     unsigned verdict = (unsigned)get(rec, JST_F_VERDICT);
     uint64_t input = 0;
+    if (rtc_kind(call) != MC_NONE)
+        return rtc_kind(call);
     switch (call) {
-    case JST_CALL_nvrtcCompileProgram:
-        return MC_NVRTC;
-    case JST_CALL_nvJitLinkComplete:
-        return MC_NVJITLINK;
-    case JST_CALL_nvvmCompileProgram:
-        return MC_NVVM;
-    case JST_CALL_nvPTXCompilerCompile:
-        return MC_NVPTXCOMPILER;
     case JST_CALL_cuLinkComplete:
-        return MC_DRIVER_JIT;
+        return MC_DRIVER;
     case JST_CALL_cuLinkAddData:
     case JST_CALL_cuLinkAddFile:
         return jst_rec_get_u64(rec, JST_F_JIT_INPUT, &input) && input == 1 /* PTX */
-                   ? MC_DRIVER_JIT
+                   ? MC_DRIVER
                    : MC_NONE;
     default:
-        return verdict == JST_V_PTX_JIT || verdict == JST_V_FORCED_JIT ? MC_DRIVER_JIT : MC_NONE;
+        return verdict == JST_V_PTX_JIT || verdict == JST_V_FORCED_JIT ? MC_DRIVER : MC_NONE;
     }
 }
 
@@ -241,7 +283,7 @@ void jst_metrics_observe(const struct jst_rec *r)
         observe_begin(&rec);
         break;
     case JST_REC_COMPILE: /* a compiler child, reaped */
-        compile_ended(0, get(&rec, JST_F_START_NS), get(&rec, JST_F_DUR_NS), 1);
+        compile_ended(0, get(&rec, JST_F_START_NS), get(&rec, JST_F_DUR_NS), child_kind(&rec));
         break;
     default:
         break;
@@ -292,31 +334,52 @@ static void put(FILE *f, const char *name, const char *help, const char *labels,
     put_as(f, "gauge", name, help, labels, extra, v, first);
 }
 
-/* The live part: ready, compiling now, compile time so far, late compiles,
- * and whether the process has ended. */
+/* The live part: ready, compiling now (calls in flight, and compiler
+ * children not yet reaped), compile time so far, late compiles, and
+ * whether the process has ended. */
 static void write_live(FILE *f, const char *labels, const struct m_figures *s, uint64_t now,
                        int exited)
 {
+    if (s->proc_start && jst_ready_ns() > s->proc_start)
+        put(f, "jitstall_time_to_ready_seconds", "Process start to the moment it said it is ready.",
+            labels, "", (double)(jst_ready_ns() - s->proc_start) / 1e9, 1);
     put(f, "jitstall_ready", "1 once the process said it is ready (JITSTALL_READY).", labels, "",
         jst_ready_ns() ? 1 : 0, 1);
-    double running = 0;
+    double ns[MC_N] = {0};
     int on[MC_N] = {0};
-    for (int i = 0; i < M_INFLIGHT; i++)
+    for (int i = 0; i < M_INFLIGHT && !exited; i++)
         if (s->fl[i].kind != MC_NONE && s->fl[i].kind < MC_N) {
             on[s->fl[i].kind] = 1;
             if (now > s->fl[i].start)
-                running += (double)(now - s->fl[i].start);
+                ns[s->fl[i].kind] += (double)(now - s->fl[i].start);
         }
+    unsigned ck[M_INFLIGHT];
+    uint64_t cs[M_INFLIGHT];
+    size_t nc = exited ? 0 : jst_spawn_running(ck, cs, M_INFLIGHT);
+    for (size_t i = 0; i < nc; i++) {
+        unsigned k = ck[i] - JST_CC_PTXAS + MC_CHILD0;
+        if (ck[i] < JST_CC_PTXAS || k >= MC_N)
+            continue;
+        on[k] = 1;
+        if (now > cs[i])
+            ns[k] += (double)(now - cs[i]);
+    }
     char extra[96];
-    for (unsigned k = MC_DRIVER_JIT; k < MC_N; k++) {
+    for (unsigned k = MC_DRIVER; k < MC_N; k++) {
         snprintf(extra, sizeof extra, ",compiler=\"%s\",framework=\"\"", m_compiler_names[k]);
         put(f, "jitstall_compiling", "1 while a compile of this compiler is in flight.", labels,
-            extra, exited ? 0 : on[k], k == MC_DRIVER_JIT);
+            extra, on[k], k == MC_DRIVER);
     }
-    put(f, "jitstall_compile_seconds",
-        "Time in compiles so far: driver JIT, runtime compilers, compiler children, and those "
-        "in flight.",
-        labels, "", ((double)s->compile_all + (exited ? 0 : running)) / 1e9, 1);
+    int first = 1;
+    for (unsigned k = MC_DRIVER; k < MC_N; k++) {
+        if (!on[k] && !s->cmp_ns[k])
+            continue;
+        snprintf(extra, sizeof extra, ",compiler=\"%s\"", m_compiler_names[k]);
+        put(f, "jitstall_compile_seconds",
+            "Time in compiles so far, by compiler, those still running included.", labels, extra,
+            ((double)s->cmp_ns[k] + ns[k]) / 1e9, first);
+        first = 0;
+    }
     put_as(f, "counter", "jitstall_late_compiles_total", "Compiles that started after ready.",
            labels, "", (double)s->late_n, 1);
     put_as(f, "counter", "jitstall_late_compile_seconds_total",

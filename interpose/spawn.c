@@ -570,3 +570,22 @@ JST_EXPORT JST_IDLE_TEXT int waitid(idtype_t idtype, id_t id, siginfo_t *info, i
     }
     return r;
 }
+
+/* ---- for the live metrics file ---- */
+
+size_t jst_spawn_running(unsigned *kind, uint64_t *start, size_t n)
+{
+    struct spawn_slot *t = atomic_load(&spawn_tab);
+    size_t k = 0;
+    int me = (int)getpid();
+    for (int i = 0; t && i < SPAWN_SLOTS && k < n; i++) {
+        if (atomic_load_explicit(&t[i].state, memory_order_acquire) != SLOT_READY ||
+            t[i].ppid != me)
+            continue;
+        kind[k] = (unsigned)jst_compiler_kind(t[i].text);
+        start[k] = t[i].start_ns;
+        if (kind[k] != JST_CC_NONE)
+            k++;
+    }
+    return k;
+}

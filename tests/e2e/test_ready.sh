@@ -129,7 +129,7 @@ def val(text, name, sub=""):
             return float(line.rsplit(" ", 1)[1])
     return None
 
-jit = 'compiler="driver_jit"'
+jit = 'compiler="driver"'
 live = [t for t in seen if val(t, "jitstall_exited") == 0]
 assert len(live) >= 5, f"{len(live)} live versions of the file"
 warm = [t for t in live if val(t, "jitstall_compiling", jit) == 1 and val(t, "jitstall_ready") == 0]
@@ -137,7 +137,7 @@ assert warm, "compiling and not ready during the warm-up JIT"
 late = [t for t in live if val(t, "jitstall_compiling", jit) == 1 and val(t, "jitstall_ready") == 1]
 assert late, "compiling and ready during the late JIT"
 assert seen.index(warm[0]) < seen.index(late[0]), "the warm-up before the late compile"
-grow = [val(t, "jitstall_compile_seconds") for t in warm]
+grow = [val(t, "jitstall_compile_seconds", jit) for t in warm]
 assert grow[-1] > grow[0], f"compile seconds grow during a JIT: {grow}"
 last = seen[-1]
 assert val(last, "jitstall_exited") == 1, "the last file says the process ended"
