@@ -259,6 +259,8 @@ void jst_metrics_observe(const struct jst_rec *r)
     rec.payload = r->buf + JST_REC_HDR_SIZE;
     if (rec.type == JST_REC_PROCESS) /* after:SECONDS counts from here */
         jst_ready_started(get(&rec, JST_F_PROC_START_NS));
+    else if (rec.type == JST_REC_DEVICE) /* the driver is in use: the live thread may start */
+        jst_ready_driver_up();
     if (!m_on)
         return;
     pthread_mutex_lock(&m_lock);

@@ -7,7 +7,8 @@
  *    on its thread: a mark, or the end of the first range named NAME.
  *  - file:PATH and after:SECONDS are never looked at on a program thread:
  *    the preload's background thread (interpose/inflight.c) polls them,
- *    which exists only once the process has called the driver.
+ *    which exists only once the driver is in use (the first DEVICE record,
+ *    written once cuInit has succeeded).
  *
  * The same thread does the rest of the live work (jst_live_tick): the
  * metrics file rewritten every JITSTALL_LIVE_MS (interpose/metrics.c). One
@@ -40,6 +41,7 @@ static _Atomic int written;
 static _Atomic uint64_t fired_ns;
 static _Atomic uint32_t fired_tid;
 static _Atomic uint64_t started_ns;
+static _Atomic int driver_up; /* a DEVICE record was written: the driver is in use */
 
 static void ready_child(void)
 {
@@ -47,6 +49,7 @@ static void ready_child(void)
     atomic_store(&written, 0);
     atomic_store(&fired_ns, 0);
     atomic_store(&started_ns, 0);
+    atomic_store(&driver_up, 0);
 }
 
 static void ready_config(void)
@@ -142,7 +145,15 @@ void jst_ready_opened(struct jst_writer *w)
         ready_record(&r, buf, sizeof buf);
         jst_writer_emit(w, &r, 1);
     }
-    if (jst_live_wanted())
+}
+
+/* The background thread is started here, not when the trace opens: a
+ * Python process may open its trace for a compiler child before any driver
+ * call (interpose/spawn.c), and a process that has not called the driver
+ * gets no thread of ours. */
+void jst_ready_driver_up(void)
+{
+    if (!atomic_exchange(&driver_up, 1) && jst_live_wanted())
         jst_inflight_host_start();
 }
 

@@ -19,9 +19,11 @@ uint64_t jst_ready_ns(void);
 /* The process's start on the same clock, from its PROCESS record. */
 void jst_ready_started(uint64_t proc_start_ns);
 /* The trace has just been opened (its opening records written, on the
- * opening thread): the note for a bad spec, a READY said before, and the
- * background thread when live work needs it. */
+ * opening thread): the note for a bad spec, and a READY said before. */
 void jst_ready_opened(struct jst_writer *w);
+/* The first DEVICE record was written (cuInit succeeded): starts the
+ * background thread when live work needs it. */
+void jst_ready_driver_up(void);
 /* The live work, on the preload's background thread only: the file and
  * timer forms of ready, the live metrics file. Returns the ns until it
  * wants to run again, 0 when it has nothing more to do. */
