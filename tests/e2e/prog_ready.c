@@ -6,6 +6,8 @@
  * and launches LATE, whose PTX the simulated driver JITs: a late compile.
  *
  * Usage: prog_ready FIXTURES_DIR MODE WAIT_S FIRST LATE [PATH]
+ * LATE may be cc:PROGRAM instead of an image: the late compile is then a
+ * compiler child (posix_spawn, waitpid), as Triton runs ptxas.
  * MODE: mark (nvtxMarkA "warmup_done"), range (a push/pop range
  * "warmup_done" around the warm-up), start (a start/end range
  * "warmup_done" around it), file (creates PATH), none (says nothing: the
@@ -13,11 +15,28 @@
  * "other", which must not count. Prints one line per step.
  */
 #include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <nvtx3/nvToolsExt.h>
 
 #include "e2e_common.h"
+
+extern char **environ;
+
+static void run_cc(const char *prog)
+{
+    char *args[] = {(char *)prog, "-o", "/dev/null", NULL};
+    pid_t pid;
+    int st = 0;
+    if (posix_spawn(&pid, prog, NULL, NULL, args, environ) != 0) {
+        printf("cannot run %s\n", prog);
+        return;
+    }
+    waitpid(pid, &st, 0);
+    printf("%s exited %d\n", prog, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+}
 
 int main(int argc, char **argv)
 {
@@ -59,7 +78,10 @@ int main(int argc, char **argv)
     struct timespec ts = {(time_t)w, (long)((w - (double)(time_t)w) * 1e9)};
     while (nanosleep(&ts, &ts) != 0)
         ;
-    e2e_flow_module(&a, dir, argv[5], buf);
+    if (!strncmp(argv[5], "cc:", 3))
+        run_cc(argv[5] + 3);
+    else
+        e2e_flow_module(&a, dir, argv[5], buf);
     e2e_step(&a, "cuMemFree", a.cuMemFree(buf));
     return 0;
 }

@@ -109,6 +109,7 @@ env = dict(os.environ, LD_PRELOAD=preload, JITSTALL_DIR=work + "/live.traces",
 p = subprocess.Popen([prog, fix, "file", "0.5", "sm80_ptx80.fatbin", "ptx75.fatbin",
                       work + "/live.flag"], env=env, stdout=subprocess.DEVNULL)
 seen = []  # distinct contents, in order
+threads = []  # the preload's thread, seen by name
 while True:
     done = p.poll() is not None
     for f in glob.glob(work + "/prom/*.prom"):
@@ -118,6 +119,12 @@ while True:
             continue
         if not seen or seen[-1] != text:
             seen.append(text)
+    if not done and not threads:
+        for t in glob.glob(f"/proc/{p.pid}/task/*/comm"):
+            try:
+                threads += [1] if open(t).read().strip() == "jitstall-prog" else []
+            except OSError:
+                pass
     if done:
         break
     time.sleep(0.03)
@@ -146,5 +153,43 @@ assert val(last, "jitstall_late_compiles_total") == 1, "one late compile"
 assert 1.0 < val(last, "jitstall_late_compile_seconds_total") < 3, "its time"
 assert val(last, "jitstall_ready") == 1
 assert not glob.glob(work + "/prom/.jitstall_*"), "no temporary file left"
+assert threads, "written by the preload's thread (jitstall-prog)"
+PY
+
+# A late compiler child (a stand-in ptxas that takes 1.5 s), as Triton runs
+# one: shown compiling while it runs, counted late once reaped.
+mkdir -p "$WORK/bin" "$WORK/prom2"
+ln -sf "$BIN/fake_cc" "$WORK/bin/ptxas"
+python3 - "$WORK" "$JST_PRELOAD" "$P" "$FIX" <<'PY' || fail "the live metrics file with a compiler child"
+import glob, os, subprocess, sys, time
+work, preload, prog, fix = sys.argv[1:5]
+env = dict(os.environ, LD_PRELOAD=preload, JITSTALL_DIR=work + "/live.traces",
+           JITSTALL_READY="nvtx:warmup_done", JITSTALL_PROM_DIR=work + "/prom2",
+           JITSTALL_LIVE_MS="100", FAKE_CC_MS="1500")
+p = subprocess.Popen([prog, fix, "mark", "0", "sm90.fatbin", "cc:" + work + "/bin/ptxas"],
+                     env=env, stdout=subprocess.DEVNULL)
+seen = []
+while True:
+    done = p.poll() is not None
+    for f in glob.glob(work + "/prom2/*.prom"):
+        text = open(f).read()
+        if not seen or seen[-1] != text:
+            seen.append(text)
+    if done:
+        break
+    time.sleep(0.03)
+assert p.returncode == 0, f"exit {p.returncode}"
+cc = 'compiler="ptxas"'
+def val(text, name, sub=""):
+    for line in text.splitlines():
+        if line.startswith(name + "{") and sub in line:
+            return float(line.rsplit(" ", 1)[1])
+    return None
+assert [t for t in seen if val(t, "jitstall_compiling", cc) == 1 and val(t, "jitstall_ready") == 1
+        and val(t, "jitstall_exited") == 0], "ptxas shown compiling after ready"
+last = seen[-1]
+assert val(last, "jitstall_late_compiles_total") == 1, "the child is a late compile"
+assert 1.4 < val(last, "jitstall_compile_seconds", cc) < 3, "its time"
+assert val(last, "jitstall_compiling", cc) == 0
 PY
 echo "ok"
