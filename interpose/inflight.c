@@ -25,10 +25,11 @@
  *  - is created again after fork, in the child, when the child needs it.
  * The same thread hosts the preload's other periodic work (interpose/ready.c,
  * jst_live_tick: the file: and after: forms of JITSTALL_READY, the live
- * metrics file), started for it when the trace opens and such work is
- * configured; that work may allocate and write its own files, but never
- * runs on a program thread.
- * JITSTALL_PROGRESS_MS=0 turns it off (an in-flight call then ends at the
+ * metrics file of JITSTALL_PROM_DIR). Only when such work is configured, it
+ * is also started once the driver is in use (the first DEVICE record), and
+ * then wakes as often as that work asks even with nothing in flight; that
+ * work may allocate and write its own files, never on a program thread.
+ * JITSTALL_PROGRESS_MS=0 turns the progress records off (an in-flight call then ends at the
  * last record the process wrote for another reason). The driver facts behind
  * this: docs/DRIVER.md, "A long call leaves nothing behind when the process
  * is killed"; the records: docs/FORMAT.md, `begin` and `progress`.
