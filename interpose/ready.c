@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cost.h"
 #include "inflight.h"
 #include "metrics.h"
 #include "ready.h"
@@ -99,13 +100,17 @@ static void ready_record(struct jst_rec *r, uint8_t *buf, size_t cap)
     jst_rec_str(r, JST_F_READY_SPEC, spec_text);
 }
 
-/* Writes the READY record once, when the trace is open; else it waits for
- * jst_ready_opened (or the background thread's next turn, should the trace
- * have opened between the two looks). */
+/* Writes the READY record once, when the trace is open; before it opens,
+ * jst_ready_opened writes it with the opening records. */
 static void ready_write(void)
 {
-    if (atomic_load(&fired) != 2 || atomic_load(&written) || atomic_load(&jst_state) != JST_ST_ON ||
-        atomic_exchange(&written, 1))
+    if (atomic_load(&fired) != 2 || atomic_load(&written))
+        return;
+    /* Another thread is opening the trace: jst_trace waits until it is
+     * open (its opening records, jst_ready_opened, come first). */
+    if (atomic_load(&jst_state) == JST_ST_OPENING)
+        jst_trace();
+    if (atomic_load(&jst_state) != JST_ST_ON || atomic_exchange(&written, 1))
         return;
     uint8_t buf[JST_READY_ARG_MAX + 128];
     struct jst_rec r;
@@ -168,17 +173,19 @@ int jst_live_wanted(void)
 static uint64_t ready_poll(uint64_t now)
 {
     const struct jst_ready_spec *s = ready_spec();
+    if (atomic_load(&fired) == 2) {
+        ready_write(); /* in case the thread that said it could not write it yet */
+        return atomic_load(&written) || atomic_load(&jst_state) == JST_ST_OFF ? 0
+                                                                              : JST_READY_POLL_NS;
+    }
     if (s->kind != JST_READY_FILE && s->kind != JST_READY_AFTER)
         return 0;
-    if (atomic_load(&fired) == 2) {
-        ready_write(); /* said while the trace was opening */
-        return atomic_load(&written) ? 0 : JST_READY_POLL_NS;
-    }
     struct stat sb;
     uint64_t t0 = atomic_load(&started_ns);
     if (s->kind == JST_READY_FILE ? stat(s->arg, &sb) == 0 : t0 && now >= t0 + s->after_ns) {
         jst_ready_fire(0);
-        return atomic_load(&written) ? 0 : JST_READY_POLL_NS;
+        return atomic_load(&written) || atomic_load(&jst_state) == JST_ST_OFF ? 0
+                                                                              : JST_READY_POLL_NS;
     }
     if (s->kind == JST_READY_AFTER && t0 && t0 + s->after_ns - now < JST_READY_POLL_NS)
         return t0 + s->after_ns - now;
@@ -189,6 +196,7 @@ uint64_t jst_live_tick(uint64_t now)
 {
     uint64_t a = ready_poll(now);
     uint64_t b = jst_metrics_tick(now);
+    jst_cost_add(JST_COST_PROGRESS, jst_now_ns() - now); /* the thread's own time */
     if (!a)
         return b;
     return b && b < a ? b : a;
