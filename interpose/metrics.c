@@ -206,10 +206,7 @@ static void observe_call(const struct jst_record *rec)
     if ((call == JST_CALL_nvrtcCompileProgram || call == JST_CALL_nvJitLinkComplete) &&
         (!m.first_launch || start < m.first_launch))
         m.rtc += dur;
-    compile_ended(get(rec, JST_F_SEQ), start, dur,
-                  jit || call == JST_CALL_nvrtcCompileProgram ||
-                      call == JST_CALL_nvJitLinkComplete || call == JST_CALL_nvvmCompileProgram ||
-                      call == JST_CALL_nvPTXCompilerCompile);
+    compile_ended(get(rec, JST_F_SEQ), start, dur, jit ? MC_DRIVER : rtc_kind(call));
 }
 
 /* The compiler a BEGIN record starts, MC_NONE when it will not compile (a

@@ -92,9 +92,14 @@ void jst_ready_started(uint64_t proc_start_ns)
     atomic_store(&started_ns, proc_start_ns);
 }
 
-static void ready_record(struct jst_rec *r, uint8_t *buf, size_t cap)
+/* The READY record's room: only the one caller that set `written` builds
+ * it, so one static buffer serves (a path of 4 KiB is too much for the
+ * stack of a program's thread). */
+static uint8_t ready_buf[JST_READY_ARG_MAX + 128];
+
+static void ready_record(struct jst_rec *r)
 {
-    jst_rec_begin(r, buf, cap, JST_REC_READY);
+    jst_rec_begin(r, ready_buf, sizeof ready_buf, JST_REC_READY);
     jst_rec_u64(r, JST_F_START_NS, atomic_load(&fired_ns));
     jst_rec_u64(r, JST_F_TID, atomic_load(&fired_tid));
     jst_rec_str(r, JST_F_READY_SPEC, spec_text);
@@ -112,9 +117,8 @@ static void ready_write(void)
         jst_trace();
     if (atomic_load(&jst_state) != JST_ST_ON || atomic_exchange(&written, 1))
         return;
-    uint8_t buf[JST_READY_ARG_MAX + 128];
     struct jst_rec r;
-    ready_record(&r, buf, sizeof buf);
+    ready_record(&r);
     jst_emit(&r, 1);
 }
 
@@ -145,9 +149,8 @@ void jst_ready_opened(struct jst_writer *w)
         jst_writer_emit(w, &r, 0);
     }
     if (atomic_load(&fired) == 2 && !atomic_exchange(&written, 1)) {
-        uint8_t buf[JST_READY_ARG_MAX + 128];
         struct jst_rec r;
-        ready_record(&r, buf, sizeof buf);
+        ready_record(&r);
         jst_writer_emit(w, &r, 1);
     }
 }

@@ -96,6 +96,24 @@ rc=0
 [ "$rc" = 2 ] || fail "run --ready later exited $rc, expected 2"
 [ "$(wc -l <"$WORK/runbad.out")" = 1 ] || fail "run --ready later: not one line: $(cat "$WORK/runbad.out")"
 
+# Runtime compilers are counted under their own names in the metrics file
+# (written at exit here): NVRTC and nvJitLink, each 200 ms, and the SASS
+# load that follows is no compile.
+mkdir -p "$WORK/rtc.traces" "$WORK/prom_rtc"
+env LD_LIBRARY_PATH="$BIN/fakertc:$LD_LIBRARY_PATH" LD_PRELOAD="$JST_PRELOAD" \
+    JITSTALL_DIR="$WORK/rtc.traces" JITSTALL_PROM_DIR="$WORK/prom_rtc" JITSTALL_LIVE_MS=0 \
+    JST_FAKE_RTC_MS=200 JST_FAKE_RTC_RESULT=0 "$BIN/prog_rtc_direct" "$FIX" 0 module sm90.fatbin \
+    >"$WORK/rtc.out" 2>&1 || fail "prog_rtc_direct failed: $(cat "$WORK/rtc.out")"
+python3 - "$WORK"/prom_rtc/*.prom <<'PY' || fail "runtime compilers in the metrics file"
+import sys
+text = open(sys.argv[1]).read()
+secs = {l.split('compiler="')[1].split('"')[0]: float(l.rsplit(" ", 1)[1])
+        for l in text.splitlines() if l.startswith("jitstall_compile_seconds{")}
+assert set(secs) == {"nvrtc", "nvjitlink"}, f"compilers: {secs}"
+assert all(0.19 < v < 2 for v in secs.values()), secs
+assert "jitstall_late_compiles_total{" in text and "jitstall_exited{" in text
+PY
+
 # The live metrics file. Both loads JIT for about 1.2 s each (no JIT cache);
 # the file is rewritten every 100 ms by the preload's thread.
 skip_emulated "the live file's timings stretch past their bounds"
