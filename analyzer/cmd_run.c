@@ -18,10 +18,11 @@
 #include <unistd.h>
 #include "cli.h"
 #include "model.h"
+#include "readyspec.h"
 #include "report_view.h"
 
 static const char run_help[] =
-    "usage: jitstall run [-o DIR [--force]] [--] COMMAND [ARGS...]\n"
+    "usage: jitstall run [-o DIR [--force]] [--ready SPEC] [--] COMMAND [ARGS...]\n"
     "\n"
     "Runs COMMAND under libjitstall.so, the way heaptrack or nsys profile do,\n"
     "then prints three lines: the time to the first kernel launch, the time\n"
@@ -33,6 +34,10 @@ static const char run_help[] =
     "                    new directory jitstall-COMMAND-YYYYmmdd-HHMMSS here);\n"
     "                    refused when DIR already holds traces\n"
     "  --force           with -o: delete the traces already in DIR first\n"
+    "  --ready SPEC      when COMMAND is ready to serve: nvtx:NAME (an NVTX mark\n"
+    "                    NAME, or the end of the first range NAME), file:PATH\n"
+    "                    (when PATH exists) or after:SECONDS (after its start);\n"
+    "                    sets JITSTALL_READY, and compiles after it are late\n"
     "  -h, --help        show this help\n"
     "\n"
     "libjitstall.so is put first in LD_PRELOAD, keeping what was there, and\n"
@@ -285,11 +290,12 @@ static size_t summary(const char *dir)
     return n;
 }
 
-enum { O_FORCE = 256 };
+enum { O_FORCE = 256, O_READY };
 
 struct run_opts {
     const char *outdir;
     int force;
+    const char *ready;
 };
 
 static int run_option(int c, const char *arg, void *ctx)
@@ -299,8 +305,18 @@ static int run_option(int c, const char *arg, void *ctx)
         o->outdir = arg;
     else if (c == O_FORCE)
         o->force = 1;
-    else { /* ':' */
-        jst_errorf("run", "%s needs a directory", arg);
+    else if (c == O_READY) {
+        struct jst_ready_spec sp;
+        jst_ready_parse(arg, &sp);
+        if (sp.kind != JST_READY_NVTX && sp.kind != JST_READY_FILE && sp.kind != JST_READY_AFTER) {
+            jst_errorf("run", "--ready %s: %s", arg, sp.why ? sp.why : "it is empty");
+            return -1;
+        }
+        o->ready = arg;
+    } else { /* ':' */
+        jst_errorf("run", "%s needs %s", arg,
+                   strcmp(arg, "--ready") == 0 ? "a spec (nvtx:NAME, file:PATH or after:SECONDS)"
+                                               : "a directory");
         return -1;
     }
     return 0;
@@ -309,6 +325,7 @@ static int run_option(int c, const char *arg, void *ctx)
 static const struct option run_longopts[] = {
     {"output", required_argument, NULL, 'o'},
     {"force", no_argument, NULL, O_FORCE},
+    {"ready", required_argument, NULL, O_READY},
     JST_CLI_HELP_END,
 };
 /* '+': stop at COMMAND, whose own options are not ours. */
@@ -421,7 +438,7 @@ static int run_child(char **cmd, int *status, int *exec_err)
 
 static int cmd_run(int argc, char **argv)
 {
-    struct run_opts o = {NULL, 0};
+    struct run_opts o = {NULL, 0, NULL};
     int r = jst_cli_parse(&run_cli, argc, argv, &o);
     if (r != JST_CLI_GO)
         return r;
@@ -441,6 +458,10 @@ static int cmd_run(int argc, char **argv)
     }
     char dir[PATH_MAX], absdir[PATH_MAX];
     int created, status = 0, exec_err;
+    if (o.ready && setenv("JITSTALL_READY", o.ready, 1) != 0) {
+        jst_errorf("run", "cannot set the environment");
+        return JST_EXIT_USAGE;
+    }
     if (run_dir(o.outdir, o.force, cmd[0], dir, absdir, &created) != 0 ||
         run_env(lib, absdir) != 0 || run_child(cmd, &status, &exec_err) != 0)
         return JST_EXIT_USAGE;

@@ -42,4 +42,9 @@ void jst_spawn_hooked(void);
  * found gone, and a note for those no slot could hold. */
 void jst_spawn_flush(void);
 
+/* The compiler children of this process not yet reaped (spawn.c), for the
+ * live metrics file: their kinds (JST_CC_*) and start times, at most n;
+ * returns the count. Only reads the table. */
+size_t jst_spawn_running(unsigned *kind, uint64_t *start, size_t n);
+
 #endif

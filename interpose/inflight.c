@@ -26,7 +26,13 @@
  *    only to compress and write(2) one small record; a program thread waits
  *    on that lock only inside a jitstall hook, never in its own code;
  *  - is created again after fork, in the child, when the child needs it.
- * JITSTALL_PROGRESS_MS=0 turns it off (an in-flight call then ends at the
+ * The same thread hosts the preload's other periodic work (interpose/ready.c,
+ * jst_live_tick: the file: and after: forms of JITSTALL_READY, the live
+ * metrics file of JITSTALL_PROM_DIR). Only when such work is configured, it
+ * is also started once the driver is in use (the first DEVICE record), and
+ * then wakes as often as that work asks even with nothing in flight; that
+ * work may allocate and write its own files, never on a program thread.
+ * JITSTALL_PROGRESS_MS=0 turns the progress records off (an in-flight call then ends at the
  * last record the process wrote for another reason).
  *
  * SIGTERM and SIGINT (a `timeout`, a scheduler, Ctrl-C) can be seen, where
@@ -58,6 +64,7 @@
 #include "state.h"
 #include "event.h"
 #include "inflight.h"
+#include "ready.h"
 
 #define JST_PROGRESS_DEFAULT_MS 1000
 #define JST_PROGRESS_MAX_MS 3600000
@@ -147,6 +154,23 @@ static uint64_t progress_period(void)
     return p < progress_ns ? p : progress_ns;
 }
 
+/* Waits until a call is in flight, or ns have passed (0: no limit). */
+static void progress_idle(uint64_t ns)
+{
+    if (!ns) {
+        while (sem_wait(&progress_wake) != 0 && errno == EINTR)
+            ;
+        return;
+    }
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t t = (uint64_t)ts.tv_nsec + ns;
+    ts.tv_sec += (time_t)(t / 1000000000ull);
+    ts.tv_nsec = (long)(t % 1000000000ull);
+    while (sem_timedwait(&progress_wake, &ts) != 0 && errno == EINTR)
+        ;
+}
+
 static void *progress_main(void *arg)
 {
     (void)arg;
@@ -154,42 +178,48 @@ static void *progress_main(void *arg)
     /* Named from inside: one prctl, where pthread_setname_np on another
      * thread opens and writes /proc/self/task/TID/comm. */
     prctl(PR_SET_NAME, "jitstall-prog", 0, 0, 0);
+    uint64_t due = 0; /* the next progress record, 0: none planned */
     for (;;) {
-        while (atomic_load(&inflight_n) <= 0 && !signal_pending())
-            while (sem_wait(&progress_wake) != 0 && errno == EINTR)
-                ;
         signal_write();
-        /* sleep one period; only a fatal signal's sem_post ends it early
-         * (a BEGIN's post that the wait above did not take is no reason) */
+        uint64_t now = jst_now_ns();
+        uint64_t live = jst_live_tick(now); /* ns until it wants to run again, 0: never */
+        int n = atomic_load(&inflight_n);
+        if ((n <= 0 || !progress_ns) && !signal_pending()) {
+            due = 0;
+            progress_idle(live);
+            continue;
+        }
+        if (!due) {
+            due = now + progress_period();
+        } else if (now >= due && n > 0 && progress_ns) {
+            progress_write(n, now, 0);
+            jst_cost_add(JST_COST_PROGRESS, jst_now_ns() - now);
+            due = now + progress_period();
+        }
+        uint64_t nap = due > now ? due - now : 0;
+        if (live && live < nap)
+            nap = live;
+        /* sleep until then; only a fatal signal's sem_post ends it early (a
+         * BEGIN's post that the idle wait did not take is no reason) */
         struct timespec ts;
         clock_gettime(CLOCK_MONOTONIC, &ts);
-        uint64_t until =
-            (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec + progress_period();
+        uint64_t until = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec + nap;
         ts.tv_sec = (time_t)(until / 1000000000ull);
         ts.tv_nsec = (long)(until % 1000000000ull);
         while (!signal_pending() &&
                (sem_clockwait(&progress_wake, CLOCK_MONOTONIC, &ts) == 0 || errno == EINTR))
             ;
-        if (signal_pending()) {
-            signal_write();
-            continue;
-        }
-        int n = atomic_load(&inflight_n);
-        if (n > 0) {
-            uint64_t t0 = jst_now_ns();
-            progress_write(n, t0, 0);
-            jst_cost_add(JST_COST_PROGRESS, jst_now_ns() - t0);
-        }
     }
     return NULL;
 }
 
 /* Starts the thread once per process (again in a forked child), with every
  * signal blocked: a new thread inherits the creator's mask. */
-static void progress_start(void)
+static void progress_start(int for_live)
 {
     pthread_once(&progress_once, progress_config);
-    if (!progress_ns || atomic_exchange(&progress_started, 1) || !jst_thread_allowed())
+    if ((!progress_ns && !for_live) || atomic_exchange(&progress_started, 1) ||
+        !jst_thread_allowed())
         return;
     sigset_t all, old;
     sigfillset(&all);
@@ -311,7 +341,7 @@ void jst_inflight_emit(struct jst_event *ev, const struct jst_rec *r, int may_co
     ev->in_flight = 1;
     atomic_store(&last_begin_ns, jst_now_ns());
     if (may_compile && !atomic_load(&progress_started))
-        progress_start();
+        progress_start(0);
     int running = atomic_load(&progress_started) && progress_ns;
     if (atomic_fetch_add(&inflight_n, 1) == 0 && running) {
         fatal_install();
@@ -328,6 +358,12 @@ void jst_inflight_close(struct jst_event *ev)
         fatal_uninstall();
 }
 
+void jst_inflight_host_start(void)
+{
+    if (!atomic_load(&progress_started))
+        progress_start(1);
+}
+
 /* The child has no progress thread and no call in flight (the calls of the
  * parent's other threads do not exist in it). */
 void jst_inflight_atfork_child(void)
@@ -337,6 +373,7 @@ void jst_inflight_atfork_child(void)
     fatal_uninstall();
     atomic_store(&sig_no, 0);
     atomic_store(&sig_written, 0);
+    jst_ready_atfork_child();
     if (atomic_load(&progress_started)) {
         sem_init(&progress_wake, 0, 0);
         atomic_store(&progress_started, 0);

@@ -20,6 +20,9 @@ void jst_inflight_open(struct jst_event *ev, struct jst_rec *r, void *buf, size_
 void jst_inflight_emit(struct jst_event *ev, const struct jst_rec *r, int may_compile);
 /* ev returned: no longer in flight. */
 void jst_inflight_close(struct jst_event *ev);
+/* Starts the background thread for the live work (interpose/ready.c), if
+ * it is not running yet; the trace is open. */
+void jst_inflight_host_start(void);
 /* In a forked child: nothing is in flight, and no progress thread runs. */
 void jst_inflight_atfork_child(void);
 

@@ -32,6 +32,7 @@
 #include "sampler.h"
 #include "state.h"
 #include "nvtx.h"
+#include "ready.h"
 #include "real.h"
 #include "startenv.h"
 #include "utf8.h"
@@ -43,6 +44,9 @@
 #define NVTX_CB_MODULE_CORE 1
 #define NVTX_CB_MODULE_CORE2 5
 /* CORE callback ids */
+#define CB_MarkEx 1
+#define CB_MarkA 2
+#define CB_MarkW 3
 #define CB_RangeStartEx 4
 #define CB_RangeStartA 5
 #define CB_RangeStartW 6
@@ -52,6 +56,7 @@
 #define CB_RangePushW 10
 #define CB_RangePop 11
 /* CORE2 callback ids */
+#define CB2_DomainMarkEx 1
 #define CB2_DomainRangeStartEx 2
 #define CB2_DomainRangeEnd 3
 #define CB2_DomainRangePushEx 4
@@ -99,6 +104,7 @@ static _Atomic int preloaded = -1;    /* this copy is the global one (LD_PRELOAD
 static _Atomic int fork_armed;        /* nvtx_atfork_child is registered */
 static char foreign_note[512];        /* note for a tool the user named, "" if none */
 static _Atomic uint64_t next_range_id;
+static _Atomic uint64_t ready_range_id; /* the first start/end range named for ready */
 
 /* Records made before the trace file exists. */
 static pthread_mutex_t pend_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -111,6 +117,7 @@ static uint64_t pend_dropped;
 struct jst_nvtx_depth {
     const void *domain;
     int depth;
+    int ready_at; /* depth of an open range named as JITSTALL_READY says, 0: none */
 };
 static __thread struct jst_nvtx_depth tls_depth[JST_NVTX_DOMAINS]
     __attribute__((tls_model("initial-exec")));
@@ -193,6 +200,7 @@ void jst_nvtx_drain(struct jst_writer *w)
     pend_dropped = 0;
     pend_drained = 1;
     pthread_mutex_unlock(&pend_lock);
+    jst_ready_opened(w); /* a ready said before, and the live work */
 }
 
 /* UTF-8 of a wide string, cut to fit n bytes (NUL included). */
@@ -255,6 +263,7 @@ static struct jst_nvtx_depth *depth_slot(const void *domain)
         if (!tls_depth[i].domain || !tls_depth[i].depth) {
             tls_depth[i].domain = domain;
             tls_depth[i].depth = 0;
+            tls_depth[i].ready_at = 0;
             return &tls_depth[i];
         }
     return NULL;
@@ -285,10 +294,20 @@ static void range_event(unsigned op, const char *name, const void *domain, uint6
     errno = saved;
 }
 
+/* The program said it is ready (JITSTALL_READY=nvtx:NAME), on this thread. */
+static void ready_here(void)
+{
+    if (!tls_tid)
+        tls_tid = jst_tid();
+    jst_ready_fire(tls_tid);
+}
+
 static int do_push(const void *domain, const char *name)
 {
     struct jst_nvtx_depth *d = depth_slot(domain);
     int depth = d ? ++d->depth : -1;
+    if (d && !d->ready_at && jst_ready_nvtx_is(name))
+        d->ready_at = depth;
     range_event(JST_RANGE_PUSH, name ? name : "", domain, 0, depth);
     if (name && !jst_guard && strncmp(name, "XlaCompile", 10) == 0)
         jst_sampler_event(1); /* XLA compiles in-process: compile work (sampler.c) */
@@ -302,6 +321,10 @@ static int do_pop(const void *domain)
         return JST_NVTX_NO_TRACKING; /* a pop without a push: nothing to end */
     int depth = d ? d->depth-- : -1;
     range_event(JST_RANGE_POP, NULL, domain, 0, depth);
+    if (d && d->ready_at && depth <= d->ready_at) {
+        d->ready_at = 0;
+        ready_here();
+    }
     return JST_NVTX_NO_TRACKING;
 }
 
@@ -309,7 +332,16 @@ static uint64_t do_start(const void *domain, const char *name)
 {
     uint64_t id = atomic_fetch_add(&next_range_id, 1) + 1;
     range_event(JST_RANGE_START, name ? name : "", domain, id, -1);
+    uint64_t none = 0;
+    if (jst_ready_nvtx_is(name))
+        atomic_compare_exchange_strong(&ready_range_id, &none, id);
     return id;
+}
+
+static void do_mark(const char *name)
+{
+    if (jst_ready_nvtx_is(name))
+        ready_here();
 }
 
 /* ---- the callbacks NVTX calls ---- */
@@ -360,8 +392,36 @@ static int cb_pop(void)
 
 static void cb_dom_end(const void *dom, uint64_t id)
 {
-    if (id)
-        range_event(JST_RANGE_END, NULL, dom, id, -1);
+    if (!id)
+        return;
+    range_event(JST_RANGE_END, NULL, dom, id, -1);
+    if (id == atomic_load(&ready_range_id))
+        ready_here();
+}
+
+/* Marks are recorded only as the ready moment they may be. */
+static void cb_mark_a(const char *m)
+{
+    do_mark(m);
+}
+
+static void cb_mark_w(const wchar_t *m)
+{
+    char b[JST_NVTX_NAME_MAX];
+    wide_to_utf8(m, b, sizeof b);
+    do_mark(b);
+}
+
+static void cb_dom_mark(const void *dom, const void *attr)
+{
+    (void)dom;
+    char b[JST_NVTX_NAME_MAX];
+    do_mark(attr_name(attr, b, sizeof b));
+}
+
+static void cb_mark_ex(const void *attr)
+{
+    cb_dom_mark(NULL, attr);
 }
 
 static void cb_end(uint64_t id)
@@ -457,12 +517,15 @@ static int attach(jst_nvtx_get_table get)
     if (!cb || cb->struct_size < sizeof *cb || !cb->get_module_table)
         return 0;
     static const struct jst_nvtx_slot core[] = {
-        SLOT(CB_RangeStartEx, cb_start_ex), SLOT(CB_RangeStartA, cb_start_a),
-        SLOT(CB_RangeStartW, cb_start_w),   SLOT(CB_RangeEnd, cb_end),
-        SLOT(CB_RangePushEx, cb_push_ex),   SLOT(CB_RangePushA, cb_push_a),
-        SLOT(CB_RangePushW, cb_push_w),     SLOT(CB_RangePop, cb_pop),
+        SLOT(CB_MarkEx, cb_mark_ex),      SLOT(CB_MarkA, cb_mark_a),
+        SLOT(CB_MarkW, cb_mark_w),        SLOT(CB_RangeStartEx, cb_start_ex),
+        SLOT(CB_RangeStartA, cb_start_a), SLOT(CB_RangeStartW, cb_start_w),
+        SLOT(CB_RangeEnd, cb_end),        SLOT(CB_RangePushEx, cb_push_ex),
+        SLOT(CB_RangePushA, cb_push_a),   SLOT(CB_RangePushW, cb_push_w),
+        SLOT(CB_RangePop, cb_pop),
     };
     static const struct jst_nvtx_slot core2[] = {
+        SLOT(CB2_DomainMarkEx, cb_dom_mark),
         SLOT(CB2_DomainRangeStartEx, cb_dom_start),
         SLOT(CB2_DomainRangeEnd, cb_dom_end),
         SLOT(CB2_DomainRangePushEx, cb_dom_push),

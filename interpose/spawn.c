@@ -1105,3 +1105,23 @@ JST_EXPORT JST_IDLE_TEXT int pclose(FILE *fp)
         shell_end(s, r, t0);
     return r;
 }
+
+/* ---- for the live metrics file ---- */
+
+size_t jst_spawn_running(unsigned *kind, uint64_t *start, size_t n)
+{
+    struct spawn_table *t = atomic_load(&spawn_tab);
+    size_t k = 0;
+    int me = (int)getpid();
+    for (int i = 0; t && i < SPAWN_SLOTS && k < n; i++) {
+        struct spawn_slot *s = &t->slot[i];
+        if (atomic_load_explicit(&s->state, memory_order_acquire) != SLOT_READY ||
+            s->ppid != me)
+            continue;
+        kind[k] = (unsigned)jst_compiler_kind(s->text);
+        start[k] = s->start_ns;
+        if (kind[k] != JST_CC_NONE)
+            k++;
+    }
+    return k;
+}

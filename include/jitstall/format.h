@@ -99,6 +99,7 @@ enum jst_rec_type {
                                 Numba, CuPy) as found when Python or a compiler was seen */
     JST_REC_REAP = 16,       /* a wait call of the process reaped a child that ended:
                                 its pid, wait status and the time */
+    JST_REC_READY = 17,      /* the program said it is ready: the moment, and how */
     JST_REC_TYPE_MAX_
 };
 
@@ -233,6 +234,7 @@ enum jst_key {
     JST_F_PTX_ISA = 300,        /* on a load: .version of the PTX the driver would JIT
                                    (JST_F_JIT_FROM's entry), major*10+minor (9.0 is 90) */
     JST_F_PTX_ISA_MAX = 301,    /* on a load: the newest .version of any PTX entry, same form */
+    JST_F_READY_SPEC = 350,     /* READY: the JITSTALL_READY spec that fired, e.g. "nvtx:warmup_done" */
 
     /* compilers, sampled frames, framework caches (270-299) */
     JST_F_COMPILER = 270,    /* COMPILE: "ptxas", "nvcc", "cicc", "nvlink", "fatbinary",

@@ -40,7 +40,7 @@ def test_help_matches_man(env):
     for var in ("JITSTALL_DIR", "JITSTALL_REAL_LIBCUDA", "JITSTALL_DISABLE", "JITSTALL_DEBUG",
                 "JITSTALL_STACK_DEPTH", "JITSTALL_CUPTI", "JITSTALL_BUDGET_MS",
                 "JITSTALL_FAIL_EXIT_CODE", "JITSTALL_CUPTI_PATH", "JITSTALL_DEBUG_DIR",
-                "JITSTALL_PROGRESS_MS"):
+                "JITSTALL_PROGRESS_MS", "JITSTALL_READY", "JITSTALL_LIVE_MS"):
         expect(f"`{var}`" in top, f"jitstall.1.md documents {var}")
         expect(f"`{var}" in readme, f"README.md lists {var}")
     out, _ = env.expect_rc(0, "--help")

@@ -1009,6 +1009,8 @@ static void test_names(void **state)
         assert_non_null(jst_call_name(c));
     for (unsigned t = 1; t < JST_REC_TYPE_MAX_; t++)
         assert_non_null(jst_rec_type_name((uint16_t)t));
+    assert_string_equal(jst_rec_type_name(JST_REC_READY), "ready");
+    assert_string_equal(jst_key_name(JST_F_READY_SPEC), "ready_spec");
     for (unsigned a = 0; a < 65536; a++) {
         const char *na = jst_key_name((uint16_t)a);
         if (!na)
