@@ -262,6 +262,8 @@ static const char *fix_kind_name(unsigned k)
         return "cache_rewarm";
     case JST_FIX_PTX_TOO_NEW:
         return "ptx_too_new";
+    case JST_FIX_WARMUP:
+        return "warmup";
     default:
         return jst_fix_fw_kind_name(k) ? jst_fix_fw_kind_name(k) : "other";
     }

@@ -32,6 +32,7 @@ static const char *const rec_type_names[] = {
     [JST_REC_COMPILE] = "compile",
     [JST_REC_SAMPLE] = "sample",
     [JST_REC_FW_CACHE] = "fw_cache",
+    [JST_REC_READY] = "ready",
 };
 
 /* Each key's name, kind and print rule, from the schema (common/schema.h). */

@@ -134,6 +134,7 @@
     X(TRACE_STOP, "trace_stop", U64, ENUM(jst_trace_stop_name))           \
     X(PTX_ISA, "ptx_isa", U64, PLAIN)                                     \
     X(PTX_ISA_MAX, "ptx_isa_max", U64, PLAIN)                             \
+    X(READY_SPEC, "ready_spec", STR, PLAIN)                               \
     X(MESSAGE, "message", STR, PLAIN)                                     \
     X(LEVEL, "level", U64, PLAIN)
 

@@ -97,6 +97,9 @@ enum jst_rec_type {
                                 that followed compile work: one distinct stack each */
     JST_REC_FW_CACHE = 15,   /* a framework's compile cache (Triton, Inductor, JAX,
                                 Numba, CuPy) as found when Python or a compiler was seen */
+    JST_REC_READY = 24,      /* the program said it is ready: the moment, and how
+                                (JST_F_START_NS, JST_F_TID: 0 when the preload noticed it
+                                itself, JST_F_READY_SPEC); at most one per process */
     JST_REC_TYPE_MAX_
 };
 
@@ -255,6 +258,10 @@ enum jst_key {
     JST_F_WINDOW_NS = 289,   /* SAMPLE: time the thread was sampled for, in all, in the
                                 window these samples belong to */
     JST_F_SAMPLER_NS = 290,  /* SAMPLE: the sampler's own time on that thread in the window */
+
+    /* ready (JST_REC_READY), 350-359 */
+    JST_F_READY_SPEC = 350,  /* the JITSTALL_READY spec that fired: "nvtx:warmup_done",
+                                "file:/tmp/ready", "after:30" */
 
     /* note */
     JST_F_MESSAGE = 180,

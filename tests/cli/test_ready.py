@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""CLI tests of servers: the ready moment, late compiles, `status` and the
+start-up budget.
+
+A server says when it is ready (a READY record, written by the preload from
+JITSTALL_READY); every compile of any compiler that starts after it is late:
+report lists it with the request it stalled and the warm-up fix, check gates
+it (--max-late-compiles, --max-late-ms), export counts it. `status` reads
+traces still being written; `report --k8s` turns many runs' time to ready into
+a startupProbe.
+
+Harness: clitest.py. `python3 test_ready.py --list` names the cases; ctest
+runs each as cli.<case>.
+"""
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+from clitest import *  # noqa: F401,F403
+
+MS = 1000000
+
+
+def ready(at_ms, spec="nvtx:warmup_done", tid=100):
+    return f"ready start={at_ms}ms tid={tid} ready_spec={q(spec)}\n"
+
+
+def server_spec(ready_spec="nvtx:warmup_done", with_ready=True):
+    """A server: warm-up JIT 1100-1150 ms, first kernel at 1200 ms, ready at
+    2000 ms; then, inside request "req1" (thread 100, 3000-9000 ms), a compile
+    of every kind: the driver's JIT (a PTX load), NVRTC, nvJitLink, NVVM,
+    nvPTXCompiler, a ptxas child and an XLA compile range."""
+    s = process(pid=100, exe="/usr/bin/python3", args=("python3", "serve.py"))
+    s += jit_load(1100, 50, seq=1, tid=100)
+    s += launch(1200, seq=2)
+    if with_ready:
+        s += ready(2000, ready_spec)
+    s += "range range_op=push tid=100 start=3000ms name=req1 depth=1\n"
+    s += jit_load(3100, 400, seq=3, h="0xbee", kernel="_Z4latePf", tid=100)
+    s += call("nvrtcCompileProgram", 3600, 30, name="compute_90", seq=4)
+    s += call("nvJitLinkComplete", 3700, 20, seq=5)
+    s += call("nvvmCompileProgram", 3800, 25, name="compute_90", seq=6)
+    s += call("nvPTXCompilerCompile", 3900, 15, name="sm_90", seq=7)
+    s += ("compile tid=100 start=4000ms dur=100ms seq=7 program=/usr/local/cuda/bin/ptxas "
+          "compiler=ptxas target=sm_90 input=k.ptx output=k.cubin child_pid=601 wait_status=0\n")
+    s += "range range_op=push tid=100 start=4200ms name=\"XlaCompile:#module=jit_f#\" depth=2\n"
+    s += "range range_op=pop tid=100 start=4500ms depth=2\n"
+    s += "range range_op=pop tid=100 start=9000ms depth=1\n"
+    s += "end exit_status=0 end_reason=exit start=10000ms\n"
+    return s
+
+
+LATE = {"driver": 400, "nvrtc": 30, "nvjitlink": 20, "nvvm": 25, "nvptxcompiler": 15,
+        "ptxas": 100, "xla": 300}
+
+
+def report_json(env, *traces):
+    out, _ = env.expect_rc(0, "report", "--json", *traces)
+    return json.loads(out)
+
+
+@case
+def test_ready_late_compiles_every_compiler(env):
+    # Each compiler's compile after ready is late; the warm-up JIT before it is not.
+    for spec in ("nvtx:warmup_done", "file:/tmp/ready", "after:1"):
+        t = env.trace("srv", server_spec(spec))
+        p = report_json(env, t)["processes"][0]
+        expect(p["ttr_ns"] == 1000 * MS and p["ready_spec"] == spec, p.get("ttr_ns"))
+        late = {c["compiler"]: c["dur_ns"] // MS for c in p["compiles"] if c["late"]}
+        expect(late == LATE, f"late {late}")
+        early = [c for c in p["compiles"] if not c["late"]]
+        expect(len(early) == 1 and early[0]["start_ns"] == 1100 * MS, early)
+        expect(p["late_compiles"] == 7 and p["late_compile_ns"] == sum(LATE.values()) * MS,
+               (p["late_compiles"], p["late_compile_ns"]))
+        for c in p["compiles"]:
+            if c["late"]:
+                expect(c["request"] == "req1", c)
+                expect(c["late_fix"].startswith("the warm-up does not compile ") and
+                       c["late_fix"].endswith("(shape, dtype); add it to the warm-up or ship it"),
+                       c["late_fix"])
+        kinds = {f["kind"] for f in report_json(env, t)["fixes"]}
+        expect("warmup" in kinds, kinds)
+
+
+@case
+def test_ready_no_ready_no_late(env):
+    # Without a READY record nothing is late, and time to ready is absent.
+    p = report_json(env, env.trace("srv", server_spec(with_ready=False)))["processes"][0]
+    expect(p["ttr_ns"] is None and p["late_compiles"] == 0, p)
+    expect(not any(c["late"] for c in p["compiles"]), p["compiles"])
+
+
+@case
+def test_ready_report_text_and_markdown(env):
+    t = env.trace("srv", server_spec())
+    out, _ = env.expect_rc(0, "report", t)
+    expect("Time to ready         1.00 s (nvtx:warmup_done)" in out, out)
+    expect("Late compiles  7 after ready, 890.0 ms: each stalled a request" in out, out)
+    sec = out.split("Late compiles")[1]
+    expect(re.search(r"driver +400\.0 ms  _Z4latePf  \+1\.10 s after ready  in request req1",
+                     sec), sec)
+    expect("fix: the warm-up does not compile _Z4latePf (shape, dtype); add it to the warm-up "
+           "or ship it" in sec, sec)
+    md, _ = env.expect_rc(0, "report", "--markdown", t)
+    expect("| 100 | 1.00 s | nvtx:warmup\\_done | 200.0 ms | 7 (890.0 ms) |" in md, md)
+    expect("| 100 | driver | 400.0 ms | \\_Z4latePf | req1 |" in md, md)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
