@@ -110,5 +110,30 @@ def test_ready_report_text_and_markdown(env):
     expect("| 100 | driver | 400.0 ms | \\_Z4latePf | req1 |" in md, md)
 
 
+@case
+def test_ready_check_late_budgets(env):
+    t = env.trace("srv", server_spec())
+    out, _ = env.expect_rc(1, "check", "--max-late-compiles", "0", t)
+    lines = fail_lines(out)
+    expect(len(lines) == 1 and lines[0].startswith(
+        "FAIL python3[100] max-late-compiles: 7 compiles after ready, budget 0 (+7); longest: "
+        "driver 400.0 ms for _Z4latePf in request req1; fix: the warm-up does not compile "
+        "_Z4latePf"), lines)
+    env.expect_rc(0, "check", "--max-late-compiles", "7", t)
+    out, _ = env.expect_rc(1, "check", "--max-late-ms", "889", t)
+    lines = fail_lines(out)
+    expect(len(lines) == 1 and "max-late-ms: compiling after ready took 890.0 ms, budget 889.0 ms"
+           in lines[0], lines)
+    env.expect_rc(0, "check", "--max-late-ms", "890", t)
+    # both budgets: one line each
+    out, _ = env.expect_rc(1, "check", "--max-late-compiles", "1", "--max-late-ms", "1", t)
+    expect(len(fail_lines(out)) == 2, out)
+    # a server that never said it was ready has no late compiles
+    env.expect_rc(0, "check", "--max-late-compiles", "0",
+                  env.trace("noready", server_spec(with_ready=False)))
+    _, err = env.expect_rc(2, "check", "--max-late-ms", "x", t)
+    expect("--max-late-ms" in err and len(err.splitlines()) == 1, err)
+
+
 if __name__ == "__main__":
     sys.exit(main(sys.argv))
