@@ -135,5 +135,36 @@ def test_ready_check_late_budgets(env):
     expect("--max-late-ms" in err and len(err.splitlines()) == 1, err)
 
 
+@case
+def test_ready_export_prometheus_and_otlp(env):
+    t = env.trace("srv", server_spec())
+    out, _ = env.expect_rc(0, "export", "--format", "prometheus", t)
+    expect(re.search(r"^# TYPE jitstall_late_compiles_total counter$", out, re.M), out)
+    expect(re.search(r"^jitstall_late_compiles_total\{program=\"python3\".*\} 7$", out, re.M), out)
+    expect(re.search(r"^jitstall_late_compile_seconds_total\{.*\} 0\.89$", out, re.M), out)
+    expect(re.search(r"^jitstall_ready_seconds\{.*\} 1$", out, re.M), out)
+    # no ready: no time to ready, and zero late compiles
+    out, _ = env.expect_rc(0, "export", "--format", "prometheus",
+                           env.trace("noready", server_spec(with_ready=False)))
+    expect("jitstall_ready_seconds{" not in out, out)
+    expect(re.search(r"^jitstall_late_compiles_total\{.*\} 0$", out, re.M), out)
+    out, _ = env.expect_rc(0, "export", "--format", "otlp", t)
+    spans = [s for rs in json.loads(out)["resourceSpans"] for ss in rs["scopeSpans"]
+             for s in ss["spans"]]
+
+    def attrs(s):
+        return {a["key"]: a["value"] for a in s["attributes"]}
+    late = [s["name"] for s in spans if attrs(s).get("jitstall.late") == {"boolValue": True}]
+    # the late JIT load and runtime compiles as call spans, ptxas and XLA as compile spans
+    expect(sorted(late) == sorted(["cuLibraryLoadData", "nvrtcCompileProgram",
+                                   "nvJitLinkComplete", "nvvmCompileProgram",
+                                   "nvPTXCompilerCompile", "compile ptxas", "compile xla"]), late)
+    early = [s for s in spans if s["name"] == "cuLibraryLoadData" and
+             "jitstall.late" not in attrs(s)]
+    expect(len(early) == 1, "the warm-up JIT is not late")
+    root = [s for s in spans if s["name"].endswith("cold start")][0]
+    expect(attrs(root)["jitstall.late_compiles"] == {"intValue": "7"}, attrs(root))
+
+
 if __name__ == "__main__":
     sys.exit(main(sys.argv))
