@@ -166,5 +166,145 @@ def test_ready_export_prometheus_and_otlp(env):
     expect(attrs(root)["jitstall.late_compiles"] == {"intValue": "7"}, attrs(root))
 
 
+# ---- status: traces still being written ----
+
+def mono_ms():
+    """Now on CLOCK_MONOTONIC, the traces' clock, in ms."""
+    return time.clock_gettime(time.CLOCK_MONOTONIC) * 1000.0
+
+
+class Sleeper:
+    """A live process whose pid the traces name."""
+
+    def __init__(self):
+        self.proc = subprocess.Popen(["sleep", "300"])
+        self.pid = self.proc.pid
+
+    def close(self):
+        self.proc.kill()
+        self.proc.wait()
+
+
+def live_process(pid, now, up_ms):
+    host = os.uname().nodename
+    return (f"process pid={pid} ppid=1 exe=/usr/bin/python3 arg=python3 arg=serve.py "
+            f"host={q(host)} realtime=1700000000s mono={now - up_ms:.0f}ms "
+            f"proc_start={now - up_ms:.0f}ms version=0.1.0\n")
+
+
+def phase_stage(pid, now, stage):
+    """One server's trace at a stage of its start: "compiling" (a PTX JIT
+    begun 12 s ago, not returned, a progress record 1 s ago), "ready" (it
+    returned, then ready), "exited" (then the end record)."""
+    s = live_process(pid, now, 20000)
+    s += call("cuInit", now - 19000, 100)
+    jit = dict(image_kind="fatbin_wrapper", source=q("/opt/app/lib/libkern.so"),
+               verdict="ptx_jit", jit_from="compute_75", target_cc=90, kernel=KERNEL, seq=2,
+               tid=pid)
+    fields = " ".join(f"{k}={v}" for k, v in jit.items())
+    s += f"begin call=cuLibraryLoadData start={now - 12000:.0f}ms {fields}\n"
+    s += f"progress start={now - 1000:.0f}ms in_flight=1\n"
+    if stage == "compiling":
+        return s
+    s += f"call call=cuLibraryLoadData start={now - 12000:.0f}ms dur=11500ms result=0 {fields}\n"
+    s += ready(now - 400, "file:/tmp/ready", tid=0)
+    if stage == "ready":
+        return s
+    return s + f"end exit_status=0 end_reason=exit start={now - 100:.0f}ms\n"
+
+
+def status_json(env, want_rc, *args):
+    out, _ = env.expect_rc(want_rc, "status", "--json", *args)
+    return json.loads(out)
+
+
+@case
+def test_status_compiling_then_ready_then_exited(env):
+    sl = Sleeper()
+    try:
+        d = env.path("traces")
+        for stage in ("compiling", "ready", "exited"):
+            now = mono_ms()
+            env.trace("srv", phase_stage(sl.pid, now, stage), truncate=stage != "exited",
+                      subdir="traces")
+            j = status_json(env, 0, "--stuck", "5", d)
+            (p,) = j["processes"]
+            expect(p["pid"] == sl.pid and p["program"] == "python3", p)
+            expect(p["phase"] == stage and not p["stuck"], (stage, p))
+            expect(19.9e9 <= p["up_ns"] <= 60e9, p["up_ns"])
+            text, _ = env.expect_rc(0, "status", "--stuck", "5", d)
+            line = text.splitlines()[1]
+            if stage == "compiling":
+                # in flight since 12 s ago: now, not the trace's last record, ends it
+                expect(11.9e9 <= p["compiling_ns"] <= 60e9 and p["compiler"] == "driver", p)
+                expect(p["compile_ns"] >= 11.9e9, p)
+                expect(p["live"] is True, p)
+                expect(re.search(r"compiling driver PTX JIT \S+ for \d+\.\d+ s$", line), line)
+            elif stage == "ready":
+                expect(p["compile_ns"] == 11500 * MS and p["ready_spec"] == "file:/tmp/ready", p)
+                expect(re.search(r"  ready \(after 19\.\d+ s\)$", line), line)
+            else:
+                expect(p["live"] is False and p["exit_status"] == 0, p)
+                expect(line.endswith("exited (status 0)"), line)
+    finally:
+        sl.close()
+
+
+@case
+def test_status_stuck(env):
+    sl = Sleeper()
+    try:
+        now = mono_ms()
+        # started 100 s ago, last driver call ended 90 s ago, nothing since
+        s = live_process(sl.pid, now, 100000) + call("cuInit", now - 99000, 9000, tid=sl.pid)
+        t = env.trace("stuck", s, truncate=True, subdir="d")
+        out, _ = env.expect_rc(1, "status", "--stuck", "30", env.path("d"))
+        expect(re.search(r"starting  STUCK: no driver call or compile for 9\d\.\d+ s "
+                         r"\(--stuck 30 s\)", out), out)
+        j = status_json(env, 1, "--stuck", "30", t)
+        expect(j["stuck"] == 1 and j["processes"][0]["stuck"], j)
+        expect(90e9 <= j["processes"][0]["idle_ns"] < 200e9, j)
+        # a longer budget, or none: not stuck
+        env.expect_rc(0, "status", "--stuck", "300", t)
+        env.expect_rc(0, "status", t)
+        # ready, or a dead pid (exited, no end record), is never stuck
+        env.trace("ready", s + ready(now - 95000), truncate=True, subdir="r")
+        j = status_json(env, 0, "--stuck", "30", env.path("r"))
+        expect(j["processes"][0]["phase"] == "ready", j)
+    finally:
+        sl.close()
+    j = status_json(env, 0, "--stuck", "30", t)
+    expect(j["processes"][0]["phase"] == "exited" and j["processes"][0]["live"] is False, j)
+
+
+@case
+def test_status_cut_last_block(env):
+    # A trace read while the preload writes it: its last block cut short.
+    sl = Sleeper()
+    try:
+        now = mono_ms()
+        t = env.trace("cut", phase_stage(sl.pid, now, "compiling") +
+                      "note message=\"padding so the cut lands in a block\"\n", truncate=True)
+        data = open(t, "rb").read()
+        open(t, "wb").write(data[:-10])
+        j = status_json(env, 0, "--stuck", "5", t)
+        expect(j["processes"][0]["phase"] == "compiling", j)
+    finally:
+        sl.close()
+
+
+@case
+def test_status_errors(env):
+    _, err = env.expect_rc(2, "status", env.path("nope"))
+    expect(err.startswith("jitstall status: ") and len(err.splitlines()) == 1, err)
+    os.makedirs(env.path("empty"))
+    out, _ = env.expect_rc(0, "status", env.path("empty"))
+    expect("no trace yet" in out, out)
+    _, err = env.expect_rc(2, "status", "--stuck", "soon", env.path("empty"))
+    expect("--stuck" in err and len(err.splitlines()) == 1, err)
+    _, err = env.expect_rc(2, "status")
+    expect(len(err.splitlines()) == 1, err)
+
+
 if __name__ == "__main__":
     sys.exit(main(sys.argv))
