@@ -306,5 +306,61 @@ def test_status_errors(env):
     expect(len(err.splitlines()) == 1, err)
 
 
+# ---- the start-up budget ----
+
+def run_with_ready(pid, ready_s, with_ready=True):
+    """A run of serve.py started at 1000 ms: first kernel at 1200 ms, ready
+    ready_s seconds after its start (without ready: the first kernel at
+    ready_s instead)."""
+    s = process(pid=pid, exe="/usr/bin/python3", args=("python3", "serve.py"))
+    if with_ready:
+        s += launch(1200, seq=1)
+        s += ready(1000 + ready_s * 1000, tid=pid)
+    else:
+        s += launch(1000 + ready_s * 1000, seq=1)
+    return s + f"end exit_status=0 end_reason=exit start={2000 + ready_s * 1000}ms\n"
+
+
+@case
+def test_budget_over_200_runs(env):
+    # 200 runs ready after 1, 2, ..., 200 s; every fifth sets no ready moment
+    # and counts by its time to first kernel. Nearest rank: p50 100 s, p95
+    # 190 s, p99 198 s, max 200 s.
+    for i in range(1, 201):
+        env.trace(f"run{i:03d}", run_with_ready(1000 + i, i, with_ready=i % 5 != 0),
+                  subdir="runs")
+    d = env.path("runs")
+    out, _ = env.expect_rc(0, "report", "--k8s", "--budget", "150", d)
+    sec = out[out.index("Start-up budget"):]
+    expect(sec.startswith("Start-up budget (200 runs: 160 by time to ready, 40 by time to first "
+                          "kernel where no ready was set)\n"
+                          "  p50 100.00 s, p95 190.00 s, p99 198.00 s, max 200.00 s\n"
+                          "  a budget of 150.00 s would have killed 50 of 200 runs (25.0%)\n"), sec)
+    # 198 s + 25% = 247.5 s: 25 periods of 10 s
+    expect("failureThreshold x periodSeconds = 25 x 10 s = 250 s, covering p99 (198.00 s) with "
+           "a 25% margin" in sec, sec)
+    expect("\n  startupProbe:\n" in sec and "\n    periodSeconds: 10\n" in sec and
+           "\n    failureThreshold: 25 " in sec, sec)
+    j = json.loads(env.expect_rc(0, "report", "--json", "--budget", "199", d)[0])["startup"]
+    expect((j["runs"], j["runs_by_ready"], j["p50_ns"], j["p95_ns"], j["p99_ns"], j["max_ns"]) ==
+           (200, 160, 100e9, 190e9, 198e9, 200e9), j)
+    expect(j["killed_by_budget"] == 1 and j["probe_failure_threshold"] == 25, j)
+    md, _ = env.expect_rc(0, "report", "--markdown", "--k8s", d)
+    expect("```yaml\nstartupProbe:\n" in md and "**Start-up budget** (200 runs" in md, md)
+    _, err = env.expect_rc(2, "report", "--budget", "soon", d)
+    expect("--budget" in err and len(err.splitlines()) == 1, err)
+
+
+@case
+def test_budget_absent_without_ready(env):
+    # Runs that never said they were ready: no budget section unless asked.
+    t = env.trace("cold", run_spec())
+    out, _ = env.expect_rc(0, "report", t)
+    expect("Start-up budget" not in out and "Time to ready" not in out, out)
+    expect("startup" not in json.loads(env.expect_rc(0, "report", "--json", t)[0]), "no key")
+    out, _ = env.expect_rc(0, "report", "--budget", "1", t)
+    expect("1 by time to first kernel" in out and "would have killed 1 of 1 runs" in out, out)
+
+
 if __name__ == "__main__":
     sys.exit(main(sys.argv))
