@@ -93,15 +93,42 @@ struct pstat {
     char what[512]; /* what it compiles: "ptxas k.cubin" */
 };
 
-static uint64_t mono_now(void)
+static uint64_t clock_of(clockid_t id)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(id, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* When process pid started, on the CLOCK_MONOTONIC scale, as the preload
+ * records it (/proc/PID/stat starttime); 0 when unknown. */
+static uint64_t pid_start(pid_t pid)
+{
+    char path[64], buf[2048];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    char *q = strrchr(buf, ')'); /* the command may hold spaces and parens */
+    for (int field = 2; q && field < 22; field++)
+        q = strchr(q + 1, ' ');
+    long hz = sysconf(_SC_CLK_TCK);
+    if (!q || hz <= 0)
+        return 0;
+    uint64_t boot_ns = strtoull(q + 1, NULL, 10) * (1000000000ull / (uint64_t)hz);
+    uint64_t b = clock_of(CLOCK_BOOTTIME), m = clock_of(CLOCK_MONOTONIC);
+    uint64_t off = b > m ? b - m : 0; /* time spent suspended */
+    return boot_ns > off ? boot_ns - off : 0;
+}
+
 /* Whether the trace's pid runs here: 1, 0, or -1 when the trace comes from
- * another host (its pid means nothing here). */
+ * another host (its pid means nothing here). A pid that runs but started at
+ * another time than the trace's process is another process: pids are
+ * reused, and a container that restarts keeps the traces of its last run in
+ * its volume while its new process likely has the same small pid. */
 static int pid_live(const struct jst_process *p)
 {
     char host[256];
@@ -112,7 +139,11 @@ static int pid_live(const struct jst_process *p)
     }
     if (!p->pid || p->pid > INT32_MAX)
         return 0;
-    return kill((pid_t)p->pid, 0) == 0 || errno == EPERM;
+    if (kill((pid_t)p->pid, 0) != 0 && errno != EPERM)
+        return 0;
+    uint64_t t = p->proc_start_ns ? pid_start((pid_t)p->pid) : 0;
+    /* ticks of 10 ms, and the suspended time read at two moments */
+    return !t || (t > p->proc_start_ns ? t - p->proc_start_ns : p->proc_start_ns - t) < 1000000000u;
 }
 
 static uint64_t max_u64(uint64_t a, uint64_t b)
@@ -309,7 +340,7 @@ static int cmd_status(int argc, char **argv)
         jst_model_free(&run);
         return rc;
     }
-    uint64_t now = mono_now();
+    uint64_t now = clock_of(CLOCK_MONOTONIC);
     struct pstat *v = calloc(run.n_procs + 1, sizeof *v);
     if (!v) {
         jst_errorf("status", "out of memory");

@@ -174,43 +174,58 @@ def mono_ms():
 
 
 class Sleeper:
-    """A live process whose pid the traces name."""
+    """A live process whose pid the traces name; start_ms is when it started
+    on CLOCK_MONOTONIC, as the preload records a process's start (status
+    tells a reused pid by it)."""
 
     def __init__(self):
         self.proc = subprocess.Popen(["sleep", "300"])
         self.pid = self.proc.pid
+        stat = open(f"/proc/{self.pid}/stat").read()
+        ticks = int(stat.rsplit(")", 1)[1].split()[19])  # field 22, starttime
+        boot_ms = ticks * 1000.0 / os.sysconf("SC_CLK_TCK")
+        off = (time.clock_gettime(time.CLOCK_BOOTTIME) -
+               time.clock_gettime(time.CLOCK_MONOTONIC)) * 1000.0
+        self.start_ms = boot_ms - off
+
+    def wait_until(self, ms_after_start):
+        """Sleeps until the process is ms_after_start old."""
+        left = self.start_ms + ms_after_start - mono_ms()
+        if left > 0:
+            time.sleep(left / 1000.0)
 
     def close(self):
         self.proc.kill()
         self.proc.wait()
 
 
-def live_process(pid, now, up_ms):
+def live_process(pid, start_ms):
     host = os.uname().nodename
     return (f"process pid={pid} ppid=1 exe=/usr/bin/python3 arg=python3 arg=serve.py "
-            f"host={q(host)} realtime=1700000000s mono={now - up_ms:.0f}ms "
-            f"proc_start={now - up_ms:.0f}ms version=0.1.0\n")
+            f"host={q(host)} realtime=1700000000s mono={start_ms:.0f}ms "
+            f"proc_start={start_ms:.0f}ms version=0.1.0\n")
 
 
-def phase_stage(pid, now, stage):
-    """One server's trace at a stage of its start: "compiling" (a PTX JIT
-    begun 12 s ago, not returned, a progress record 1 s ago), "ready" (it
-    returned, then ready), "exited" (then the end record)."""
-    s = live_process(pid, now, 20000)
-    s += call("cuInit", now - 19000, 100)
+def phase_stage(pid, t0, stage):
+    """One server's trace at a stage of its start (t0: its start, ms):
+    "compiling" (a PTX JIT begun at +200 ms, not returned, a progress record
+    at +500 ms), "ready" (it returned at +800 ms, ready at +900 ms),
+    "exited" (then the end record at +1000 ms)."""
+    s = live_process(pid, t0)
+    s += call("cuInit", t0 + 50, 50, tid=pid)
     jit = dict(image_kind="fatbin_wrapper", source=q("/opt/app/lib/libkern.so"),
                verdict="ptx_jit", jit_from="compute_75", target_cc=90, kernel=KERNEL, seq=2,
                tid=pid)
     fields = " ".join(f"{k}={v}" for k, v in jit.items())
-    s += f"begin call=cuLibraryLoadData start={now - 12000:.0f}ms {fields}\n"
-    s += f"progress start={now - 1000:.0f}ms in_flight=1\n"
+    s += f"begin call=cuLibraryLoadData start={t0 + 200:.0f}ms {fields}\n"
+    s += f"progress start={t0 + 500:.0f}ms in_flight=1\n"
     if stage == "compiling":
         return s
-    s += f"call call=cuLibraryLoadData start={now - 12000:.0f}ms dur=11500ms result=0 {fields}\n"
-    s += ready(now - 400, "file:/tmp/ready", tid=0)
+    s += f"call call=cuLibraryLoadData start={t0 + 200:.0f}ms dur=600ms result=0 {fields}\n"
+    s += ready(t0 + 900, "file:/tmp/ready", tid=0)
     if stage == "ready":
         return s
-    return s + f"end exit_status=0 end_reason=exit start={now - 100:.0f}ms\n"
+    return s + f"end exit_status=0 end_reason=exit start={t0 + 1000:.0f}ms\n"
 
 
 def status_json(env, want_rc, *args):
@@ -222,29 +237,30 @@ def status_json(env, want_rc, *args):
 def test_status_compiling_then_ready_then_exited(env):
     sl = Sleeper()
     try:
+        sl.wait_until(1500)
         d = env.path("traces")
         for stage in ("compiling", "ready", "exited"):
-            now = mono_ms()
-            env.trace("srv", phase_stage(sl.pid, now, stage), truncate=stage != "exited",
-                      subdir="traces")
-            j = status_json(env, 0, "--stuck", "5", d)
+            env.trace("srv", phase_stage(sl.pid, sl.start_ms, stage),
+                      truncate=stage != "exited", subdir="traces")
+            j = status_json(env, 0, "--stuck", "0.5", d)
             (p,) = j["processes"]
             expect(p["pid"] == sl.pid and p["program"] == "python3", p)
             expect(p["phase"] == stage and not p["stuck"], (stage, p))
-            expect(19.9e9 <= p["up_ns"] <= 60e9, p["up_ns"])
-            text, _ = env.expect_rc(0, "status", "--stuck", "5", d)
+            text, _ = env.expect_rc(0, "status", "--stuck", "0.5", d)
             line = text.splitlines()[1]
             if stage == "compiling":
-                # in flight since 12 s ago: now, not the trace's last record, ends it
-                expect(11.9e9 <= p["compiling_ns"] <= 60e9 and p["compiler"] == "driver", p)
-                expect(p["compile_ns"] >= 11.9e9, p)
+                # in flight since +200 ms: now, not the trace's last record, ends it
+                expect(1.29e9 <= p["compiling_ns"] <= 60e9 and p["compiler"] == "driver", p)
+                expect(p["compile_ns"] >= 1.29e9 and p["up_ns"] >= 1.49e9, p)
                 expect(p["live"] is True, p)
                 expect(re.search(r"compiling driver PTX JIT \S+ for \d+\.\d+ s$", line), line)
             elif stage == "ready":
-                expect(p["compile_ns"] == 11500 * MS and p["ready_spec"] == "file:/tmp/ready", p)
-                expect(re.search(r"  ready \(after 19\.\d+ s\)$", line), line)
+                expect(abs(p["compile_ns"] - 600 * MS) < MS and p["ready_spec"] == "file:/tmp/ready", p)
+                expect(p["up_ns"] >= 1.49e9 and abs(p["ttr_ns"] - 900 * MS) < MS, p)
+                expect(line.endswith("  ready (after 900.0 ms)"), line)
             else:
                 expect(p["live"] is False and p["exit_status"] == 0, p)
+                expect(abs(p["up_ns"] - 1000 * MS) < MS, p)
                 expect(line.endswith("exited (status 0)"), line)
     finally:
         sl.close()
@@ -254,26 +270,34 @@ def test_status_compiling_then_ready_then_exited(env):
 def test_status_stuck(env):
     sl = Sleeper()
     try:
-        now = mono_ms()
-        # started 100 s ago, last driver call ended 90 s ago, nothing since
-        s = live_process(sl.pid, now, 100000) + call("cuInit", now - 99000, 9000, tid=sl.pid)
+        t0 = sl.start_ms
+        # its one driver call ended at +100 ms; nothing since
+        s = live_process(sl.pid, t0) + call("cuInit", t0 + 50, 50, tid=sl.pid)
         t = env.trace("stuck", s, truncate=True, subdir="d")
-        out, _ = env.expect_rc(1, "status", "--stuck", "30", env.path("d"))
-        expect(re.search(r"starting  STUCK: no driver call or compile for 9\d\.\d+ s "
-                         r"\(--stuck 30 s\)", out), out)
-        j = status_json(env, 1, "--stuck", "30", t)
+        sl.wait_until(2500)
+        out, _ = env.expect_rc(1, "status", "--stuck", "1", env.path("d"))
+        expect(re.search(r"starting  STUCK: no driver call or compile for 2\.\d+ s "
+                         r"\(--stuck 1 s\)", out), out)
+        j = status_json(env, 1, "--stuck", "1", t)
         expect(j["stuck"] == 1 and j["processes"][0]["stuck"], j)
-        expect(90e9 <= j["processes"][0]["idle_ns"] < 200e9, j)
+        expect(2.39e9 <= j["processes"][0]["idle_ns"] < 60e9, j)
         # a longer budget, or none: not stuck
-        env.expect_rc(0, "status", "--stuck", "300", t)
+        env.expect_rc(0, "status", "--stuck", "30", t)
         env.expect_rc(0, "status", t)
-        # ready, or a dead pid (exited, no end record), is never stuck
-        env.trace("ready", s + ready(now - 95000), truncate=True, subdir="r")
-        j = status_json(env, 0, "--stuck", "30", env.path("r"))
+        # ready is never stuck
+        env.trace("ready", s + ready(t0 + 200), truncate=True, subdir="r")
+        j = status_json(env, 0, "--stuck", "1", env.path("r"))
         expect(j["processes"][0]["phase"] == "ready", j)
+        # the same pid, but a process that started 100 s earlier: the trace of
+        # a killed run whose pid was reused (a restarted container) has exited
+        env.trace("old", live_process(sl.pid, t0 - 100000) +
+                  call("cuInit", t0 - 99000, 50, tid=sl.pid), truncate=True, subdir="o")
+        j = status_json(env, 0, "--stuck", "1", env.path("o"))
+        expect(j["processes"][0]["phase"] == "exited" and j["processes"][0]["live"] is False, j)
     finally:
         sl.close()
-    j = status_json(env, 0, "--stuck", "30", t)
+    # the process is gone: exited (no end record), never stuck
+    j = status_json(env, 0, "--stuck", "1", t)
     expect(j["processes"][0]["phase"] == "exited" and j["processes"][0]["live"] is False, j)
 
 
@@ -282,12 +306,12 @@ def test_status_cut_last_block(env):
     # A trace read while the preload writes it: its last block cut short.
     sl = Sleeper()
     try:
-        now = mono_ms()
-        t = env.trace("cut", phase_stage(sl.pid, now, "compiling") +
+        sl.wait_until(600)
+        t = env.trace("cut", phase_stage(sl.pid, sl.start_ms, "compiling") +
                       "note message=\"padding so the cut lands in a block\"\n", truncate=True)
         data = open(t, "rb").read()
         open(t, "wb").write(data[:-10])
-        j = status_json(env, 0, "--stuck", "5", t)
+        j = status_json(env, 0, "--stuck", "0.1", t)
         expect(j["processes"][0]["phase"] == "compiling", j)
     finally:
         sl.close()
