@@ -318,6 +318,25 @@ def test_status_cut_last_block(env):
 
 
 @case
+def test_status_compiler_child_in_flight(env):
+    # A compiler child recorded without its wait status (not reaped yet) is a
+    # compile in flight: the process is compiling, not stuck.
+    sl = Sleeper()
+    try:
+        t0 = sl.start_ms
+        s = live_process(sl.pid, t0) + call("cuInit", t0 + 50, 50, tid=sl.pid)
+        s += (f"compile tid={sl.pid} start={t0 + 200:.0f}ms seq=2 compiler=ptxas "
+              "program=/usr/local/cuda/bin/ptxas output=/tmp/k.cubin child_pid=77\n")
+        t = env.trace("child", s, truncate=True)
+        sl.wait_until(1500)
+        out, _ = env.expect_rc(0, "status", "--stuck", "1", t)
+        expect(re.search(r"compiling ptxas \(subprocess\) /tmp/k\.cubin for \d+\.\d+ s$",
+                         out.splitlines()[1]), out)
+    finally:
+        sl.close()
+
+
+@case
 def test_status_errors(env):
     _, err = env.expect_rc(2, "status", env.path("nope"))
     expect(err.startswith("jitstall status: ") and len(err.splitlines()) == 1, err)
