@@ -52,6 +52,7 @@ struct opts {
     struct cgate compile_ms[MAX_COMPILE_GATES], compiles[MAX_COMPILE_GATES];
     size_t n_compile_ms, n_compiles;
     double max_first_call_ms; /* < 0: unset */
+    double max_late_compiles, max_late_ms; /* compiles after ready (late.h); < 0: unset */
     const char *baseline, *junit;
     double tolerance, min_delta_ms;
     int github, quiet;

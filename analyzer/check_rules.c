@@ -7,7 +7,9 @@
 #include <string.h>
 #include "check_ctx.h"
 #include "cli.h"
+#include "compiles.h"
 #include "fixes.h"
+#include "late.h"
 #include "report_view.h"
 #include "symbolize.h"
 #include "trace.h"
@@ -169,6 +171,56 @@ static void budget_cache(struct ctx *x, struct cproc *cp)
     }
 }
 
+/* "; longest: driver 400.0 ms for K in request req1; fix: the warm-up ..."
+ * for the longest late compile. */
+static const char *late_detail(const struct jst_process *p, char *buf, size_t n)
+{
+    const struct jst_compile *w = NULL;
+    char a[32], what[512], fix[1024];
+    for (size_t i = 0; i < p->n_compiles; i++)
+        if (p->compiles[i].late && (!w || p->compiles[i].dur_ns > w->dur_ns))
+            w = &p->compiles[i];
+    if (!w) {
+        snprintf(buf, n, "%s", "");
+        return buf;
+    }
+    const struct jst_query *q = jst_late_request(p, w);
+    snprintf(buf, n, "; longest: %s %s for %s%s%s; fix: %s", jst_compiler_name(w->compiler),
+             rv_dur(w->dur_ns, a, sizeof a), jst_late_subject(w, what, sizeof what),
+             q ? " in request " : "", q ? q->name : "", jst_late_fix(w, fix, sizeof fix));
+    return buf;
+}
+
+/* Compiles after the process said it was ready (--max-late-compiles,
+ * --max-late-ms): one line per budget. A process that never said it was
+ * ready has no late compiles and passes. */
+static void budget_late(struct ctx *x, struct cproc *cp)
+{
+    const struct jst_process *p = cp->s.p;
+    char a[64], b[64], d[64], det[2048];
+    if (!p)
+        return;
+    uint64_t ns = 0;
+    size_t n = jst_late_count(p, &ns);
+    if (x->o.max_late_compiles >= 0) {
+        struct ccase *c = chk_add_case(cp, "max-late-compiles", "budget");
+        c->secs = (double)ns / 1e9;
+        if ((double)n > x->o.max_late_compiles)
+            chk_fail_line(x, cp, c, "%zu compile%s after ready, budget %.0f (+%.0f)%s", n,
+                          n == 1 ? "" : "s", x->o.max_late_compiles,
+                          (double)n - x->o.max_late_compiles, late_detail(p, det, sizeof det));
+    }
+    if (x->o.max_late_ms >= 0) {
+        struct ccase *c = chk_add_case(cp, "max-late-ms", "budget");
+        uint64_t lim = (uint64_t)(x->o.max_late_ms * 1e6);
+        c->secs = (double)ns / 1e9;
+        if (ns > lim)
+            chk_fail_line(x, cp, c, "compiling after ready took %s, budget %s (+%s)%s",
+                          jst_fmt_ms(ns, a, 64), jst_fmt_ms(lim, b, 64),
+                          jst_fmt_ms(ns - lim, d, 64), late_detail(p, det, sizeof det));
+    }
+}
+
 void chk_budgets(struct ctx *x, struct cproc *cp)
 {
     budget_jit(x, cp);
@@ -177,6 +229,7 @@ void chk_budgets(struct ctx *x, struct cproc *cp)
     budget_forbid(x, cp);
     budget_cache(x, cp);
     chk_compile_budgets(x, cp);
+    budget_late(x, cp);
 }
 
 /* ---- calls in flight ---- */

@@ -51,6 +51,9 @@ static const char usage_text[] =
     "  --max-compiles [C=]N    at most N compiles, by any compiler or by C (repeatable)\n"
     "  --max-first-call-ms N   every kernel's first call (compile work before its first\n"
     "                          launch) took at most N ms\n"
+    "  --max-late-compiles N   at most N compiles after the process said it was ready\n"
+    "                          (JITSTALL_READY), by any compiler: each stalled a request\n"
+    "  --max-late-ms N         at most N ms compiling after ready (compiles summed)\n"
     "  --max-query-ms NAME=N   the query NAME (a top-level NVTX range, as the report\n"
     "                          names it: query1, query1#2) took at most N ms\n"
     "                          (repeatable); fails when no process has it\n"
@@ -173,7 +176,9 @@ enum {
     O_QUERY,
     O_COMPILE_MS,
     O_COMPILES,
-    O_FIRST_CALL
+    O_FIRST_CALL,
+    O_LATE,
+    O_LATE_MS
 };
 static const struct option check_longopts[] = {
     {"max-jit-ms", required_argument, NULL, O_JIT},
@@ -185,6 +190,8 @@ static const struct option check_longopts[] = {
     {"max-compile-ms", required_argument, NULL, O_COMPILE_MS},
     {"max-compiles", required_argument, NULL, O_COMPILES},
     {"max-first-call-ms", required_argument, NULL, O_FIRST_CALL},
+    {"max-late-compiles", required_argument, NULL, O_LATE},
+    {"max-late-ms", required_argument, NULL, O_LATE_MS},
     {"baseline", required_argument, NULL, O_BASE},
     {"tolerance", required_argument, NULL, O_TOL},
     {"min-delta-ms", required_argument, NULL, O_DELTA},
@@ -220,6 +227,10 @@ static int check_option(int c, const char *arg, void *ctx)
         return chk_parse_compile_gate("--max-compiles", arg, o->compiles, &o->n_compiles);
     case O_FIRST_CALL:
         return parse_num("--max-first-call-ms", arg, &o->max_first_call_ms);
+    case O_LATE:
+        return parse_num("--max-late-compiles", arg, &o->max_late_compiles);
+    case O_LATE_MS:
+        return parse_num("--max-late-ms", arg, &o->max_late_ms);
     case O_BASE:
         o->baseline = arg;
         return 0;
@@ -395,14 +406,16 @@ static int check_opts(int argc, char **argv, struct opts *o)
     o->max_jit_modules = -1;
     o->require_cache = -1;
     o->max_first_call_ms = -1;
+    o->max_late_compiles = o->max_late_ms = -1;
     o->tolerance = 20;
     o->min_delta_ms = 1;
     int r = jst_cli_parse(&check_cli, argc, argv, o);
     /* With nothing to check, only calls in flight can fail: decided once the
      * traces are read. */
     o->no_budget = o->max_jit_ms < 0 && o->max_ttfk_ms < 0 && o->max_jit_modules < 0 &&
-                   !o->n_forbid && o->require_cache < 0 && !o->baseline && !o->n_query && !o->n_pct &&
-                   !o->n_compile_ms && !o->n_compiles && o->max_first_call_ms < 0;
+                   !o->n_forbid && o->require_cache < 0 && !o->baseline && !o->n_query &&
+                   !o->n_pct && !o->n_compile_ms && !o->n_compiles && o->max_first_call_ms < 0 &&
+                   o->max_late_compiles < 0 && o->max_late_ms < 0;
     return r;
 }
 
@@ -442,7 +455,8 @@ static int cmd_check(int argc, char **argv)
         jst_errorf("check", "nothing to check: give a budget (--max-jit-ms, --max-ttfk-ms, "
                             "--max-jit-modules, --forbid-verdict, --require-cache, "
                             "--max-query-ms, --max-compile-ms, --max-compiles, "
-                            "--max-first-call-ms) or --baseline");
+                            "--max-first-call-ms, --max-late-compiles, --max-late-ms) or "
+                            "--baseline");
         jst_model_free(&run);
         return JST_EXIT_USAGE;
     }

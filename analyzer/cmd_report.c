@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "budget.h"
 #include "check_util.h"
 #include "cli.h"
 #include "xalloc.h"
@@ -19,7 +20,7 @@
 
 static const char report_help[] =
     "usage: jitstall report [--json | --markdown] [--per-process | --pid PID]\n"
-    "                       [--stack-depth N] TRACE|DIR...\n"
+    "                       [--stack-depth N] [--k8s] [--budget SECONDS] TRACE|DIR...\n"
     "\n"
     "Explains a slow first GPU query: for each process, the time to its first\n"
     "kernel launch and how much of it the driver's PTX JIT took; the modules\n"
@@ -36,6 +37,12 @@ static const char report_help[] =
     "  --stack-depth N\n"
     "               show at most N frames of each culprit's call chain (default\n"
     "               16); 0 or 'all' shows the whole chain, down to main\n"
+    "  --k8s        add the start-up budget over the runs (p50, p95, p99, max of\n"
+    "               the time to ready, else to first kernel) and a Kubernetes\n"
+    "               startupProbe that covers p99 with a 25% margin\n"
+    "  --budget SECONDS\n"
+    "               say how many runs a start-up budget of SECONDS would have\n"
+    "               killed\n"
     "  -h, --help   show this help\n"
     "\n"
     "TRACE is a .jst file written by libjitstall.so. DIR is a directory of them\n"
@@ -67,7 +74,7 @@ static long parse_depth(const char *s)
     return *end || v > 100000 ? -1 : (long)v;
 }
 
-enum { O_DEPTH = 256, O_PER_PROCESS, O_PID };
+enum { O_DEPTH = 256, O_PER_PROCESS, O_PID, O_K8S, O_BUDGET };
 
 #define MAX_PIDS 64
 
@@ -77,6 +84,8 @@ struct report_opts {
     int per_process;
     uint64_t pids[MAX_PIDS];
     size_t n_pids;
+    int k8s;
+    double budget_s; /* < 0: none */
 };
 
 static int report_option(int c, const char *arg, void *ctx)
@@ -84,6 +93,20 @@ static int report_option(int c, const char *arg, void *ctx)
     struct report_opts *o = ctx;
     if (c == O_PER_PROCESS) {
         o->per_process = 1;
+        return 0;
+    }
+    if (c == O_K8S) {
+        o->k8s = 1;
+        return 0;
+    }
+    if (c == O_BUDGET) {
+        char *end;
+        double v = strtod(arg, &end);
+        if (!*arg || *end || !(v >= 0 && v <= 1e9)) {
+            jst_errorf("report", "--budget needs a number of seconds, not '%s'", arg);
+            return -1;
+        }
+        o->budget_s = v;
         return 0;
     }
     if (c == O_PID) {
@@ -123,6 +146,8 @@ static const struct option report_longopts[] = {
     {"stack-depth", required_argument, NULL, O_DEPTH},
     {"per-process", no_argument, NULL, O_PER_PROCESS},
     {"pid", required_argument, NULL, O_PID},
+    {"k8s", no_argument, NULL, O_K8S},
+    {"budget", required_argument, NULL, O_BUDGET},
     JST_CLI_HELP_END,
 };
 /* Options may follow the traces (`report DIR --json`), as in the other
@@ -133,7 +158,7 @@ static const struct jst_cli report_cli = {
 
 static int cmd_report(int argc, char **argv)
 {
-    struct report_opts o = {OUT_TEXT, RV_STACK_DEPTH_DEFAULT, 0, {0}, 0};
+    struct report_opts o = {OUT_TEXT, RV_STACK_DEPTH_DEFAULT, 0, {0}, 0, 0, -1};
     int rc = jst_cli_parse(&report_cli, argc, argv, &o);
     if (rc != JST_CLI_GO)
         return rc;
@@ -175,6 +200,9 @@ static int cmd_report(int argc, char **argv)
     if (rv_build_depth(&r, &run, errs.msg, errs.n, (size_t)o.depth) < 0)
         jst_xalloc_die();
     r.per_process = o.per_process || o.n_pids;
+    r.k8s = o.k8s;
+    r.has_budget = o.budget_s >= 0;
+    r.budget_s = o.budget_s;
     int w;
     if (o.fmt == OUT_JSON)
         w = rv_write_json(&r, stdout);
@@ -182,6 +210,12 @@ static int cmd_report(int argc, char **argv)
         w = rv_write_markdown(&r, stdout);
     else
         w = rv_write_text(&r, stdout, use_colour());
+    if (w >= 0 && o.fmt != OUT_JSON && jst_startup_shown(&r, o.k8s, o.budget_s)) {
+        struct jst_startup su;
+        if (jst_startup_compute(&r, o.budget_s, &su) < 0)
+            jst_xalloc_die();
+        jst_startup_write(stdout, &su, o.k8s, o.fmt == OUT_MARKDOWN);
+    }
     if (w < 0) {
         jst_errorf("report", "cannot write the report to standard output");
         rc = JST_EXIT_USAGE;

@@ -377,6 +377,8 @@ void jst_compiles_derive(struct jst_process *p)
         struct jst_compile *c = &p->compiles[i];
         if (!c->framework && c->stack_id)
             c->framework = framework_of_stack(p, c->stack_id);
+        /* Whatever the compiler: after ready, a compile stalls a request. */
+        c->late = p->ready.present && c->start_ns >= p->ready.t_ns;
     }
     if (p->n_compiles > 1)
         qsort(p->compiles, p->n_compiles, sizeof *p->compiles, cmp_compile);

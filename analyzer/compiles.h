@@ -71,6 +71,8 @@ struct jst_compile {
     int64_t exit_status; /* a subprocess's, when has_exit */
     uint64_t child_of;   /* compiled in a child process of pid child_of, else 0 */
     int in_flight;       /* not finished when the trace ended */
+    int late;            /* started at or after the process said it was ready
+                            (JST_REC_READY): it stalled a request, not the start-up */
 };
 
 /* A kernel's first call: the compile work on its thread before its first launch. */

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "compiles.h"
+#include "late.h"
 #include "curesult.h"
 #include "check_util.h"
 #include "export_fleet.h"
@@ -77,6 +78,13 @@ static void attr_int(struct jst_json *j, const char *k, uint64_t v)
 {
     attr_begin(j, k);
     kns(j, "intValue", v);
+    attr_end(j);
+}
+
+static void attr_bool(struct jst_json *j, const char *k, int v)
+{
+    attr_begin(j, k);
+    jst_json_kbool(j, "boolValue", v);
     attr_end(j);
 }
 
@@ -294,6 +302,26 @@ static void span_head(struct jst_json *j, const char *trace, uint64_t id, uint64
     kns(j, "endTimeUnixNano", end > start ? end : start);
 }
 
+/* Whether call c is a late compile (started after the process said it was
+ * ready): the compile model's row of c says (compiles are in start order). */
+static int call_is_late(const struct jst_process *p, const struct jst_call_ev *c)
+{
+    size_t lo = 0, hi = p->n_compiles;
+    if (!p->ready.present)
+        return 0;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (p->compiles[mid].start_ns < c->start_ns)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (; lo < p->n_compiles && p->compiles[lo].start_ns == c->start_ns; lo++)
+        if (p->compiles[lo].call == c)
+            return p->compiles[lo].late;
+    return 0;
+}
+
 /* One span for call c, a child of the process's root span. */
 static void call_span(struct jst_json *j, const struct jst_process *p, const struct jst_call_ev *c,
                       const char *trace, uint64_t root, struct jst_symbolizer *sym)
@@ -310,6 +338,8 @@ static void call_span(struct jst_json *j, const struct jst_process *p, const str
     jst_json_key(j, "attributes");
     jst_json_arr(j);
     call_attrs(j, p, c, sym);
+    if (call_is_late(p, c))
+        attr_bool(j, "jitstall.late", 1);
     jst_json_end(j);
     if (c->result) {
         char msg[160], rs[96];
@@ -356,6 +386,8 @@ static void compile_spans(struct jst_json *j, const struct jst_process *p, const
         if (c->pid)
             attr_int(j, "jitstall.child_pid", c->pid);
         attr_int(j, "jitstall.thread_id", c->tid);
+        if (c->late)
+            attr_bool(j, "jitstall.late", 1);
         jst_json_end(j);
         jst_json_end(j);
     }
@@ -422,6 +454,12 @@ static void export_process(struct jst_json *j, const struct jst_process *p)
     if (p->first_launch_ns)
         attr_int(j, "jitstall.ttfk_ns", p->ttfk_ns);
     attr_int(j, "jitstall.jit_ns", p->jit_ns);
+    if (p->ready.present) {
+        uint64_t late_ns = 0;
+        attr_int(j, "jitstall.ttr_ns", p->ttr_ns);
+        attr_int(j, "jitstall.late_compiles", jst_late_count(p, &late_ns));
+        attr_int(j, "jitstall.late_compile_ns", late_ns);
+    }
     attr_int(j, "jitstall.jit_compile_ns", p->jit_compile_ns);
     attr_int(j, "jitstall.jit_cache_load_ns", p->jit_cache_load_ns);
     attr_int(j, "jitstall.rtc_ns", p->rtc_ns);

@@ -14,6 +14,7 @@
 #include "export_fleet.h"
 #include "labels.h"
 #include "fixes.h"
+#include "late.h"
 #include "trace.h"
 
 /* The metric families, in output order. */
@@ -31,6 +32,9 @@ enum {
     M_CMP_SECONDS, /* per compiler (analyzer/compiles.h) */
     M_CMP_COUNT,
     M_FIRST_CALL,
+    M_READY, /* time to ready, slowest process of the set */
+    M_LATE,  /* compiles after ready (analyzer/late.h) */
+    M_LATE_SECONDS,
     M_N_
 };
 
@@ -57,6 +61,14 @@ static const struct {
     [M_FIRST_CALL] = {"jitstall_first_call_seconds",
                       "The slowest first call of a kernel: compile work before its first launch "
                       "(slowest process of the set)."},
+    [M_READY] = {"jitstall_ready_seconds",
+                 "Process start to the moment it said it was ready (JITSTALL_READY; slowest "
+                 "process of the set)."},
+    [M_LATE] = {"jitstall_late_compiles_total",
+                "Compiles that started after the process said it was ready, any compiler: each "
+                "stalled a request."},
+    [M_LATE_SECONDS] = {"jitstall_late_compile_seconds_total",
+                        "Time in compiles that started after the process said it was ready."},
 };
 
 /* One program and label set: the figures summed (times of JIT) or maxed
@@ -149,6 +161,15 @@ static void fold_process(struct fset *s, const struct jst_process *p)
             s->cmp_n[cc]++;
         }
     }
+    if (p->ready.present) {
+        double t = (double)p->ttr_ns / 1e9;
+        if (!s->has[M_READY] || t > s->v[M_READY])
+            s->v[M_READY] = t;
+        s->has[M_READY] = 1;
+    }
+    uint64_t late_ns = 0;
+    s->v[M_LATE] += (double)jst_late_count(p, &late_ns);
+    s->v[M_LATE_SECONDS] += (double)late_ns / 1e9;
     const struct jst_first_call *fc = jst_slowest_first_call(p);
     if (fc && (!s->has[M_FIRST_CALL] || (double)fc->dur_ns / 1e9 > s->v[M_FIRST_CALL])) {
         s->v[M_FIRST_CALL] = (double)fc->dur_ns / 1e9;
@@ -200,7 +221,8 @@ static void put_compilers(FILE *f, const char *name, const struct fset *s, int c
 static void write_family(FILE *f, int m, const struct fset *sets, size_t n)
 {
     const char *name = fams[m].name;
-    fprintf(f, "# HELP %s %s\n# TYPE %s gauge\n", name, fams[m].help, name);
+    fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, fams[m].help, name,
+            m == M_LATE || m == M_LATE_SECONDS ? "counter" : "gauge");
     for (size_t i = 0; i < n; i++) {
         const struct fset *s = &sets[i];
         if (m == M_LOADS)
@@ -210,7 +232,7 @@ static void write_family(FILE *f, int m, const struct fset *sets, size_t n)
             put_counts(f, name, s, "outcome", jst_cache_name, s->cache, JST_C_HIT, JST_C_UNKNOWN);
         else if (m == M_CMP_SECONDS || m == M_CMP_COUNT)
             put_compilers(f, name, s, m == M_CMP_COUNT);
-        else if ((m != M_TTFK && m != M_SELF && m != M_FIRST_CALL) || s->has[m])
+        else if ((m != M_TTFK && m != M_SELF && m != M_FIRST_CALL && m != M_READY) || s->has[m])
             put_sample(f, name, s->labels, NULL, s->v[m]);
     }
 }

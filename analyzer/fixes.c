@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "fixes.h"
+#include "late.h"
 #include "hashidx.h"
 #include "image.h"
 #include "jitcache.h"
@@ -898,7 +899,7 @@ int jst_fixes_compute(const struct jst_run *run, struct jst_fixes *out)
     }
     jst_hidx_free(&ix);
     jst_hidx_free(&kept);
-    if (group_dirs(out) < 0 || jst_fixes_frameworks(run, out) < 0) {
+    if (group_dirs(out) < 0 || jst_fixes_frameworks(run, out) < 0 || jst_fixes_late(run, out) < 0) {
         jst_fixes_free(out);
         return -1;
     }

@@ -50,6 +50,8 @@ enum jst_fix_kind {
     JST_FIX_NUMBA_CACHE = 43,    /* @cuda.jit(cache=True) */
     JST_FIX_CUPY_CACHE = 44,     /* CUPY_CACHE_DIR on a persistent volume */
     JST_FIX_COMPILE_AHEAD = 45,  /* a compiler subprocess no framework owns: run it at build */
+    JST_FIX_WARMUP = 46,         /* a compile after ready: add it to the warm-up or ship it
+                                    (analyzer/late.c) */
 };
 
 struct jst_fix {

@@ -355,6 +355,7 @@ void jst_model_derive(struct jst_process *p)
     p->ttfk_in_flight = !p->first_launch_ns && p->n_in_flight && p->end_ns > anchor;
     if (p->ttfk_in_flight)
         p->ttfk_ns = p->end_ns - anchor;
+    p->ttr_ns = p->ready.present && p->ready.t_ns > anchor ? p->ready.t_ns - anchor : 0;
 
     derive_sums(p);
     /* Time before the program first touched the driver is not CUDA's: an

@@ -172,6 +172,13 @@ struct jst_launch {
     const char *name; /* the kernel, interned; NULL when unknown */
 };
 
+/* The moment the program said it is ready (JST_REC_READY), the first one. */
+struct jst_ready {
+    int present;
+    uint64_t t_ns, tid;
+    char *spec; /* "nvtx:warmup_done", "file:/tmp/ready", "after:30"; NULL */
+};
+
 struct jst_process {
     char *trace_path;
     unsigned format_version;
@@ -213,6 +220,8 @@ struct jst_process {
     size_t parent_ix;
     uint64_t ended_by;
     size_t n_ended;
+    struct jst_ready ready;
+    uint64_t ttr_ns;         /* derived: process start (or first event) to ready; 0 none */
     /* derived (analyzer/compiles.h): every compile, any compiler, in start
      * order; each kernel's first call that followed compile work */
     struct jst_compile *compiles; size_t n_compiles;

@@ -227,6 +227,7 @@ static void free_process(struct jst_process *p)
     free(p->cwd);
     free(p->jst_version);
     free(p->end_reason);
+    free(p->ready.spec);
     free_strv(p->argv, p->argc);
     free_strv(p->env, p->n_env);
     for (size_t i = 0; i < p->n_devices; i++) {

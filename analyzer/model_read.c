@@ -169,6 +169,7 @@ MS_FIND(cupti_slot, struct jst_cupti_ev, JST_MODEL_CUPTI)
 MS_FIND(note_slot, struct jst_process, JST_MODEL_NOTE)
 MS_FIND(end_slot, struct jst_process, JST_MODEL_END)
 MS_FIND(range_slot, struct jst_range_ev, JST_MODEL_RANGE)
+MS_FIND(ready_slot, struct jst_ready, JST_MODEL_READY)
 
 /* BYTES of little-endian u64s into a new array at *dst (count at *n). */
 static int store_u64s(uint64_t **dst, size_t *n, const struct jst_field *f)
@@ -452,6 +453,12 @@ int jst_model_read_record(struct jst_process *p, const struct jst_record *rec, i
         }
         break;
     }
+    case JST_REC_READY: /* at most one; a second is ignored */
+        if (!p->ready.present) {
+            p->ready.present = 1;
+            ms_read(p, &p->ready, ready_slot, &it);
+        }
+        break;
     default:
         if (jst_compile_read_record(p, rec) < 0)
             p->n_unknown++;

@@ -150,6 +150,12 @@
     F(NAME, STR, name)            \
     F(DOMAIN, STR, domain)
 
+/* ready (24) into struct jst_ready (the first record only: model_read.c) */
+#define JST_MODEL_READY(F, A, S) \
+    F(START_NS, U64, t_ns)       \
+    F(TID, U64, tid)             \
+    F(READY_SPEC, STR, spec)
+
 /* progress (12): only its time is used (analyzer/model_load.c). */
 
 #endif

@@ -12,6 +12,7 @@
 #include "compiles.h"
 #include "fixes.h"
 #include "jsonw.h"
+#include "late.h"
 #include "report_compiles.h"
 #include "utf8.h"
 #include "report_view.h"
@@ -51,6 +52,17 @@ static void json_frames(struct jst_json *j, struct jst_symbolizer **sym,
     jst_json_end(j);
 }
 
+/* A compile's late keys: whether it began after ready, the request it
+ * stalled and its warm-up fix. */
+static void json_late(struct jst_json *j, const struct jst_process *p, const struct jst_compile *c)
+{
+    char fix[1024];
+    const struct jst_query *q = c->late ? jst_late_request(p, c) : NULL;
+    jst_json_kbool(j, "late", c->late);
+    jst_json_kstr(j, "request", q ? q->name : NULL);
+    jst_json_kstr(j, "late_fix", c->late ? jst_late_fix(c, fix, sizeof fix) : NULL);
+}
+
 static void json_compile(struct jst_json *j, struct jst_symbolizer **sym,
                          const struct jst_process *p, const struct jst_compile *c)
 {
@@ -68,6 +80,7 @@ static void json_compile(struct jst_json *j, struct jst_symbolizer **sym,
     jst_json_kopt_u64(j, "pid", c->pid != 0, c->pid);
     jst_json_kopt_i64(j, "exit_status", c->has_exit, c->exit_status);
     jst_json_kbool(j, "in_flight", c->in_flight);
+    json_late(j, p, c);
     char fix[1024];
     /* in the Culprits as the call it is, or as a compile of its own */
     jst_json_kbool(j, "culprit",
@@ -163,6 +176,7 @@ static void pools_text(FILE *f, const struct jst_process *p)
 void rv_compiles_json(struct jst_json *j, const struct jst_process *p)
 {
     struct jst_symbolizer *sym = NULL;
+    rv_ready_json(j, p);
     jst_json_key(j, "compiles");
     jst_json_arr(j);
     for (size_t i = 0; i < p->n_compiles; i++)
@@ -319,6 +333,7 @@ const char *rv_first_call_headline(const struct jst_process *p, char *buf, size_
 void rv_compiles_text(FILE *f, const struct jst_process *p)
 {
     char a[32], h[1024];
+    rv_late_text(f, p);
     if (other_compilers(p)) {
         size_t n[JST_CMP_MAX_];
         uint64_t ns[JST_CMP_MAX_];
@@ -376,6 +391,7 @@ void rv_compiles_markdown(FILE *f, const struct rv_report *r)
 {
     char a[32];
     int any = 0;
+    rv_late_markdown(f, r);
     for (size_t i = 0; i < r->n_procs; i++)
         any |= rv_first_calls_shown(r->procs[i].p);
     if (!any)
@@ -484,4 +500,144 @@ int rv_any_first_calls(const struct rv_report *r)
         if (rv_first_calls_shown(r->procs[i].p))
             return 1;
     return 0;
+}
+
+/* ---- ready and late compiles ---- */
+
+void rv_ready_json(struct jst_json *j, const struct jst_process *p)
+{
+    uint64_t ns = 0;
+    size_t n = jst_late_count(p, &ns);
+    jst_json_kopt_u64(j, "ttr_ns", p->ready.present, p->ttr_ns);
+    jst_json_kopt_u64(j, "ready_ns", p->ready.present, p->ready.t_ns);
+    jst_json_kstr(j, "ready_spec", p->ready.present ? p->ready.spec : NULL);
+    jst_json_ku64(j, "late_compiles", n);
+    jst_json_ku64(j, "late_compile_ns", ns);
+}
+
+void rv_ready_text(FILE *f, const struct jst_process *p)
+{
+    char a[32];
+    if (!p->ready.present)
+        return;
+    fprintf(f, "  Time to ready         %s", rv_dur(p->ttr_ns, a, sizeof a));
+    if (p->ready.spec) {
+        fputs(" (", f);
+        put_clean(f, p->ready.spec, 0);
+        fputc(')', f);
+    }
+    fputc('\n', f);
+}
+
+/* Where a late compile was asked for: the native call site, then the
+ * innermost Python frame of the program; "" when the stack says neither. */
+static const char *late_site(struct jst_symbolizer **sym, const struct jst_process *p,
+                             const struct jst_compile *c, char *buf, size_t n)
+{
+    static struct jst_frame fr[STACK_MAX];
+    char py[512], nat[1024];
+    size_t k = 0;
+    nat[0] = 0;
+    if (c->stack_id && jst_model_stack(p, c->stack_id)) {
+        if (!*sym)
+            *sym = jst_symbolizer_new(p);
+        if (*sym)
+            k = jst_symbolize_stack(*sym, c->stack_id, c->seq, fr, STACK_MAX);
+    }
+    int site = k ? jst_call_site(fr, k) : -1;
+    if (site >= 0)
+        jst_frame_str(&fr[site], nat, sizeof nat);
+    py_site(p, c, py, sizeof py);
+    snprintf(buf, n, "%s%s%s", py, py[0] && nat[0] ? " <- " : "", nat);
+    return buf;
+}
+
+void rv_late_text(FILE *f, const struct jst_process *p)
+{
+    uint64_t ns = 0;
+    size_t n = jst_late_count(p, &ns);
+    char a[32], site[2048], fix[1024];
+    struct jst_symbolizer *sym = NULL;
+    if (!n)
+        return;
+    fprintf(f, "  Late compiles  %zu after ready, %s: each stalled a request\n", n,
+            rv_dur(ns, a, sizeof a));
+    for (size_t i = 0; i < p->n_compiles; i++) {
+        const struct jst_compile *c = &p->compiles[i];
+        if (!c->late)
+            continue;
+        const struct jst_query *q = jst_late_request(p, c);
+        fprintf(f, "    %-13s %10s%s  ", jst_compiler_name(c->compiler),
+                rv_dur(c->dur_ns, a, sizeof a), c->in_flight ? " (still running)" : "");
+        put_clean(f, jst_late_subject(c, site, sizeof site), 0);
+        if (c->framework)
+            fprintf(f, "  [%s]", jst_framework_name(c->framework));
+        fprintf(f, "  +%s after ready", rv_dur(c->start_ns - p->ready.t_ns, a, sizeof a));
+        if (q) {
+            fputs("  in request ", f);
+            put_clean(f, q->name, 0);
+        }
+        fputc('\n', f);
+        if (*late_site(&sym, p, c, site, sizeof site)) {
+            fputs("      at ", f);
+            put_clean(f, site, 0);
+            fputc('\n', f);
+        }
+        fputs("      fix: ", f);
+        put_clean(f, jst_late_fix(c, fix, sizeof fix), 0);
+        fputc('\n', f);
+    }
+    if (sym)
+        jst_symbolizer_free(sym);
+}
+
+void rv_late_markdown(FILE *f, const struct rv_report *r)
+{
+    char a[32], b[32], fix[1024];
+    int any = 0;
+    for (size_t i = 0; i < r->n_procs; i++)
+        any |= r->procs[i].p->ready.present;
+    if (!any)
+        return;
+    fputs("\nTime to ready:\n\n| pid | time to ready | ready when | time to first kernel | "
+          "late compiles |\n| ---: | ---: | --- | ---: | ---: |\n",
+          f);
+    for (size_t i = 0; i < r->n_procs; i++) {
+        const struct jst_process *p = r->procs[i].p;
+        uint64_t ns = 0;
+        size_t n = jst_late_count(p, &ns);
+        if (!p->ready.present)
+            continue;
+        fprintf(f, "| %" PRIu64 " | %s | ", p->pid, rv_dur(p->ttr_ns, a, sizeof a));
+        put_clean(f, p->ready.spec ? p->ready.spec : "-", 1);
+        fprintf(f, " | %s | %zu (%s) |\n",
+                p->first_launch_ns ? rv_dur(p->ttfk_ns, b, sizeof b) : "no launch", n,
+                rv_dur(ns, a, sizeof a));
+    }
+    any = 0;
+    for (size_t i = 0; i < r->n_procs; i++)
+        any |= jst_late_count(r->procs[i].p, NULL) != 0;
+    if (!any)
+        return;
+    fputs("\nLate compiles (after ready; each stalled a request):\n\n"
+          "| pid | compiler | time | kernel | request | fix |\n"
+          "| ---: | --- | ---: | --- | --- | --- |\n",
+          f);
+    for (size_t i = 0; i < r->n_procs; i++) {
+        const struct jst_process *p = r->procs[i].p;
+        for (size_t k = 0; k < p->n_compiles; k++) {
+            const struct jst_compile *c = &p->compiles[k];
+            if (!c->late)
+                continue;
+            const struct jst_query *q = jst_late_request(p, c);
+            fprintf(f, "| %" PRIu64 " | %s | %s | ", p->pid, jst_compiler_name(c->compiler),
+                    rv_dur(c->dur_ns, a, sizeof a));
+            put_clean(f, jst_late_subject(c, fix, sizeof fix), 1);
+            fputs(" | ", f);
+            put_clean(f, q ? q->name : "-", 1);
+            fputs(" | ", f);
+            put_clean(f, jst_late_fix(c, fix, sizeof fix), 1);
+            fputs(" |\n", f);
+        }
+    }
 }

@@ -27,4 +27,12 @@ int rv_any_first_calls(const struct rv_report *r);
 /* "first call of K took X, slower than time to first kernel (Y)", or NULL. */
 const char *rv_first_call_headline(const struct jst_process *p, char *buf, size_t n);
 
+/* Ready and late compiles (analyzer/late.h): "Time to ready" under the
+ * time to first kernel; the late compiles' own section (text, Markdown);
+ * ttr_ns, ready_spec, late_compiles, late_compile_ns in the process object. */
+void rv_ready_text(FILE *f, const struct jst_process *p);
+void rv_late_text(FILE *f, const struct jst_process *p);
+void rv_late_markdown(FILE *f, const struct rv_report *r);
+void rv_ready_json(struct jst_json *j, const struct jst_process *p);
+
 #endif

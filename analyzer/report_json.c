@@ -5,6 +5,7 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include "budget.h"
 #include "compiles.h"
 #include "fixes.h"
 #include "curesult.h"
@@ -256,6 +257,19 @@ static void json_process(struct jst_json *j, const struct rv_report *r, const st
     jst_json_end(j);
 }
 
+/* "startup": the start-up budget, when report shows it (analyzer/budget.h). */
+static int rv_startup_json(struct jst_json *j, const struct rv_report *r)
+{
+    double b = r->has_budget ? r->budget_s : -1;
+    struct jst_startup s;
+    if (!jst_startup_shown(r, r->k8s, b))
+        return 0;
+    if (jst_startup_compute(r, b, &s) < 0)
+        return -1;
+    jst_startup_json(j, &s);
+    return 0;
+}
+
 static const char *fix_kind_name(unsigned k)
 {
     switch (k) {
@@ -293,6 +307,8 @@ static const char *fix_kind_name(unsigned k)
         return "cache_rewarm";
     case JST_FIX_PTX_TOO_NEW:
         return "ptx_too_new";
+    case JST_FIX_WARMUP:
+        return "warmup";
     default:
         return jst_fix_fw_kind_name(k) ? jst_fix_fw_kind_name(k) : "other";
     }
@@ -365,6 +381,8 @@ int rv_write_json(const struct rv_report *r, FILE *f)
         return -1;
     fl_write_json(&j, &fl, r);
     fl_free(&fl);
+    if (rv_startup_json(&j, r) < 0)
+        return -1;
     jst_json_ku64(&j, "schema_version", 1);
     jst_json_kbool(&j, "partial", r->partial);
     jst_json_key(&j, "totals");

@@ -120,6 +120,7 @@ static void write_process(const struct tw *t, const struct rv_report *r, const s
     } else {
         fprintf(t->f, "  Time to first kernel  unknown: no kernel launch in the trace\n");
     }
+    rv_ready_text(t->f, p);
     fprintf(t->f, "  JIT in the whole run  %s in %zu %s (compile %s, cache load %s)\n",
             rv_dur(p->jit_ns, j, sizeof(j)), rp->n_jit_loads,
             rp->n_jit_loads == 1 ? "load" : "loads", rv_dur(p->jit_compile_ns, a, sizeof(a)),

@@ -127,6 +127,9 @@ struct rv_report {
     /* report --per-process: every process's detail, however many there are
      * (by default more than FL_DETAIL_MAX fold into the fleet view) */
     int per_process;
+    /* report --k8s, --budget SECONDS: the start-up budget (analyzer/budget.h) */
+    int k8s, has_budget;
+    double budget_s;
 };
 
 /* Builds the view (symbolizing call sites). errors: messages of unreadable

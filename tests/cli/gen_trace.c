@@ -7,8 +7,8 @@
  *
  * Each SPEC line is one record: "<type> key=value key=value ...". Types:
  * process device call begin cache stack modmap cupti note end range compile sample
- * fw_cache reap ("begin": a call's start record, as the preload writes before a long
- * call). Values are numbers
+ * fw_cache reap progress ready ("begin": a call's start record, as the preload writes
+ * before a long call; "ready": the moment the program said it was ready). Values are numbers
  * (decimal, 0x hex, or with a time suffix ns/us/ms/s, converted to ns), enum
  * names (verdict=ptx_jit, cache=hit, call_id=cuModuleLoadData, ...), text
  * ("quoted" when it has spaces; inside quotes \n is a newline, \xHH a byte and
@@ -151,6 +151,8 @@ static const struct keydef keys[] = {
     {"not_dir", JST_F_NOT_DIR, V_U64, NULL},
     {"entries_more", JST_F_ENTRIES_MORE, V_U64, NULL},
     {"cache_path_len", JST_F_PATH_LEN, V_U64, NULL},
+    {"ready_spec", JST_F_READY_SPEC, V_STR, NULL},
+    {"in_flight", JST_F_IN_FLIGHT, V_U64, NULL},
 };
 
 static const struct {
@@ -162,6 +164,7 @@ static const struct {
     {"cupti", JST_REC_CUPTI_JIT},   {"note", JST_REC_NOTE},       {"end", JST_REC_END},
     {"range", JST_REC_RANGE},       {"compile", JST_REC_COMPILE}, {"sample", JST_REC_SAMPLE},
     {"fw_cache", JST_REC_FW_CACHE}, {"begin", JST_REC_BEGIN},     {"reap", JST_REC_REAP},
+    {"progress", JST_REC_PROGRESS}, {"ready", JST_REC_READY},
 };
 
 static int lineno;

@@ -19,7 +19,8 @@ def test_help_matches_man(env):
         out, _ = env.expect_rc(0, cmd, "--help")
         usage = " ".join(out.split("\n\n")[0].split()).replace("usage: ", "", 1)
         expect(usage in usage_block, f"README.md's Usage lacks the usage of {cmd}: {usage!r}")
-    for cmd in ("diff", "export", "check", "baseline", "dump", "scan", "run", "report", "warm"):
+    for cmd in ("diff", "export", "check", "baseline", "dump", "scan", "run", "report", "warm",
+                "status"):
         out, _ = env.expect_rc(0, cmd, "--help")
         page = os.path.join(docs, f"jitstall-{cmd}.1.md")
         expect(os.path.exists(page), f"{page} exists")
