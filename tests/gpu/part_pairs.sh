@@ -5,7 +5,8 @@
 # Each run is cold for the frameworks (fresh Triton, Inductor, JAX and CUDA
 # caches), so a pair compares the same work. The order inside a pair
 # alternates (plain first, then traced first) so that a drift of the machine
-# falls on both. JITSTALL_GPU_PAIRS pairs per program (default 3).
+# falls on both. JITSTALL_GPU_PAIRS pairs per program (default 3);
+# JITSTALL_GPU_PAIRS_PROGRAMS="jax numba" runs only those programs.
 # Check, per program: the traced median is within noise of the plain one:
 # median(traced) - median(plain) <= max(10% of median(plain), the spread of
 # the plain runs (max - min)). Prints one "PAIRS" line per program and the
@@ -16,7 +17,7 @@ PFIGS="$W/pairs_figures.md"
 printf '| program | plain first calls (ms) | traced first calls (ms) | median plain | median traced | added |\n|---|---|---|---|---|---|\n' >"$PFIGS"
 npairs=${JITSTALL_GPU_PAIRS:-3}
 np23=${JITSTALL_GPU_NP23:-/tmp/np23}
-for mode in triton compile jax numba; do
+for mode in ${JITSTALL_GPU_PAIRS_PROGRAMS:-triton compile jax numba}; do
   envs=()
   if [ "$mode" = numba ]; then
     if ! PYTHONPATH="$np23" python3 -c "import numba.cuda" 2>/dev/null; then

@@ -84,13 +84,15 @@ PY
   if grep '"type":"ready"' "$d/dump.jsonl" | grep -q "\"ready_spec\":\"file:$d/ready\""; then
     ok "server: the trace has the READY record"
   else fail "server: no READY record with the file spec"; fi
-  if grep -q 'live .*ready=0' "$d/poll.txt" && grep -q 'live .*ready=1 .*exited=0' "$d/poll.txt" &&
-    tail -1 "$d/poll.txt" | grep -q 'exited=1'; then
+  # The poll interleaves live-file lines with status lines: judge the live ones.
+  grep '^live ' "$d/poll.txt" >"$d/live.txt"
+  if grep -q 'ready=0' "$d/live.txt" && grep -q 'ready=1 .*exited=0' "$d/live.txt" &&
+    tail -1 "$d/live.txt" | grep -q 'exited=1'; then
     ok "server: the live file went from not ready to ready while running, then said exited"
   else fail "server: the live file did not show ready 0, then 1, then exited"; fi
   if grep -q 'live .*compiling=[a-z]' "$d/poll.txt"; then ok "server: the live file showed a compile in flight"
   else echo "== server: note: no poll caught a compile in flight"; fi
-  if tail -1 "$d/poll.txt" | grep -Eq 'late=[1-9]'; then ok "server: the live file counted the late compile"
+  if tail -1 "$d/live.txt" | grep -Eq 'late=[1-9]'; then ok "server: the live file counted the late compile"
   else fail "server: the last live file counts no late compile"; fi
   NO_COLOR=1 "$J" report "$d/trace" >"$d/report.txt" 2>&1 || fail "server: report failed"
   grep -iE 'time to (first kernel|ready)' "$d/report.txt" | sed 's/^/== server report: /'

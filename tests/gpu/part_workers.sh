@@ -104,5 +104,5 @@ PY
   else
     fail "workers: the check script failed"
   fi
-  grep '^FIRST_CALL_NS' "$WK/traced.out" | sed 's/^/== workers: /'
+  grep -E '^(FIRST_CALL_NS|POOL)' "$WK/traced.out" | sed 's/^/== workers: /'
 fi

@@ -20,7 +20,31 @@ class Block(torch.nn.Module):
         return torch.nn.functional.gelu(self.norm(self.lin(x))) + x
 
 
+def pool_ready(timeout_s=90.0):
+    """Inductor compiles in its own process until its worker pool has
+    started; starts the pool and waits for it, so that the pool's workers
+    do the compiling. Says what it found (the API differs by version)."""
+    try:
+        from torch._inductor.async_compile import AsyncCompile
+    except ImportError as e:
+        print(f"POOL no AsyncCompile ({e})")
+        return
+    warm = getattr(AsyncCompile, "warm_pool", None)
+    if warm:
+        warm()
+    use = getattr(AsyncCompile, "use_process_pool", None)
+    if not use:
+        print("POOL no use_process_pool: waiting 10 s for the pool")
+        time.sleep(10)
+        return
+    t0 = time.monotonic()
+    while not use() and time.monotonic() - t0 < timeout_s:
+        time.sleep(0.2)
+    print(f"POOL ready={bool(use())} after {time.monotonic() - t0:.1f} s")
+
+
 model = torch.nn.Sequential(*[Block(256) for _ in range(4)]).cuda()
+pool_ready()
 g = torch.compile(model)
 x = torch.randn(64, 256, device="cuda")
 torch.cuda.synchronize()
