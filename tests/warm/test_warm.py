@@ -510,6 +510,15 @@ def test_bundle_errors(env):
     expect("not a jitstall bundle manifest" in warm2("--check", env.path("bad")), "")
     open(env.path("bad", "jitstall-bundle.json"), "w").write('{"jitstall_bundle": 7}')
     expect("manifest version 7 is newer" in warm2("--check", env.path("bad")), "")
+    # Fields of the wrong type are ignored, never trusted: no crash, no false miss.
+    open(env.path("bad", "jitstall-bundle.json"), "w").write(
+        '{"jitstall_bundle": 1, "device": "x", "settings": [1, 2], "caches": {"a": 1}}')
+    out, _ = check(env, 0, env.path("bad"))
+    expect("note: the manifest records no device" in out and "miss:" not in out, out)
+    open(env.path("bad", "jitstall-bundle.json"), "w").write(
+        '{"jitstall_bundle": 1, "device": {"cc": "90", "driver_version": -5}, '
+        '"settings": {"TRITON_X": 3}, "caches": [7, {"env": 1}]}')
+    check(env, 0, env.path("bad"))
     # A program that fails: no bundle can be judged from it.
     if os.environ.get("JST_SANITIZE") != "1":
         out, err = bundle_run(env, 2, env.path("b3"), prog_direct(env, "ptx75.fatbin")[:1] +
