@@ -491,6 +491,14 @@ static int bundle_run(const char *dir, char **argv, int argc)
         rc = one_run("second", hit, argv, argc);
     if (rc)
         return rc;
+    struct stat st;
+    if (stat(hit, &st) != 0) { /* run removes a trace directory left empty */
+        jst_errorf(cmd,
+                   "no trace of the second run: %s made no CUDA driver call, or "
+                   "libjitstall.so could not be loaded",
+                   argv[0]);
+        return JST_EXIT_USAGE;
+    }
     struct jst_run run = {0};
     if (jst_model_add(&run, hit, err, sizeof(err)) < 0) {
         jst_errorf(cmd, "the second run's traces: %s", err);

@@ -524,6 +524,9 @@ def test_bundle_errors(env):
         out, err = bundle_run(env, 2, env.path("b3"), prog_direct(env, "ptx75.fatbin")[:1] +
                               [env.fix, "3", "module", "ptx75.fatbin"])
         expect("exited with status 3 in the first run" in err, err)
+        # A program that makes no CUDA call leaves no trace to judge.
+        out, err = bundle_run(env, 2, env.path("b4"), ["true"])
+        expect("no trace of the second run: true made no CUDA driver call" in err, err)
 
 
 if __name__ == "__main__":
