@@ -511,7 +511,12 @@ static int bundle_run(const char *dir, char **argv, int argc)
     list_compiles(&run, dir, c, &v);
     struct jst_bundle_device dev;
     run_device(&run, &dev);
+    struct jst_bundle_fw fw[JST_BUNDLE_MAX_FW];
+    size_t n_fw = jst_bundle_fw_from_run(&run, fw, JST_BUNDLE_MAX_FW);
     jst_model_free(&run);
+    for (size_t i = 0; i < n_fw; i++)
+        printf("framework %s %s (%s)\n", fw[i].name, fw[i].version[0] ? fw[i].version : "?",
+               jst_text(fw[i].site));
     printf("caches:\n");
     for (size_t i = 0; i < JST_BUNDLE_N_CACHES; i++) {
         char b[32];
@@ -522,8 +527,8 @@ static int bundle_run(const char *dir, char **argv, int argc)
                c[i].user_set ? " (your setting, not in the bundle)" : "");
     }
     label_driver_cache(&c[0], &dev);
-    if (jst_bundle_manifest_write(dir, &dev, c, JST_BUNDLE_N_CACHES, argv, v.compiles, v.hits,
-                                  v.again, err, sizeof(err)) != 0) {
+    if (jst_bundle_manifest_write(dir, &dev, c, JST_BUNDLE_N_CACHES, fw, n_fw, argv, v.compiles,
+                                  v.hits, v.again, err, sizeof(err)) != 0) {
         jst_errorf(cmd, "%s/%s: %s", dir, JST_BUNDLE_FILE, err);
         return JST_EXIT_USAGE;
     }

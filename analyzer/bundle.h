@@ -48,10 +48,26 @@ struct jst_bundle_device {
     char release[32];        /* the kernel module's, "580.159.04", or "" */
 };
 
+/* A framework the program mapped a shared object of (analyzer/bundle_fw.c). */
+struct jst_bundle_fw {
+    char name[16];    /* "triton" */
+    char version[64]; /* "3.1.0", or "" when no dist-info names it */
+    char site[4096];  /* the site-packages directory it was imported from */
+};
+#define JST_BUNDLE_MAX_FW 16
+
+struct jst_run;
+/* The frameworks of the run's traces (module maps), each once per site. */
+size_t jst_bundle_fw_from_run(const struct jst_run *run, struct jst_bundle_fw *out, size_t max);
+/* pkg's version from the <dist>-<version>.dist-info names in site: 0 with
+ * ver ("" when none names it), or -1 when site cannot be read. */
+int jst_bundle_fw_version(const char *site, const char *pkg, char *ver, size_t n);
+
 /* Writes DIR/jitstall-bundle.json (beside, then renamed). 0, or -1 with a
  * message in err. */
 int jst_bundle_manifest_write(const char *dir, const struct jst_bundle_device *dev,
-                              const struct jst_bundle_cache *caches, size_t n_caches, char **argv,
+                              const struct jst_bundle_cache *caches, size_t n_caches,
+                              const struct jst_bundle_fw *fw, size_t n_fw, char **argv,
                               size_t compiles, size_t hits, size_t again, char *err, size_t errlen);
 
 /* The commands (argv[0] is "warm"): exit status 0, 1 or 2. */

@@ -216,6 +216,31 @@ static size_t check_settings(const json_t *set)
     return n;
 }
 
+/* Each framework of the manifest, read again where it was imported from. */
+static size_t check_frameworks(const json_t *fws)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < json_array_size(fws); i++) {
+        const json_t *f = json_array_get(fws, i);
+        const char *name = jstr(f, "name"), *site = jstr(f, "site"), *was = jstr(f, "version");
+        char now[64];
+        if (!name || !site || !was)
+            continue;
+        if (jst_bundle_fw_version(site, name, now, sizeof(now)) != 0)
+            printf("  note: %s is not checked: %s is not here\n", name, site);
+        else if (!now[0])
+            n += differ("framework: %s %s was imported from %s; it is not installed there now",
+                        name, was, site);
+        else if (strcmp(now, was))
+            n += differ("framework: %s was %s when the bundle was made and is %s here (%s): "
+                        "its cache keys change with its version",
+                        name, was, now, site);
+        else
+            printf("  same: %s %s\n", name, now);
+    }
+    return n;
+}
+
 /* Each cache that holds entries must be where its variable points. */
 static size_t check_caches(const json_t *caches, const char *dir)
 {
@@ -318,8 +343,8 @@ int jst_bundle_check(int argc, char **argv)
            jstr(doc, "created") ? jst_text(jstr(doc, "created")) : "?");
     size_t n = check_device(json_object_get(doc, "device"), &h);
     n += check_settings(json_object_get(doc, "settings"));
+    n += check_frameworks(json_object_get(doc, "frameworks"));
     n += check_caches(json_object_get(doc, "caches"), dir);
-    printf("  note: framework versions are not in the manifest (the trace does not record them)\n");
     if (n)
         printf("result: %zu difference%s will make the bundle miss\n", n, n == 1 ? "" : "s");
     else

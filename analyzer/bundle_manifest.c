@@ -80,7 +80,8 @@ static json_t *caches_json(const char *dir, const struct jst_bundle_cache *c, si
 }
 
 int jst_bundle_manifest_write(const char *dir, const struct jst_bundle_device *dev,
-                              const struct jst_bundle_cache *caches, size_t n_caches, char **argv,
+                              const struct jst_bundle_cache *caches, size_t n_caches,
+                              const struct jst_bundle_fw *fw, size_t n_fw, char **argv,
                               size_t compiles, size_t hits, size_t again, char *err, size_t errlen)
 {
     json_t *doc = json_object();
@@ -99,6 +100,17 @@ int jst_bundle_manifest_write(const char *dir, const struct jst_bundle_device *d
     json_object_set_new(doc, "command", cmdv);
     json_object_set_new(doc, "device", device_json(dev));
     json_object_set_new(doc, "settings", settings_json());
+    json_t *fws = json_array();
+    for (size_t i = 0; i < n_fw; i++) {
+        json_t *o = json_object();
+        json_object_set_new(o, "name", json_string(fw[i].name));
+        json_object_set_new(o, "version",
+                            fw[i].version[0] ? json_string(fw[i].version) : json_null());
+        json_t *site = json_string(fw[i].site);
+        json_object_set_new(o, "site", site ? site : json_null());
+        json_array_append_new(fws, o);
+    }
+    json_object_set_new(doc, "frameworks", fws);
     json_object_set_new(doc, "caches", caches_json(dir, caches, n_caches));
     json_t *sr = json_object();
     json_object_set_new(sr, "compiles", json_integer((json_int_t)compiles));

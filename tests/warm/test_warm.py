@@ -350,13 +350,14 @@ def test_report_driver_release(env):
 
 # ---- warm --run --bundle: every cache filled by running the program ----
 
-def bundle_run(env, rc, bundle, argv, **extra):
+def bundle_run(env, rc, bundle, argv, libs=None, **extra):
     """`warm --run --bundle` over argv under the simulated driver (the preload
     runs the program, so not in a sanitizer build)."""
     if os.environ.get("JST_SANITIZE") == "1":
         raise Skip("the preload is built with sanitizers")
     e = env.env(**extra)
-    e["LD_LIBRARY_PATH"] = os.environ["JST_SIMDIR"] + ":" + os.environ["JST_FAKERTC_DIR"]
+    e["LD_LIBRARY_PATH"] = ":".join(([libs] if libs else []) +
+                                    [os.environ["JST_SIMDIR"], os.environ["JST_FAKERTC_DIR"]])
     for k in ("TRITON_CACHE_DIR", "TORCHINDUCTOR_CACHE_DIR", "JAX_COMPILATION_CACHE_DIR",
               "CUPY_CACHE_DIR", "NUMBA_CACHE_DIR", "TORCH_EXTENSIONS_DIR"):
         if k not in extra:
@@ -478,6 +479,40 @@ def test_bundle_check_driver(env):
     # No GPU visible: the driver is still read, the architecture not checked.
     out, _ = check(env, 0, b, CUDA_CACHE_PATH=cuda, JITSTALL_SIM_DEVICES="0")
     expect("note: the GPU architecture is not checked: no GPU 0 visible" in out, out)
+
+
+@case
+def test_bundle_framework_version(env):
+    # A framework's version: from the shared objects the program mapped (here
+    # the runtime compiler stands in for one of Triton's, in a site-packages
+    # tree) and the dist-info directory beside its package.
+    site = env.path("py", "lib", "site-packages")
+    c = os.path.join(site, "triton", "_C")
+    os.makedirs(c)
+    os.makedirs(os.path.join(site, "triton-3.1.0.dist-info"))
+    os.makedirs(os.path.join(site, "triton_kernels-0.1.dist-info"))
+    shutil.copy(os.path.join(os.environ["JST_FAKERTC_DIR"], "libnvrtc.so.13"), c)
+    b = env.path("bundle")
+    out, _ = bundle_run(env, 1, b, [os.environ["JST_PROG_RTC"], env.fix, "0", "module",
+                                    "sm90.fatbin"], JST_FAKE_RTC_MS="1", libs=c)
+    expect(f"framework triton 3.1.0 ({site})\n" in out, out)
+    m = json.load(open(os.path.join(b, "jitstall-bundle.json")))
+    expect(m["frameworks"] == [{"name": "triton", "version": "3.1.0", "site": site}],
+           m["frameworks"])
+    out, _ = check(env, 0, b)
+    expect("same: triton 3.1.0" in out, out)
+    os.rename(os.path.join(site, "triton-3.1.0.dist-info"),
+              os.path.join(site, "triton-3.2.0.dist-info"))
+    out, _ = check(env, 1, b)
+    expect(f"miss: framework: triton was 3.1.0 when the bundle was made and is 3.2.0 here "
+           f"({site})" in out, out)
+    shutil.rmtree(os.path.join(site, "triton-3.2.0.dist-info"))
+    out, _ = check(env, 1, b)
+    expect(f"miss: framework: triton 3.1.0 was imported from {site}; it is not installed there "
+           "now" in out, out)
+    shutil.rmtree(env.path("py"))
+    out, _ = check(env, 0, b)
+    expect(f"note: triton is not checked: {site} is not here" in out, out)
 
 
 @case
