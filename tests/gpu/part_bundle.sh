@@ -49,6 +49,7 @@ used = {"cuda": True}
 for fw, cache in (("triton", "triton"), ("torch.compile", "inductor"), ("jax.jit", "jax"),
                   ("cupy", "cupy")):
     used[cache] = f"SKIP {fw}" not in out
+print("   frameworks:", ", ".join(f"{f['name']} {f['version']}" for f in m["frameworks"]))
 for name, u in used.items():
     print(f"   {name}: {caches[name]['entries']} entries, {caches[name]['bytes']} bytes")
     assert not u or caches[name]["entries"] > 0, name
