@@ -2,7 +2,8 @@
  * Warm bundles: `jitstall warm --run --bundle DIR -- CMD` and `jitstall warm
  * --check DIR` (implementation: analyzer/bundle.c, the runs and the second
  * run's verdicts; analyzer/bundle_manifest.c, DIR/jitstall-bundle.json;
- * analyzer/bundle_check.c, the manifest against this machine). The schema of
+ * analyzer/bundle_fw.c, the frameworks' versions; analyzer/bundle_check.c,
+ * the manifest against this machine). The schema of
  * the manifest is in docs/bundle.md.
  */
 #ifndef JST_ANALYZER_BUNDLE_H

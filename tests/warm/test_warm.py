@@ -454,6 +454,24 @@ def test_bundle_compiles_again(env):
                      re.M), out)
     m = json.load(open(env.path("b2", "jitstall-bundle.json")))
     expect(m["second_run"]["compiled_again"] == 2, m["second_run"])
+    # Compiler children that write outside the bundle: their output is not kept.
+    bindir = env.path("bin")
+    os.makedirs(bindir)
+    for n in ("ptxas", "nvcc"):
+        os.symlink(os.environ["JST_FAKE_CC"], os.path.join(bindir, n))
+    path = bindir + ":" + os.environ.get("PATH", "/usr/bin:/bin")
+    outside = env.path("objs")
+    out, _ = bundle_run(env, 1, env.path("b3"), [os.environ["JST_PROG_SPAWN"], bindir, outside],
+                        PATH=path)
+    expect(re.search(r"^  compiled +ptxas \(subprocess\): %s/fork.cubin \(prog_spawn, pid \d+, "
+                     r"[0-9.]+ ms\): a build that writes outside the bundle \(%s/fork.cubin\)"
+                     % (re.escape(outside), re.escape(outside)), out, re.M), out)
+    # Inside the bundle, it is only a compiler that ran again.
+    inside = env.path("b4", "torch_extensions", "objs")
+    out, _ = bundle_run(env, 1, env.path("b4"), [os.environ["JST_PROG_SPAWN"], bindir, inside],
+                        PATH=path)
+    expect("outside the bundle" not in out and
+           f": a compiler child ran again, writing {inside}/fork.cubin" in out, out)
 
 
 @case
