@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include "curesult.h"
 #include "utf8.h"
+#include "bundle.h"
 #include "cli.h"
 #include "image.h"
 #include "imgwalk.h"
@@ -329,6 +330,9 @@ static const char usage_text[] =
     "  --device N    the GPU to warm for (default 0)\n"
     "  --allow-empty finding no CUDA code in any PATH is no failure\n"
     "  --json        one JSON object on stdout\n"
+    "  --run --bundle DIR, --check DIR  every cache in one bundle, filled by\n"
+    "                running a program, checked where it runs: see\n"
+    "                'jitstall warm --run --help'\n"
     "  -h, --help    show this help\n\n"
     "Exit status: 0 when every image that needs the JIT is in the cache; 1 when one\n"
     "could not be warmed (load failed, cache disabled, full or read-only), or when\n"
@@ -468,6 +472,12 @@ static const struct jst_cli warm_cli = {
 
 static int cmd_warm(int argc, char **argv)
 {
+    if (jst_bundle_wanted(argc, argv)) {
+        for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+            if (!strcmp(argv[i], "--run"))
+                return jst_bundle_run(argc, argv);
+        return jst_bundle_check(argc, argv);
+    }
     struct warm w;
     memset(&w, 0, sizeof(w));
     struct warm_opts o = {&w, NULL};

@@ -514,7 +514,12 @@ CUresult CUDAAPI cuDriverGetVersion(int *driverVersion)
 {
     if (!driverVersion)
         return CUDA_ERROR_INVALID_VALUE;
-    *driverVersion = (int)(g.driver ? g.driver : SIM_DRIVER_VERSION);
+    /* The real driver answers before cuInit: so does this one, from the
+     * environment when cuInit has not read it yet. */
+    uint64_t env = env_u64("JITSTALL_SIM_DRIVER_VERSION", SIM_DRIVER_VERSION);
+    if (env < 1000 || env >= 100000 || env % 10)
+        env = SIM_DRIVER_VERSION;
+    *driverVersion = (int)(g.driver ? g.driver : env);
     return CUDA_SUCCESS;
 }
 

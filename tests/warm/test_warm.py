@@ -348,5 +348,239 @@ def test_report_driver_release(env):
     expect("was warmed for" not in out, out)
 
 
+# ---- warm --run --bundle: every cache filled by running the program ----
+
+def bundle_run(env, rc, bundle, argv, libs=None, **extra):
+    """`warm --run --bundle` over argv under the simulated driver (the preload
+    runs the program, so not in a sanitizer build)."""
+    if os.environ.get("JST_SANITIZE") == "1":
+        raise Skip("the preload is built with sanitizers")
+    e = env.env(**extra)
+    e["LD_LIBRARY_PATH"] = ":".join(([libs] if libs else []) +
+                                    [os.environ["JST_SIMDIR"], os.environ["JST_FAKERTC_DIR"]])
+    for k in ("TRITON_CACHE_DIR", "TORCHINDUCTOR_CACHE_DIR", "JAX_COMPILATION_CACHE_DIR",
+              "CUPY_CACHE_DIR", "NUMBA_CACHE_DIR", "TORCH_EXTENSIONS_DIR"):
+        if k not in extra:
+            e.pop(k, None)
+    r = subprocess.run([env.cli, "warm", "--run", "--bundle", bundle, "--", *argv],
+                       capture_output=True, text=True, env=e, timeout=120)
+    expect(r.returncode == rc, f"warm --run: exit {r.returncode}, want {rc}\n"
+           f"stdout: {r.stdout}\nstderr: {r.stderr}")
+    return r.stdout, r.stderr
+
+
+def check(env, rc, bundle, **extra):
+    e = env.env(**extra)
+    r = subprocess.run([env.cli, "warm", "--check", bundle], capture_output=True, text=True,
+                       env=e, timeout=60)
+    expect(r.returncode == rc, f"warm --check: exit {r.returncode}, want {rc}\n"
+           f"stdout: {r.stdout}\nstderr: {r.stderr}")
+    return r.stdout, r.stderr
+
+
+@case
+def test_bundle_ptx_hits(env):
+    b = env.path("bundle")
+    out, err = bundle_run(env, 0, b, prog_direct(env, "ptx75.fatbin"),
+                          TRITON_CACHE_DIR=env.path("mine"))
+    # Every cache into the bundle, but the user's own setting wins, said so.
+    expect(f"CUDA_CACHE_PATH={b}/cuda\n" in out and f"JAX_COMPILATION_CACHE_DIR={b}/jax\n" in out
+           and "CUDA_CACHE_MAXSIZE=4294967296\n" in out
+           and "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES=-1\n" in out, out)
+    expect(f"TRITON_CACHE_DIR={env.path('mine')} is your own setting and is kept: Triton's "
+           "cache is not in the bundle" in out, out)
+    # The second run's one compile, the driver's JIT of the PTX, is a hit.
+    expect(re.search(r"^  hit +driver PTX JIT: add_one, .*\(prog_direct, pid \d+", out, re.M),
+           out)
+    expect("result: every compile of the second run was served by the bundle (1 hit)" in out,
+           out)
+    env.expect_hit(os.path.join(b, "jitstall-traces", "hit"))
+    expect(env.jit_caches(os.path.join(b, "jitstall-traces", "fill")) == ["miss_stored"],
+           "the first run filled the cache")
+    m = json.load(open(os.path.join(b, "jitstall-bundle.json")))
+    expect(m["jitstall_bundle"] == 1 and m["device"]["driver_version"] == 13000
+           and m["device"]["cc"] == 90 and m["device"]["cuda"] == "13.0"
+           and "simulated" in m["device"]["name"], m["device"])
+    caches = {c["name"]: c for c in m["caches"]}
+    expect(caches["cuda"]["path"] == "cuda" and caches["cuda"]["in_bundle"]
+           and caches["cuda"]["entries"] >= 1 and caches["cuda"]["bytes"] >= 16384,
+           caches["cuda"])
+    expect(not caches["triton"]["in_bundle"] and caches["triton"]["path"] == env.path("mine"),
+           caches["triton"])
+    expect(m["second_run"] == {"compiles": 1, "hits": 1, "compiled_again": 0}, m)
+    # The driver's cache is labelled with what it was filled on.
+    label = json.load(open(os.path.join(b, "cuda", "jitstall-warm.json")))
+    expect(label["warmed_for"][0]["cc"] == 90, label)
+    # A third process on the bundle: a hit.
+    d = env.traced("third", os.path.join(b, "cuda"), prog_direct(env, "ptx75.fatbin"))
+    env.expect_hit(d)
+
+
+@case
+def test_bundle_settings(env):
+    b = env.path("bundle")
+    bundle_run(env, 0, b, prog_direct(env, "ptx75.fatbin"), TRITON_DEBUG="1",
+               XLA_FLAGS="--xla_gpu_autotune_level=0", TRITON_CACHE_DIR=f"{b}/triton")
+    m = json.load(open(os.path.join(b, "jitstall-bundle.json")))
+    # Key-relevant settings only: not the cache locations warm set.
+    expect(m["settings"] == {"TRITON_DEBUG": "1", "XLA_FLAGS": "--xla_gpu_autotune_level=0"},
+           m["settings"])
+    cuda = os.path.join(b, "cuda")
+    out, _ = check(env, 0, b, CUDA_CACHE_PATH=cuda, TRITON_DEBUG="1",
+                   XLA_FLAGS="--xla_gpu_autotune_level=0")
+    expect("result: the bundle can hit on this machine" in out, out)
+    out, _ = check(env, 1, b, CUDA_CACHE_PATH=cuda, TRITON_DEBUG="0", TORCHINDUCTOR_FX="1")
+    for want in ("setting: TRITON_DEBUG was '1' when the bundle was made and is '0' here",
+                 "setting: XLA_FLAGS was '--xla_gpu_autotune_level=0' when the bundle was made "
+                 "and is unset here",
+                 "setting: TORCHINDUCTOR_FX is '1' here and was unset when the bundle was made",
+                 "result: 3 differences will make the bundle miss"):
+        expect(want in out, out)
+
+
+@case
+def test_bundle_compiles_again(env):
+    # The driver's cache disabled by the user: the second run JITs again.
+    out, _ = bundle_run(env, 1, env.path("b1"), prog_direct(env, "ptx75.fatbin"),
+                        CUDA_CACHE_DISABLE="1")
+    expect(re.search(r"^  miss_not_stored driver PTX JIT: add_one, .*: the driver's cache is "
+                     r"disabled \(CUDA_CACHE_DISABLE\)", out, re.M), out)
+    expect("result: 1 of 1 compile of the second run compiled again" in out, out)
+    # An NVRTC program has no cache of its own: it compiles on every start.
+    out, _ = bundle_run(env, 1, env.path("b2"), [os.environ["JST_PROG_RTC"], env.fix, "0",
+                                                 "module", "sm90.fatbin"], JST_FAKE_RTC_MS="5")
+    expect(re.search(r"^  compiled +NVRTC: sm_90 \(prog_rtc_direct, pid \d+, [0-9.]+ ms\): an "
+                     r"NVRTC program with no cache of its own: it compiles on every start", out,
+                     re.M), out)
+    m = json.load(open(env.path("b2", "jitstall-bundle.json")))
+    expect(m["second_run"]["compiled_again"] == 2, m["second_run"])
+    # Compiler children that write outside the bundle: their output is not kept.
+    bindir = env.path("bin")
+    os.makedirs(bindir)
+    for n in ("ptxas", "nvcc"):
+        os.symlink(os.environ["JST_FAKE_CC"], os.path.join(bindir, n))
+    path = bindir + ":" + os.environ.get("PATH", "/usr/bin:/bin")
+    outside = env.path("objs")
+    out, _ = bundle_run(env, 1, env.path("b3"), [os.environ["JST_PROG_SPAWN"], bindir, outside],
+                        PATH=path)
+    expect(re.search(r"^  compiled +ptxas \(subprocess\): %s/fork.cubin \(prog_spawn, pid \d+, "
+                     r"[0-9.]+ ms\): a build that writes outside the bundle \(%s/fork.cubin\)"
+                     % (re.escape(outside), re.escape(outside)), out, re.M), out)
+    # Inside the bundle, it is only a compiler that ran again.
+    inside = env.path("b4", "torch_extensions", "objs")
+    out, _ = bundle_run(env, 1, env.path("b4"), [os.environ["JST_PROG_SPAWN"], bindir, inside],
+                        PATH=path)
+    expect("outside the bundle" not in out and
+           f": a compiler child ran again, writing {inside}/fork.cubin" in out, out)
+
+
+@case
+def test_bundle_check_driver(env):
+    b = env.path("bundle")
+    bundle_run(env, 0, b, prog_direct(env, "ptx75.fatbin"))
+    cuda = os.path.join(b, "cuda")
+    out, _ = check(env, 0, b, CUDA_CACHE_PATH=cuda)
+    expect("same: driver (CUDA 13.0" in out and "same: GPU architecture sm_90" in out, out)
+    # Another driver: read through libcuda (cuDriverGetVersion), named.
+    out, _ = check(env, 1, b, CUDA_CACHE_PATH=cuda, JITSTALL_SIM_DRIVER_VERSION="12080")
+    expect("miss: driver: the bundle was made on the CUDA 13.0 driver (13000); this machine's "
+           "is CUDA 12.8 (12080)" in out, out)
+    expect("result: 1 difference will make the bundle miss" in out, out)
+    # Another GPU architecture.
+    out, _ = check(env, 1, b, CUDA_CACHE_PATH=cuda, JITSTALL_SIM_CC="80")
+    expect("miss: GPU: the bundle was made on sm_90" in out and "this GPU is sm_80" in out, out)
+    # The cache variable must point at the bundle's cache, which must fit.
+    out, _ = check(env, 1, b)
+    expect(f"miss: CUDA_CACHE_PATH is unset: the bundle's cuda cache" in out, out)
+    out, _ = check(env, 1, b, CUDA_CACHE_PATH=cuda, CUDA_CACHE_MAXSIZE="4096")
+    expect("miss: CUDA_CACHE_MAXSIZE is 4096 bytes" in out, out)
+    # No GPU visible: the driver is still read, the architecture not checked.
+    out, _ = check(env, 0, b, CUDA_CACHE_PATH=cuda, JITSTALL_SIM_DEVICES="0")
+    expect("note: the GPU architecture is not checked: no GPU 0 visible" in out, out)
+
+
+@case
+def test_bundle_framework_version(env):
+    # A framework's version: from the shared objects the program mapped (here
+    # the runtime compiler stands in for one of Triton's, in a site-packages
+    # tree) and the dist-info directory beside its package.
+    site = env.path("py", "lib", "site-packages")
+    c = os.path.join(site, "triton", "_C")
+    os.makedirs(c)
+    os.makedirs(os.path.join(site, "triton-3.1.0.dist-info"))
+    os.makedirs(os.path.join(site, "triton_kernels-0.1.dist-info"))
+    shutil.copy(os.path.join(os.environ["JST_FAKERTC_DIR"], "libnvrtc.so.13"), c)
+    b = env.path("bundle")
+    out, _ = bundle_run(env, 1, b, [os.environ["JST_PROG_RTC"], env.fix, "0", "module",
+                                    "sm90.fatbin"], JST_FAKE_RTC_MS="1", libs=c)
+    expect(f"framework triton 3.1.0 ({site})\n" in out, out)
+    m = json.load(open(os.path.join(b, "jitstall-bundle.json")))
+    expect(m["frameworks"] == [{"name": "triton", "version": "3.1.0", "site": site}],
+           m["frameworks"])
+    out, _ = check(env, 0, b)
+    expect("same: triton 3.1.0" in out, out)
+    os.rename(os.path.join(site, "triton-3.1.0.dist-info"),
+              os.path.join(site, "triton-3.2.0.dist-info"))
+    out, _ = check(env, 1, b)
+    expect(f"miss: framework: triton was 3.1.0 when the bundle was made and is 3.2.0 here "
+           f"({site})" in out, out)
+    shutil.rmtree(os.path.join(site, "triton-3.2.0.dist-info"))
+    out, _ = check(env, 1, b)
+    expect(f"miss: framework: triton 3.1.0 was imported from {site}; it is not installed there "
+           "now" in out, out)
+    shutil.rmtree(env.path("py"))
+    out, _ = check(env, 0, b)
+    expect(f"note: triton is not checked: {site} is not here" in out, out)
+
+
+@case
+def test_bundle_report_other_gpu(env):
+    # A bundle made on sm_80, used on sm_90: report says why the load missed.
+    b = env.path("bundle")
+    bundle_run(env, 0, b, prog_direct(env, "ptx75.fatbin"), JITSTALL_SIM_CC="80")
+    cuda = os.path.join(b, "cuda")
+    d = env.traced("run", cuda, prog_direct(env, "ptx75.fatbin"))
+    expect(env.jit_caches(d) == ["miss_stored"], env.jit_caches(d))
+    out = env.cli_run(0, "report", d)
+    expect(f"the cache {cuda} was warmed for the CUDA 13.0 driver on sm_80; this run is the "
+           f"CUDA 13.0 driver on sm_90" in out, out)
+
+
+@case
+def test_bundle_errors(env):
+    def warm2(*args, **extra):
+        r = subprocess.run([env.cli, "warm", *args], capture_output=True, text=True,
+                           env=env.env(**extra), timeout=60)
+        expect(r.returncode == 2 and r.stderr.count("\n") == 1,
+               f"{args}: {r.returncode} {r.stdout!r} {r.stderr!r}")
+        return r.stderr
+    expect(warm2("--run", "--", "true") == "jitstall warm: --run needs --bundle DIR\n", "")
+    expect("no COMMAND given" in warm2("--run", "--bundle", env.path("b")), "")
+    expect(warm2("--check") == "jitstall warm: --check needs a directory\n", "")
+    expect("--check " in warm2("--check", env.path("nope")), "")
+    os.makedirs(env.path("bad"))
+    open(env.path("bad", "jitstall-bundle.json"), "w").write('{"jitstall_bundle": 1, "x": [}')
+    expect("not a jitstall bundle manifest" in warm2("--check", env.path("bad")), "")
+    open(env.path("bad", "jitstall-bundle.json"), "w").write('{"jitstall_bundle": 7}')
+    expect("manifest version 7 is newer" in warm2("--check", env.path("bad")), "")
+    # Fields of the wrong type are ignored, never trusted: no crash, no false miss.
+    open(env.path("bad", "jitstall-bundle.json"), "w").write(
+        '{"jitstall_bundle": 1, "device": "x", "settings": [1, 2], "caches": {"a": 1}}')
+    out, _ = check(env, 0, env.path("bad"))
+    expect("note: the manifest records no device" in out and "miss:" not in out, out)
+    open(env.path("bad", "jitstall-bundle.json"), "w").write(
+        '{"jitstall_bundle": 1, "device": {"cc": "90", "driver_version": -5}, '
+        '"settings": {"TRITON_X": 3}, "caches": [7, {"env": 1}]}')
+    check(env, 0, env.path("bad"))
+    # A program that fails: no bundle can be judged from it.
+    if os.environ.get("JST_SANITIZE") != "1":
+        out, err = bundle_run(env, 2, env.path("b3"), prog_direct(env, "ptx75.fatbin")[:1] +
+                              [env.fix, "3", "module", "ptx75.fatbin"])
+        expect("exited with status 3 in the first run" in err, err)
+        # A program that makes no CUDA call leaves no trace to judge.
+        out, err = bundle_run(env, 2, env.path("b4"), ["true"])
+        expect("no trace of the second run: true made no CUDA driver call" in err, err)
+
+
 if __name__ == "__main__":
     sys.exit(run_cases(sys.argv, Env))

@@ -1,0 +1,566 @@
+/*
+ * `jitstall warm --run --bundle DIR -- CMD [ARGS...]`: runs CMD twice under
+ * libjitstall.so, through `jitstall run` itself (this binary, run again), with
+ * every cache jitstall knows pointed into DIR. The first run fills the
+ * caches; the second must hit, and every compile of its traces is listed with
+ * its cache outcome and, when it compiled again, the reason. Then the bundle
+ * is described in DIR/jitstall-bundle.json (bundle_manifest.c) and the
+ * driver's cache is labelled with the driver and GPU it was filled on
+ * (warmfile.c), which is what lets `report` say that a later miss came from
+ * another driver.
+ */
+#include "bundle.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "cli.h"
+#include "compiles.h"
+#include "jitcache.h"
+#include "model.h"
+#include "trace.h"
+#include "utf8.h"
+#include "warmfile.h"
+
+static const char *cmd = "warm";
+
+const struct jst_bundle_cache jst_bundle_caches[JST_BUNDLE_N_CACHES] = {
+    {.name = "cuda", .env = "CUDA_CACHE_PATH", .label = "the driver's JIT cache"},
+    {.name = "triton", .env = "TRITON_CACHE_DIR", .label = "Triton's cache"},
+    {.name = "inductor", .env = "TORCHINDUCTOR_CACHE_DIR", .label = "Inductor's cache"},
+    {.name = "jax", .env = "JAX_COMPILATION_CACHE_DIR", .label = "JAX's persistent cache"},
+    {.name = "cupy", .env = "CUPY_CACHE_DIR", .label = "CuPy's kernel cache"},
+    {.name = "numba", .env = "NUMBA_CACHE_DIR", .label = "Numba's cache"},
+    {.name = "torch_extensions",
+     .env = "TORCH_EXTENSIONS_DIR",
+     .label = "torch extensions' builds"},
+};
+
+/* The settings that keep every entry: set with the cache paths, unless the
+ * user set them. The driver's cache is allowed its largest size (4 GiB). */
+static const struct {
+    const char *env, *value, *why;
+} keep_all[] = {
+    {"CUDA_CACHE_MAXSIZE", "4294967296", "the driver keeps entries up to 4 GiB in all"},
+    {"JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0", "JAX keeps compiles of any duration"},
+    {"JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "-1", "JAX keeps entries of any size"},
+};
+
+/* Prefixes of the variables that enter a cache key or decide whether a
+ * compile happens at all. */
+static const char *const key_prefixes[] = {
+    "TRITON_",
+    "TORCHINDUCTOR_",
+    "TORCH_CUDA_ARCH_LIST",
+    "TORCH_COMPILE_",
+    "JAX_",
+    "XLA_FLAGS",
+    "CUPY_",
+    "NUMBA_",
+    "CUDA_FORCE_PTX_JIT",
+    "CUDA_DISABLE_PTX_JIT",
+};
+
+static int name_is(const char *name, size_t len, const char *var)
+{
+    return strlen(var) == len && !strncmp(name, var, len);
+}
+
+int jst_bundle_key_setting(const char *name)
+{
+    const char *eq = strchr(name, '=');
+    size_t len = eq ? (size_t)(eq - name) : strlen(name);
+    for (size_t i = 0; i < JST_BUNDLE_N_CACHES; i++)
+        if (name_is(name, len, jst_bundle_caches[i].env))
+            return 0;
+    for (size_t i = 0; i < sizeof(keep_all) / sizeof(keep_all[0]); i++)
+        if (name_is(name, len, keep_all[i].env))
+            return 0;
+    for (size_t i = 0; i < sizeof(key_prefixes) / sizeof(key_prefixes[0]); i++) {
+        size_t pl = strlen(key_prefixes[i]);
+        if (len >= pl && !strncmp(name, key_prefixes[i], pl))
+            return 1;
+    }
+    return 0;
+}
+
+/* ---- counting a cache ---- */
+
+static uint64_t count_files, count_bytes;
+
+static int count_one(const char *path, const struct stat *st, int flag, struct FTW *f)
+{
+    (void)path;
+    (void)f;
+    if (flag == FTW_F && S_ISREG(st->st_mode)) {
+        count_files++;
+        count_bytes += (uint64_t)st->st_size;
+    }
+    return 0;
+}
+
+void jst_bundle_count(const char *path, uint64_t *files, uint64_t *bytes)
+{
+    count_files = count_bytes = 0;
+    nftw(path, count_one, 16, FTW_PHYS);
+    *files = count_files;
+    *bytes = count_bytes;
+}
+
+/* ---- the environment of the runs ---- */
+
+static int mkdir_p(const char *path)
+{
+    char buf[PATH_MAX];
+    if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
+        return errno = ENAMETOOLONG, -1;
+    for (char *p = buf + 1; *p; p++)
+        if (*p == '/') {
+            *p = 0;
+            if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+                return -1;
+            *p = '/';
+        }
+    if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+        return -1;
+    struct stat st;
+    if (stat(buf, &st) != 0)
+        return -1;
+    return S_ISDIR(st.st_mode) ? 0 : (errno = ENOTDIR, -1);
+}
+
+/* Points each cache into dir unless the user set its variable (their setting
+ * wins, and the output says so). 0, or -1 after one error line. */
+static int set_caches(const char *dir, struct jst_bundle_cache *c)
+{
+    for (size_t i = 0; i < JST_BUNDLE_N_CACHES; i++) {
+        c[i] = jst_bundle_caches[i];
+        const char *own = getenv(c[i].env);
+        char mine[PATH_MAX];
+        if (snprintf(mine, sizeof(mine), "%s/%s", dir, c[i].name) >= (int)sizeof(mine)) {
+            jst_errorf(cmd, "--bundle %s: the path is too long", dir);
+            return -1;
+        }
+        if (own && *own && strcmp(own, mine) != 0) {
+            c[i].user_set = 1;
+            snprintf(c[i].path, sizeof(c[i].path), "%s", own);
+            printf("%s=%s is your own setting and is kept: %s is not in the bundle\n", c[i].env,
+                   jst_text(own), c[i].label);
+            continue;
+        }
+        c[i].in_bundle = 1;
+        snprintf(c[i].path, sizeof(c[i].path), "%s", mine);
+        if (mkdir_p(mine) != 0 || setenv(c[i].env, mine, 1) != 0) {
+            jst_errorf(cmd, "%s: %s", mine, strerror(errno));
+            return -1;
+        }
+        printf("%s=%s\n", c[i].env, jst_text(mine));
+    }
+    for (size_t i = 0; i < sizeof(keep_all) / sizeof(keep_all[0]); i++) {
+        const char *own = getenv(keep_all[i].env);
+        if (own && *own && strcmp(own, keep_all[i].value) != 0) {
+            printf("%s=%s is your own setting and is kept (%s=%s: %s)\n", keep_all[i].env,
+                   jst_text(own), keep_all[i].env, keep_all[i].value, keep_all[i].why);
+            continue;
+        }
+        if (setenv(keep_all[i].env, keep_all[i].value, 1) != 0) {
+            jst_errorf(cmd, "cannot set the environment");
+            return -1;
+        }
+        printf("%s=%s\n", keep_all[i].env, keep_all[i].value);
+    }
+    return 0;
+}
+
+/* Runs `jitstall run -o traces --force -- CMD...` (this very binary): the
+ * program under the preload, as `run` launches it. Returns its exit status
+ * (run's: the program's), or -1 after one error line. */
+static int run_under_preload(const char *traces, char **argv, int argc)
+{
+    char **av = calloc((size_t)argc + 7, sizeof(*av));
+    if (!av) {
+        jst_errorf(cmd, "out of memory");
+        return -1;
+    }
+    size_t k = 0;
+    av[k++] = "jitstall";
+    av[k++] = "run";
+    av[k++] = "-o";
+    av[k++] = (char *)traces;
+    av[k++] = "--force";
+    av[k++] = "--";
+    for (int i = 0; i < argc; i++)
+        av[k++] = argv[i];
+    av[k] = NULL;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        free(av);
+        jst_errorf(cmd, "fork: %s", strerror(errno));
+        return -1;
+    }
+    if (pid == 0) {
+        execv("/proc/self/exe", av);
+        fprintf(stderr, "jitstall warm: cannot run jitstall run: %s\n", strerror(errno));
+        _exit(126);
+    }
+    free(av);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR) {
+            jst_errorf(cmd, "waitpid: %s", strerror(errno));
+            return -1;
+        }
+    if (WIFEXITED(status))
+        return WEXITSTATUS(status);
+    return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+/* ---- the second run's compiles ---- */
+
+static const struct jst_subproc_ev *subproc_of(const struct jst_process *p,
+                                               const struct jst_compile *k)
+{
+    for (size_t i = 0; i < p->n_subprocs; i++)
+        if (k->pid && p->subprocs[i].child_pid == k->pid)
+            return &p->subprocs[i];
+    return NULL;
+}
+
+static int under(const char *path, const char *dir)
+{
+    size_t n = strlen(dir);
+    return !strncmp(path, dir, n) && (path[n] == '/' || !path[n]);
+}
+
+/* Why a compile of the second run happened although the first had run the
+ * same program: the known causes, else what is known of it. */
+static void why_again(const struct jst_process *p, const struct jst_compile *k, const char *dir,
+                      const struct jst_bundle_cache *c, char *buf, size_t n)
+{
+    unsigned fw = k->framework;
+    if (k->compiler == JST_CMP_DRIVER) {
+        unsigned r = k->call ? k->call->cache_reason : 0;
+        if (r == JST_CR_DISABLED)
+            snprintf(buf, n,
+                     "the driver's cache is disabled (CUDA_CACHE_DISABLE): it stores "
+                     "nothing; unset it when warming and when running");
+        else if (r == JST_CR_TOO_SMALL)
+            snprintf(buf, n,
+                     "the driver's cache is too small for the entry (CUDA_CACHE_MAXSIZE): "
+                     "raise it, up to 4294967296 (4 GiB)");
+        else if (r)
+            snprintf(buf, n, "the driver could not store its entry (%s)", jst_cache_reason_name(r));
+        else if (!c[0].in_bundle)
+            snprintf(buf, n,
+                     "the driver compiled again: its cache is your CUDA_CACHE_PATH (%.512s), "
+                     "not the bundle's",
+                     c[0].path);
+        else
+            snprintf(buf, n,
+                     "the driver compiled again although the first run stored an "
+                     "entry: the image differs between runs (generated PTX?)");
+        return;
+    }
+    if (fw == JST_FW_NUMBA) {
+        snprintf(buf, n,
+                 "Numba without cache=True: it compiles on every start (@jit(cache=True) "
+                 "keeps it in NUMBA_CACHE_DIR)");
+        return;
+    }
+    if (k->compiler == JST_CMP_XLA || fw == JST_FW_XLA) {
+        snprintf(buf, n,
+                 "a JAX compile not kept by its persistent cache (under "
+                 "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS or _MIN_ENTRY_SIZE_BYTES, "
+                 "or the cache not enabled)");
+        return;
+    }
+    const struct jst_subproc_ev *s = k->pid ? subproc_of(p, k) : NULL;
+    if (s && s->output && s->output[0] == '/' && !under(s->output, dir)) {
+        snprintf(buf, n, "a build that writes outside the bundle (%.512s): its output is not kept",
+                 s->output);
+        return;
+    }
+    if (fw == JST_FW_TRITON || fw == JST_FW_INDUCTOR || fw == JST_FW_CUPY) {
+        size_t i = fw == JST_FW_TRITON ? 1 : fw == JST_FW_INDUCTOR ? 2 : 4;
+        snprintf(buf, n, "%s compiled again: %s%.512s", jst_framework_name(fw),
+                 c[i].in_bundle ? "its cache key changed between the runs"
+                                : "its cache is your own setting, not the bundle's: ",
+                 c[i].in_bundle ? "" : c[i].path);
+        return;
+    }
+    switch (k->compiler) {
+    case JST_CMP_NVRTC:
+    case JST_CMP_NVJITLINK:
+    case JST_CMP_NVVM:
+    case JST_CMP_NVPTXCOMPILER:
+        snprintf(buf, n,
+                 "%s with no cache of its own: it compiles on every start (keep its "
+                 "output, or ship a cubin)",
+                 k->compiler == JST_CMP_NVRTC ? "an NVRTC program"
+                                              : jst_compiler_label(k->compiler));
+        return;
+    default:
+        snprintf(buf, n, "a compiler child ran again%s%.512s", s && s->output ? ", writing " : "",
+                 s && s->output ? s->output : "");
+    }
+}
+
+struct verdicts {
+    size_t compiles, hits, unknown, again;
+};
+
+/* Lists every compile of the traces in dir (the second run). */
+static void list_compiles(const struct jst_run *run, const char *bundle,
+                          const struct jst_bundle_cache *c, struct verdicts *v)
+{
+    char why[768];
+    for (size_t i = 0; i < run->n_procs; i++) {
+        const struct jst_process *p = &run->procs[i];
+        const char *exe = p->exe ? strrchr(p->exe, '/') : NULL;
+        exe = exe ? exe + 1 : p->exe ? p->exe : "?";
+        for (size_t j = 0; j < p->n_compiles; j++) {
+            const struct jst_compile *k = &p->compiles[j];
+            v->compiles++;
+            const char *out = k->cache ? k->cache : "compiled";
+            int hit = k->cache && !strcmp(k->cache, "hit");
+            int unk = k->cache && !strcmp(k->cache, "unknown");
+            printf("  %-11s %s: %s (%s, pid %" PRIu64 ", %.1f ms)", out,
+                   jst_compiler_label(k->compiler), jst_text(k->what ? k->what : "?"),
+                   jst_text(exe), p->pid, (double)k->dur_ns / 1e6);
+            if (hit) {
+                v->hits++;
+                printf("\n");
+            } else if (unk) {
+                v->unknown++;
+                printf(": the cache did not change; too slow to prove a hit\n");
+            } else {
+                v->again++;
+                why_again(p, k, bundle, c, why, sizeof(why));
+                printf(": %s\n", jst_text(why));
+            }
+        }
+    }
+}
+
+/* The machine of the traces: the first device record. */
+static void run_device(const struct jst_run *run, struct jst_bundle_device *d)
+{
+    memset(d, 0, sizeof(*d));
+    for (size_t i = 0; i < run->n_procs; i++)
+        if (run->procs[i].n_devices) {
+            const struct jst_device *x = &run->procs[i].devices[0];
+            d->known = 1;
+            snprintf(d->name, sizeof(d->name), "%s", x->name ? x->name : "");
+            d->cc = x->cc_major * 10 + x->cc_minor;
+            d->driver_version = x->driver_version;
+            snprintf(d->release, sizeof(d->release), "%s",
+                     x->driver_release ? x->driver_release : "");
+            return;
+        }
+}
+
+/* The driver's cache says what it was filled for (report reads it). */
+static void label_driver_cache(const struct jst_bundle_cache *c, const struct jst_bundle_device *d)
+{
+    if (!d->known || !c->files)
+        return;
+    struct jst_warm_for w;
+    memset(&w, 0, sizeof(w));
+    w.driver_version = d->driver_version;
+    w.cc = d->cc;
+    snprintf(w.driver, sizeof(w.driver), "%s", d->release);
+    snprintf(w.gpu, sizeof(w.gpu), "%s", d->name);
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(w.when, sizeof(w.when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+    if (jst_warmfile_record(c->path, &w) != 0)
+        jst_warnf(cmd, "cannot write %s/%s: %s", c->path, JST_WARM_FILE, strerror(errno));
+}
+
+static void human(char *buf, size_t n, uint64_t v)
+{
+    if (v >= (1ull << 20))
+        snprintf(buf, n, "%.1f MiB", (double)v / (double)(1ull << 20));
+    else if (v >= 1024)
+        snprintf(buf, n, "%.1f KiB", (double)v / 1024.0);
+    else
+        snprintf(buf, n, "%" PRIu64 " bytes", v);
+}
+
+/* ---- the command ---- */
+
+static const char run_help[] =
+    "usage: jitstall warm --run --bundle DIR [--] COMMAND [ARGS...]\n"
+    "       jitstall warm --check DIR [--device N]\n\n"
+    "--run: runs COMMAND twice under libjitstall.so (as jitstall run does), with\n"
+    "every cache jitstall knows in DIR: CUDA_CACHE_PATH (CUDA_CACHE_MAXSIZE 4 GiB),\n"
+    "TRITON_CACHE_DIR, TORCHINDUCTOR_CACHE_DIR, JAX_COMPILATION_CACHE_DIR (keeping\n"
+    "every entry), CUPY_CACHE_DIR, NUMBA_CACHE_DIR and TORCH_EXTENSIONS_DIR. A\n"
+    "variable you set yourself is kept, and the output says so. The first run\n"
+    "fills the caches, the second must hit: each of its compiles is listed with\n"
+    "its cache outcome, and the reason when it compiled again. DIR gets\n"
+    "jitstall-bundle.json, what the bundle depends on (docs/bundle.md), and the\n"
+    "runs' traces in DIR/" JST_BUNDLE_TRACES " (not needed at run time).\n\n"
+    "--check DIR: compares DIR's manifest with this machine (the driver, read\n"
+    "through libcuda without GPU work; the GPU's architecture when one is\n"
+    "visible; the settings that enter the cache keys; where each cache variable\n"
+    "points) and names each difference that makes a cache miss.\n\n"
+    "Exit status: 0 when nothing compiled again (--run) or the bundle can hit\n"
+    "(--check); 1 when something compiled again, or a difference will make a\n"
+    "miss; 2 on a usage error, when COMMAND failed, or the bundle is unreadable.\n";
+
+struct run_opts {
+    int run;
+    const char *bundle;
+};
+
+enum { O_RUN = 256, O_BUNDLE };
+
+static int run_option(int c, const char *arg, void *ctx)
+{
+    struct run_opts *o = ctx;
+    if (c == O_RUN) {
+        o->run = 1;
+        return 0;
+    }
+    if (c == O_BUNDLE) {
+        o->bundle = arg;
+        return 0;
+    }
+    jst_errorf(cmd, "%s needs a directory", arg); /* ':' */
+    return -1;
+}
+
+static const struct option run_longopts[] = {
+    {"run", no_argument, NULL, O_RUN},
+    {"bundle", required_argument, NULL, O_BUNDLE},
+    JST_CLI_HELP_END,
+};
+static const struct jst_cli run_cli = {"warm",   "+:h",     run_longopts,
+                                       run_help, "COMMAND", run_option};
+
+int jst_bundle_wanted(int argc, char **argv)
+{
+    for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+        if (!strcmp(argv[i], "--run") || !strcmp(argv[i], "--check") ||
+            !strncmp(argv[i], "--check=", 8))
+            return 1;
+    return 0;
+}
+
+/* One run: 0, or the exit status warm returns. */
+static int one_run(const char *what, const char *traces, char **argv, int argc)
+{
+    fprintf(stderr, "jitstall warm: %s run of %s\n", what, argv[0]);
+    int rc = run_under_preload(traces, argv, argc);
+    if (rc < 0)
+        return JST_EXIT_USAGE;
+    if (rc != 0) {
+        jst_errorf(cmd,
+                   "%s exited with status %d in the %s run: a bundle needs a run that "
+                   "succeeds",
+                   argv[0], rc, what);
+        return JST_EXIT_USAGE;
+    }
+    return 0;
+}
+
+static int bundle_run(const char *dir, char **argv, int argc)
+{
+    struct jst_bundle_cache c[JST_BUNDLE_N_CACHES];
+    char traces[PATH_MAX], fill[PATH_MAX + 16], hit[PATH_MAX + 16], err[1024] = "";
+    printf("bundle %s\n", jst_text(dir));
+    if (set_caches(dir, c) != 0)
+        return JST_EXIT_USAGE;
+    snprintf(traces, sizeof(traces), "%s/%s", dir, JST_BUNDLE_TRACES);
+    snprintf(fill, sizeof(fill), "%s/fill", traces);
+    snprintf(hit, sizeof(hit), "%s/hit", traces);
+    int rc = one_run("first", fill, argv, argc);
+    if (!rc)
+        rc = one_run("second", hit, argv, argc);
+    if (rc)
+        return rc;
+    struct stat st;
+    if (stat(hit, &st) != 0) { /* run removes a trace directory left empty */
+        jst_errorf(cmd,
+                   "no trace of the second run: %s made no CUDA driver call, or "
+                   "libjitstall.so could not be loaded",
+                   argv[0]);
+        return JST_EXIT_USAGE;
+    }
+    struct jst_run run = {0};
+    if (jst_model_add(&run, hit, err, sizeof(err)) < 0) {
+        jst_errorf(cmd, "the second run's traces: %s", err);
+        jst_model_free(&run);
+        return JST_EXIT_USAGE;
+    }
+    jst_compiles_link(&run);
+    struct verdicts v = {0};
+    printf("second run: %zu process%s traced\n", run.n_procs, run.n_procs == 1 ? "" : "es");
+    list_compiles(&run, dir, c, &v);
+    struct jst_bundle_device dev;
+    run_device(&run, &dev);
+    struct jst_bundle_fw fw[JST_BUNDLE_MAX_FW];
+    size_t n_fw = jst_bundle_fw_from_run(&run, fw, JST_BUNDLE_MAX_FW);
+    jst_model_free(&run);
+    for (size_t i = 0; i < n_fw; i++)
+        printf("framework %s %s (%s)\n", fw[i].name, fw[i].version[0] ? fw[i].version : "?",
+               jst_text(fw[i].site));
+    printf("caches:\n");
+    for (size_t i = 0; i < JST_BUNDLE_N_CACHES; i++) {
+        char b[32];
+        jst_bundle_count(c[i].path, &c[i].files, &c[i].bytes);
+        human(b, sizeof(b), c[i].bytes);
+        printf("  %-16s %s: %" PRIu64 " file%s, %s%s\n", c[i].name, jst_text(c[i].path), c[i].files,
+               c[i].files == 1 ? "" : "s", b,
+               c[i].user_set ? " (your setting, not in the bundle)" : "");
+    }
+    label_driver_cache(&c[0], &dev);
+    if (jst_bundle_manifest_write(dir, &dev, c, JST_BUNDLE_N_CACHES, fw, n_fw, argv, v.compiles,
+                                  v.hits, v.again, err, sizeof(err)) != 0) {
+        jst_errorf(cmd, "%s/%s: %s", dir, JST_BUNDLE_FILE, err);
+        return JST_EXIT_USAGE;
+    }
+    printf("manifest %s/%s\n", jst_text(dir), JST_BUNDLE_FILE);
+    if (v.again)
+        printf("result: %zu of %zu compile%s of the second run compiled again: the bundle does "
+               "not cover them\n",
+               v.again, v.compiles, v.compiles == 1 ? "" : "s");
+    else
+        printf("result: every compile of the second run was served by the bundle (%zu hit%s%s)\n",
+               v.hits, v.hits == 1 ? "" : "s", v.unknown ? ", some unproven" : "");
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        jst_errorf(cmd, "write error on standard output");
+        return JST_EXIT_USAGE;
+    }
+    return v.again ? JST_EXIT_FAIL : JST_EXIT_OK;
+}
+
+int jst_bundle_run(int argc, char **argv)
+{
+    struct run_opts o = {0, NULL};
+    int rc = jst_cli_parse(&run_cli, argc, argv, &o);
+    if (rc != JST_CLI_GO)
+        return rc;
+    if (!o.run || !o.bundle || !*o.bundle) {
+        jst_errorf(cmd, "%s", !o.run ? "--bundle goes with --run" : "--run needs --bundle DIR");
+        return JST_EXIT_USAGE;
+    }
+    char abs[PATH_MAX];
+    if (mkdir_p(o.bundle) != 0 || !realpath(o.bundle, abs)) {
+        jst_errorf(cmd, "--bundle %s: %s", o.bundle, strerror(errno));
+        return JST_EXIT_USAGE;
+    }
+    return bundle_run(abs, argv + optind, argc - optind);
+}
