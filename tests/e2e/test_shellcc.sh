@@ -32,6 +32,11 @@ for r in cs:
 PY
 
 for how in fexecve execveat; do
+    if [ "$JST_EMULATED" = 1 ]; then
+        # qemu-user cannot run a program from a descriptor: the plain run fails too
+        echo "skip: $how under qemu-user emulation (exec from a descriptor is not emulated)"
+        continue
+    fi
     run_plain "${how}_plain" "$P" "$how" /bin/echo "$how ran"
     run_traced "$how" "$P" "$how" /bin/echo "$how ran"
     expect_rc "${how}_plain" 0
