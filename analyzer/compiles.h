@@ -140,7 +140,14 @@ void jst_first_call_free(struct jst_first_call *f);
 struct jst_record;
 int jst_compile_read_record(struct jst_process *p, const struct jst_record *rec);
 void jst_compile_records_free(struct jst_process *p);
-/* Adds a compile row for each compiler child (used by jst_compiles_derive). */
+/* Whether a compiler child only asked the compiler about itself: every
+ * argument after argv[0] is a version, help or print option ("ptxas
+ * --version", "gcc -dumpversion", "nvcc --list-gpu-arch"). Such a child is
+ * no compile: it has no row (dump still shows its record). */
+struct jst_subproc_ev;
+int jst_subproc_is_probe(const struct jst_subproc_ev *e);
+/* Adds a compile row for each compiler child that is no probe (used by
+ * jst_compiles_derive). */
 void jst_subprocs_compiles(struct jst_process *p, size_t *cap);
 struct jst_compile *jst_compiles_push(struct jst_process *p, size_t *cap);
 /* Merges [s, e) intervals in place (sorted by start); returns how many remain. */

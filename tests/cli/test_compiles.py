@@ -593,5 +593,63 @@ def test_compiles_export(env):
     expect("compile ptxas" in names and "first call add_kernel" in names, names)
 
 
+def warm_triton_spec(probes=True, real_ptxas=False, entries=3):
+    """A Triton-like second process on a warm TRITON_CACHE_DIR: Triton asks
+    ptxas for its version twice (for its cache key), loads add_kernel's cubin
+    from its cache and launches it; with real_ptxas, one kernel still
+    compiles."""
+    s = process(pid=100, exe="/usr/bin/python3", args=("python3", "tri.py"))
+    s += call("cuInit", 1100, 150, seq=1)
+    s += stack(1, *TRITON_FRAMES)
+    if probes:
+        for i, (at, pid) in enumerate(((1300, 600), (1350, 601))):
+            s += (f"compile tid=100 start={at}ms dur=20ms stack_id=1 seq=2 compiler=ptxas "
+                  "program=/site/triton/backends/nvidia/bin/ptxas "
+                  "arg=/site/triton/backends/nvidia/bin/ptxas arg=--version "
+                  f"child_pid={pid} wait_status=0\n")
+    s += ("compile tid=100 start=1380ms dur=5ms seq=2 program=/usr/bin/gcc arg=gcc "
+          "arg=-dumpfullversion child_pid=602 wait_status=0\n")
+    if real_ptxas:
+        s += ("compile tid=100 start=1400ms dur=200ms stack_id=1 seq=2 compiler=ptxas "
+              "program=/site/triton/backends/nvidia/bin/ptxas arg=ptxas arg=-v "
+              "arg=--gpu-name=sm_90a arg=/tmp/x/k.ptx target=sm_90a input=/tmp/x/k.ptx "
+              "output=/tmp/x/k.cubin child_pid=603 wait_status=0\n")
+    s += call("cuModuleLoadData", 1700, 10, image_kind="cubin", verdict="sass", sass_arch="sm_90",
+              target_cc=90, kernel="add_kernel", seq=3, stack_id=1)
+    s += call("cuLaunchKernel", 1800, 0.01, name="add_kernel", func="0x20", seq=4)
+    s += ("fw_cache framework=triton cache_path=/root/.triton/cache env_name=TRITON_CACHE_DIR "
+          f"cache_path_env=1 exists=1 entries={entries} writable=1\n")
+    s += "end exit_status=0 end_reason=exit start=1900ms\n"
+    return s
+
+
+@case
+def test_compiles_version_probes_are_not_compiles(env):
+    # "ptxas --version" and "gcc -dumpfullversion" ask a compiler about
+    # itself: no compile anywhere (compiles[], first calls, Culprits, fixes,
+    # check budgets, exports), but dump still shows the records. A warm
+    # Triton process whose only children are such probes gets no "keep
+    # Triton's kernel cache" fix: its cache hit.
+    t = env.trace("warm", warm_triton_spec())
+    r = report_json(env, t)
+    p = r["processes"][0]
+    expect(p["compiles"] == [] and p["first_calls"] == [], (p["compiles"], p["first_calls"]))
+    expect(not [x for x in r["fixes"] if x["kind"] in ("triton_cache", "compile_ahead")],
+           r["fixes"])
+    out, _ = env.expect_rc(0, "report", t)
+    expect("ptxas" not in out and "Triton's kernel cache" not in out, out)
+    env.expect_rc(0, "check", "--max-compiles", "0", "--max-compile-ms", "0", t)
+    out, _ = env.expect_rc(0, "export", "--format", "prometheus", t)
+    expect(not re.search(r'^jitstall_compiles\{.*compiler="ptxas"\} [1-9]', out, re.M), out)
+    out, _ = env.expect_rc(0, "dump", t)
+    expect(out.count("--version") == 2 and "-dumpfullversion" in out, out)
+    # A real compile beside the probes is one compile, and keeps its fix.
+    r = report_json(env, env.trace("cold", warm_triton_spec(real_ptxas=True, entries=0)))
+    p = r["processes"][0]
+    got = [(c["compiler"], c["what"]) for c in p["compiles"] if c["compiler"] != "driver"]
+    expect(got == [("ptxas", "/tmp/x/k.cubin")], got)
+    expect([x for x in r["fixes"] if x["kind"] == "triton_cache"], r["fixes"])
+
+
 if __name__ == "__main__":
     sys.exit(main(sys.argv))
