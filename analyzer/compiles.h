@@ -73,6 +73,10 @@ struct jst_compile {
     int in_flight;       /* not finished when the trace ended */
     int late;            /* started at or after the process said it was ready
                             (JST_REC_READY): it stalled a request, not the start-up */
+    int has_parent;      /* it ran inside another compile's span (a ptxas child during
+                            an XLA compile range), the innermost such: */
+    size_t parent;       /* that compile's index in the process's compiles, whose
+                            framework (and so fix) it has */
 };
 
 /* A kernel's first call: the compile work on its thread before its first launch. */
@@ -109,6 +113,10 @@ struct jst_first_call {
 const char *jst_compiler_name(unsigned compiler);   /* "ptxas"; NULL when out of range */
 const char *jst_compiler_label(unsigned compiler);  /* "driver PTX JIT", "ptxas (subprocess)" */
 unsigned jst_compiler_cause(unsigned compiler);     /* enum jst_cause */
+/* Whether a compile of this compiler spans the work of others (a framework's
+ * compile range does; a ptxas child does not, even when a parallel one falls
+ * inside its time): compiles inside such a span belong to it. */
+int jst_compiler_encloses(unsigned compiler);
 unsigned jst_compiler_by_name(const char *name);    /* 0 when unknown */
 const char *jst_framework_name(unsigned framework); /* "triton"; NULL for none */
 const char *jst_cause_name(unsigned cause);         /* "driver_jit" */

@@ -80,6 +80,7 @@ static void json_compile(struct jst_json *j, struct jst_symbolizer **sym,
     jst_json_kopt_u64(j, "pid", c->pid != 0, c->pid);
     jst_json_kopt_i64(j, "exit_status", c->has_exit, c->exit_status);
     jst_json_kbool(j, "in_flight", c->in_flight);
+    jst_json_kopt_u64(j, "parent", c->has_parent, c->parent);
     json_late(j, p, c);
     char fix[1024];
     /* in the Culprits as the call it is, or as a compile of its own */

@@ -651,5 +651,52 @@ def test_compiles_version_probes_are_not_compiles(env):
     expect([x for x in r["fixes"] if x["kind"] == "triton_cache"], r["fixes"])
 
 
+def xla_parallel_spec():
+    """A JAX-like program: an XLA compile range on the caller's thread (100),
+    1100-1500 ms, during which XLA's threads (200-205) run six ptxas children
+    at once (1150-1450 ms); one more ptxas child after the range (1600 ms,
+    50 ms) that no framework ran; then the launch."""
+    s = process(pid=100, exe="/usr/bin/python3", args=("python3", "jx.py"))
+    s += launch(1050, kernel="fill", seq=1)
+    s += "range range_op=push tid=100 start=1100ms name=\"XlaCompile:#module=jit_f#\" depth=1\n"
+    for i in range(6):
+        s += (f"compile tid={200 + i} start={1150 + i}ms dur=300ms seq=2 compiler=ptxas "
+              f"program=/usr/local/cuda/bin/ptxas arg=ptxas arg=/tmp/m{i}.ptx input=/tmp/m{i}.ptx "
+              f"output=/tmp/m{i}.cubin target=sm_90 child_pid={700 + i} wait_status=0\n")
+    s += "range range_op=pop tid=100 start=1500ms depth=1\n"
+    s += ("compile tid=100 start=1600ms dur=50ms seq=3 compiler=ptxas "
+          "program=/usr/local/cuda/bin/ptxas arg=ptxas arg=/tmp/z.ptx input=/tmp/z.ptx "
+          "output=/tmp/z.cubin target=sm_90 child_pid=800 wait_status=0\n")
+    s += launch(1700, seq=4)
+    s += end()
+    return s
+
+
+@case
+def test_compiles_inside_a_compile_belong_to_it(env):
+    # ptxas children that XLA's threads ran during an XLA compile range are
+    # the range's: parent is its index, framework xla, and their fix is JAX's
+    # cache, not "compile ahead of time" (which only the child after the
+    # range keeps); the six parallel children are one JAX fix, not six.
+    t = env.trace("xla", xla_parallel_spec())
+    r = report_json(env, t)
+    cs = r["processes"][0]["compiles"]
+    xi = [i for i, c in enumerate(cs) if c["compiler"] == "xla"]
+    expect(len(xi) == 1, cs)
+    inside = [c for c in cs if c["compiler"] == "ptxas" and c["start_ns"] < 1500 * MS]
+    after = [c for c in cs if c["compiler"] == "ptxas" and c["start_ns"] >= 1500 * MS]
+    expect(len(inside) == 6 and all(c["parent"] == xi[0] and c["framework"] == "xla"
+                                    for c in inside), inside)
+    expect(cs[xi[0]]["parent"] is None and len(after) == 1 and after[0]["parent"] is None and
+           after[0]["framework"] is None, (cs[xi[0]], after))
+    fx = {x["kind"]: x for x in r["fixes"]}
+    expect(all(c["fix"] == fx["jax_cache"]["text"] for c in inside), inside)
+    expect(fx["compile_ahead"]["loads"] == 1 and fx["compile_ahead"]["saves_ns"] == 50 * MS,
+           fx["compile_ahead"])
+    out, _ = env.expect_rc(0, "report", t)
+    cul = out.split("Culprits, ranked by time lost")[1].split("Fixes, ranked")[0]
+    expect("framework xla" in cul and cul.count("compile ahead of time") == 1, cul)
+
+
 if __name__ == "__main__":
     sys.exit(main(sys.argv))
