@@ -460,12 +460,29 @@ void jst_compiles_derive(struct jst_process *p)
 /* Merged intervals of [s, e) pairs, in place; returns how many remain. */
 size_t jst_iv_merge(uint64_t (*iv)[2], size_t n);
 
+static int by_compiler(const struct jst_compile *c, const void *k)
+{
+    return c->compiler == *(const unsigned *)k;
+}
+
+uint64_t jst_compiler_wall(const struct jst_process *p, unsigned k)
+{
+    return jst_compiles_wall(p, k ? by_compiler : NULL, &k, 0, UINT64_MAX);
+}
+
 int jst_compile_is_culprit(const struct jst_compile *k)
 {
     return !k->call && (k->dur_ns || k->in_flight || (k->has_exit && k->exit_status != 0));
 }
 
 uint64_t jst_compile_ns_within(const struct jst_process *p, uint64_t a, uint64_t b)
+{
+    return jst_compiles_wall(p, NULL, NULL, a, b);
+}
+
+uint64_t jst_compiles_wall(const struct jst_process *p,
+                           int (*pick)(const struct jst_compile *, const void *), const void *arg,
+                           uint64_t a, uint64_t b)
 {
     uint64_t(*iv)[2] = malloc((p->n_compiles ? p->n_compiles : 1) * sizeof *iv);
     size_t n = 0;
@@ -475,6 +492,8 @@ uint64_t jst_compile_ns_within(const struct jst_process *p, uint64_t a, uint64_t
     for (size_t i = 0; i < p->n_compiles; i++) {
         const struct jst_compile *c = &p->compiles[i];
         uint64_t s = c->start_ns, e = c->start_ns + c->dur_ns;
+        if (pick && !pick(c, arg))
+            continue;
         if (e < s)
             e = UINT64_MAX;
         s = s > a ? s : a;

@@ -163,6 +163,20 @@ size_t jst_iv_merge(uint64_t (*iv)[2], size_t n);
 
 /* Compile time (union of intervals, any compiler, any thread) within [a, b). */
 uint64_t jst_compile_ns_within(const struct jst_process *p, uint64_t a, uint64_t b);
+/* The same for the compiles pick(compile, arg) chooses (all when pick is
+ * NULL): compiles that ran at the same time count once. */
+uint64_t jst_compiles_wall(const struct jst_process *p,
+                           int (*pick)(const struct jst_compile *, const void *), const void *arg,
+                           uint64_t a, uint64_t b);
+/* The wall time of compiler k's compiles in p (0: every compiler's): the
+ * time a compiler took, whatever ran in parallel. */
+uint64_t jst_compiler_wall(const struct jst_process *p, unsigned k);
+/* The wall time of the first calls of p that the compiles pick chooses ran
+ * in (the union of their windows), or 0 when they ran in none: what a fix of
+ * those compiles can save at most. */
+uint64_t jst_first_calls_wall(const struct jst_process *p,
+                              int (*pick)(const struct jst_compile *, const void *),
+                              const void *arg);
 /* A compile that ranks among the Culprits of its own: one that is no driver
  * or library call (those rank as the calls they are), that took time, failed
  * or was still running. */

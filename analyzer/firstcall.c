@@ -507,6 +507,57 @@ void jst_first_calls_derive(struct jst_process *p)
     first_calls_derive(p, NULL);
 }
 
+uint64_t jst_first_calls_wall(const struct jst_process *p,
+                              int (*pick)(const struct jst_compile *, const void *),
+                              const void *arg)
+{
+    size_t n = p->n_first_calls, k = 0;
+    uint64_t(*w)[2] = n ? malloc(n * sizeof *w) : NULL, sum = 0;
+    uint64_t *maxe = n ? malloc(n * sizeof *maxe) : NULL;
+    unsigned char *hit = n ? calloc(n, 1) : NULL;
+    if (!w || !maxe || !hit) {
+        free(w), free(maxe), free(hit);
+        return 0;
+    }
+    for (size_t i = 0; i < n; i++) {
+        w[i][0] = p->first_calls[i].start_ns;
+        w[i][1] = end_of(w[i][0], p->first_calls[i].dur_ns);
+    }
+    qsort(w, n, sizeof *w, cmp_iv);
+    for (size_t i = 0; i < n; i++)
+        maxe[i] = i && maxe[i - 1] > w[i][1] ? maxe[i - 1] : w[i][1];
+    /* each chosen compile marks the windows it overlaps: those that start
+     * before its end, back to where no earlier window reaches its start */
+    for (size_t c = 0; c < p->n_compiles; c++) {
+        const struct jst_compile *x = &p->compiles[c];
+        if (pick && !pick(x, arg))
+            continue;
+        uint64_t s = x->start_ns, e = end_of(s, x->dur_ns);
+        size_t lo = 0, hi = n;
+        while (lo < hi) {
+            size_t m = lo + (hi - lo) / 2;
+            if (w[m][0] < e)
+                lo = m + 1;
+            else
+                hi = m;
+        }
+        for (size_t i = lo; i-- > 0 && maxe[i] > s;)
+            if (w[i][1] > s)
+                hit[i] = 1;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (hit[i]) {
+            w[k][0] = w[i][0];
+            w[k][1] = w[i][1];
+            k++;
+        }
+    k = jst_iv_merge(w, k);
+    for (size_t i = 0; i < k; i++)
+        sum += w[i][1] - w[i][0];
+    free(w), free(maxe), free(hit);
+    return sum;
+}
+
 const struct jst_first_call *jst_slowest_first_call(const struct jst_process *p)
 {
     const struct jst_first_call *best = NULL;

@@ -212,15 +212,15 @@ static int other_compilers(const struct jst_process *p)
     return 0;
 }
 
-/* Per compiler: how many compiles and their summed time. */
+/* Per compiler: how many compiles and their wall time (parallel ones once). */
 static void per_compiler(const struct jst_process *p, size_t *n, uint64_t *ns)
 {
     memset(n, 0, JST_CMP_MAX_ * sizeof *n);
     memset(ns, 0, JST_CMP_MAX_ * sizeof *ns);
     for (size_t i = 0; i < p->n_compiles; i++) {
         unsigned k = p->compiles[i].compiler < JST_CMP_MAX_ ? p->compiles[i].compiler : 0;
-        n[k]++;
-        ns[k] += p->compiles[i].dur_ns;
+        if (k && !n[k]++)
+            ns[k] = jst_compiler_wall(p, k);
     }
 }
 
@@ -474,11 +474,7 @@ void rv_workers_text(FILE *f, const struct rv_report *r, const struct jst_proces
         shown++;
         size_t nk[JST_CMP_MAX_] = {0};
         uint64_t ns[JST_CMP_MAX_] = {0};
-        for (size_t k = 0; k < c->n_compiles; k++) {
-            unsigned x = c->compiles[k].compiler < JST_CMP_MAX_ ? c->compiles[k].compiler : 0;
-            nk[x]++;
-            ns[x] += c->compiles[k].dur_ns;
-        }
+        per_compiler(c, nk, ns);
         fprintf(f, "    pid %-8" PRIu64, c->pid);
         int first = 1;
         for (unsigned k = 1; k < JST_CMP_MAX_; k++)

@@ -698,5 +698,45 @@ def test_compiles_inside_a_compile_belong_to_it(env):
     expect("framework xla" in cul and cul.count("compile ahead of time") == 1, cul)
 
 
+@case
+def test_compiles_fix_saves_no_more_than_its_first_calls(env):
+    # Six ptxas children at once (1000-1480 ms, other threads) that no
+    # framework ran: compiling them ahead saves their wall time once, not six
+    # times; and never more than the first call they ran in took (a host
+    # compiler on the caller's thread, 1400-1450 ms, opens it; it ends at the
+    # launch, 1500 ms). The fixes rank by that saving.
+    s = process(pid=100, exe="/opt/app/bin/app", args=("app",))
+    s += launch(1010, kernel="fill", seq=1)
+    for i in range(6):
+        s += (f"compile tid={200 + i} start=1000ms dur=480ms seq=1 compiler=ptxas "
+              f"program=/usr/local/cuda/bin/ptxas arg=ptxas arg=/tmp/m{i}.ptx input=/tmp/m{i}.ptx "
+              f"output=/tmp/m{i}.cubin target=sm_90 child_pid={700 + i} wait_status=0\n")
+    s += ("compile tid=100 start=1400ms dur=50ms seq=2 compiler=host_cc program=/usr/bin/gcc "
+          "arg=gcc arg=-c arg=k.c input=k.c output=k.o child_pid=800 wait_status=0\n")
+    s += launch(1500, seq=3)
+    s += end()
+    t = env.trace("par", s)
+    r = report_json(env, t)
+    fcs = r["processes"][0]["first_calls"]
+    expect(len(fcs) == 1 and fcs[0]["dur_ns"] == 100 * MS, fcs)
+    ah = [(x["target"], x["saves_ns"], x["loads"]) for x in r["fixes"] if x["kind"] == "compile_ahead"]
+    expect(ah == [("ptxas", 100 * MS, 6), ("host_cc", 50 * MS, 1)], ah)
+    per = [c for c in r["processes"][0]["compiles"] if c["compiler"] == "ptxas"]
+    expect(len(per) == 6, per)
+    out, _ = env.expect_rc(0, "report", t)
+    fixes = out.split("Fixes, ranked")[1]
+    expect(re.search(r"saves 100\.0 ms.*\n(.*\n)*.*saves 50\.0 ms", fixes), fixes)
+    # the compilers' times are wall times too: the six ptxas took 480 ms
+    expect("Compiles   ptxas 6 (480.0 ms), host_cc 1 (50.0 ms)" in out, out)
+    env.expect_rc(0, "check", "--max-compile-ms", "ptxas=480", t)
+    out, _ = env.expect_rc(0, "export", "--format", "prometheus", t)
+    expect(re.search(r'^jitstall_compile_seconds\{.*compiler="ptxas"\} 0\.48$', out, re.M), out)
+    # Without a first call, the wall time of the six: 480 ms, not 2.88 s.
+    r = report_json(env, env.trace("nofc", s.replace(launch(1500, seq=3), "")))
+    ah = [x["saves_ns"] for x in r["fixes"] if x["kind"] == "compile_ahead" and
+          x["target"] == "ptxas"]
+    expect(ah == [480 * MS], ah)
+
+
 if __name__ == "__main__":
     sys.exit(main(sys.argv))
