@@ -85,27 +85,34 @@ static int cmp_edge(const void *a, const void *b)
     return x->t < y->t ? -1 : x->t > y->t;
 }
 
+/* A cause of an interval that is not the first call's own thread's (a
+ * compile another thread of the process ran while it waited): it counts only
+ * where none of the thread's own causes does. */
+#define OTHER_THREAD(cause) ((cause) + JST_CAUSE_MAX_)
+
 /* Sweeps the edges over [lo, hi): each stretch counts for the first cause
- * open over it. Returns the time no cause covers. */
+ * open over it (the thread's own causes first, then other threads'), so
+ * intervals that overlap (compiles run at once) count once. Returns the time
+ * no cause covers. */
 static uint64_t sweep(struct edges *e, uint64_t lo, uint64_t hi, uint64_t *blame)
 {
-    unsigned open[JST_CAUSE_MAX_] = {0};
+    unsigned open[2 * JST_CAUSE_MAX_] = {0};
     uint64_t at = lo, covered = 0;
     if (e->n > 1)
         qsort(e->v, e->n, sizeof *e->v, cmp_edge);
     for (size_t i = 0; i <= e->n; i++) {
         uint64_t t = i < e->n ? e->v[i].t : hi;
         if (t > at) {
-            for (unsigned c = 0; c < JST_CAUSE_MAX_; c++)
+            for (unsigned c = 0; c < 2 * JST_CAUSE_MAX_; c++)
                 if (open[c]) {
-                    blame[c] += t - at;
+                    blame[c % JST_CAUSE_MAX_] += t - at;
                     covered += t - at;
                     break;
                 }
             at = t;
         }
         if (i < e->n) {
-            unsigned c = e->v[i].cause < JST_CAUSE_MAX_ ? e->v[i].cause : JST_CAUSE_UNEXPLAINED;
+            unsigned c = e->v[i].cause < 2 * JST_CAUSE_MAX_ ? e->v[i].cause : JST_CAUSE_UNEXPLAINED;
             if (e->v[i].delta > 0)
                 open[c]++;
             else if (open[c])
@@ -130,7 +137,8 @@ struct tiv {
 struct fc_ix {
     struct tiv *v;
     size_t n;
-    size_t *samp; /* indices into p->samples, by before_seq */
+    uint64_t *cmaxe; /* the latest end of p->compiles[0..i] (they are by start) */
+    size_t *samp;    /* indices into p->samples, by before_seq */
     size_t n_samp;
     const struct jst_process *p;
 };
@@ -158,6 +166,7 @@ static void ix_free(struct fc_ix *ix)
 {
     free(ix->v);
     free(ix->samp);
+    free(ix->cmaxe);
     memset(ix, 0, sizeof *ix);
 }
 
@@ -167,12 +176,15 @@ static int ix_build(struct fc_ix *ix, struct jst_process *p)
     ix->p = p;
     ix->v = malloc((p->n_compiles + p->n_calls + 1) * sizeof *ix->v);
     ix->samp = malloc((p->n_samples + 1) * sizeof *ix->samp);
-    if (!ix->v || !ix->samp) {
+    ix->cmaxe = malloc((p->n_compiles + 1) * sizeof *ix->cmaxe);
+    if (!ix->v || !ix->samp || !ix->cmaxe) {
         ix_free(ix);
         return -1;
     }
     for (size_t i = 0; i < p->n_compiles; i++) {
         struct jst_compile *c = &p->compiles[i];
+        uint64_t e = end_of(c->start_ns, c->dur_ns);
+        ix->cmaxe[i] = i && ix->cmaxe[i - 1] > e ? ix->cmaxe[i - 1] : e;
         ix->v[ix->n++] = (struct tiv){
             c->tid, c->start_ns, end_of(c->start_ns, c->dur_ns), 0, jst_compiler_cause(c->compiler),
             c};
@@ -285,6 +297,24 @@ static void blame(const struct fc_ix *ix, struct jst_first_call *f, const struct
     for (size_t i = 0; i < n_extra && extra[i].start_ns < hi; i++) /* by start */
         add_iv(&e, extra[i].start_ns, end_of(extra[i].start_ns, extra[i].dur_ns), lo, hi,
                jst_compiler_cause(extra[i].compiler));
+    /* the process's compiles on other threads that ran in the window: the
+     * thread waited for them (XLA's threads, a compile thread pool), where
+     * nothing of its own explains the time */
+    const struct jst_process *p = ix->p;
+    size_t a = 0, b = p->n_compiles;
+    while (a < b) {
+        size_t m = a + (b - a) / 2;
+        if (p->compiles[m].start_ns < hi)
+            a = m + 1;
+        else
+            b = m;
+    }
+    for (size_t i = a; i-- > 0 && ix->cmaxe[i] > lo;) {
+        const struct jst_compile *c = &p->compiles[i];
+        if (c->tid != f->tid)
+            add_iv(&e, c->start_ns, end_of(c->start_ns, c->dur_ns), lo, hi,
+                   OTHER_THREAD(jst_compiler_cause(c->compiler)));
+    }
     uint64_t rest = sweep(&e, lo, hi, f->blame);
     free(e.v);
     /* rest * min(sampled, window) / max(window, dur): a window shorter than

@@ -738,5 +738,32 @@ def test_compiles_fix_saves_no_more_than_its_first_calls(env):
     expect(ah == [480 * MS], ah)
 
 
+@case
+def test_compiles_other_threads_count_once_in_blame(env):
+    # The caller's thread runs gcc (1400-1450 ms) and then waits in Python
+    # until its launch (1500 ms) while six ptxas children that other threads
+    # of the process ran at once (1000-1480 ms) finish: the wait is theirs,
+    # not Python's, and they count once (the union of their intervals): the
+    # first call is 80 ms of subprocesses and 20 ms of Python, and the parts
+    # sum to it.
+    s = process(pid=100, exe="/usr/bin/python3", args=("python3", "app.py"))
+    s += launch(1010, kernel="fill", seq=1)
+    for i in range(6):
+        s += (f"compile tid={200 + i} start=1000ms dur=480ms seq=1 compiler=ptxas "
+              f"program=/usr/local/cuda/bin/ptxas arg=ptxas arg=/tmp/m{i}.ptx input=/tmp/m{i}.ptx "
+              f"output=/tmp/m{i}.cubin target=sm_90 child_pid={700 + i} wait_status=0\n")
+    s += ("compile tid=100 start=1400ms dur=50ms seq=2 compiler=host_cc program=/usr/bin/gcc "
+          "arg=gcc arg=-c arg=k.c input=k.c output=k.o child_pid=800 wait_status=0\n")
+    s += ("sample tid=100 before_seq=3 sample_ns=100ms samples=10 period_ns=10ms window_ns=100ms "
+          + frames(("wait", "/usr/lib/python3.12/threading.py", 320)) + "\n")
+    s += launch(1500, seq=3)
+    s += end()
+    f = report_json(env, env.trace("thr", s))["processes"][0]["first_calls"]
+    expect(len(f) == 1 and f[0]["dur_ns"] == 100 * MS, f)
+    b = blame(f[0])
+    expect(b == {"subprocess": 80 * MS, "python": 20 * MS}, b)
+    expect(sum(b.values()) == f[0]["dur_ns"], b)
+
+
 if __name__ == "__main__":
     sys.exit(main(sys.argv))
