@@ -166,6 +166,12 @@ static unsigned framework_of_path(const char *s, size_t *best)
     return 0;
 }
 
+unsigned jst_framework_of_file(const char *path)
+{
+    size_t best = N_FW_ROWS;
+    return framework_of_path(path, &best);
+}
+
 static unsigned framework_of_stack(const struct jst_process *p, uint64_t stack_id)
 {
     const struct jst_stack *s = jst_model_stack(p, stack_id);
@@ -353,6 +359,8 @@ void jst_first_call_free(struct jst_first_call *f)
     }
     free(f->samples);
     free(f->pools);
+    free(f->call_site);
+    free(f->function);
 }
 
 void jst_compiles_free(struct jst_process *p)

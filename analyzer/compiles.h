@@ -107,6 +107,9 @@ struct jst_first_call {
     size_t n_samples;
     struct jst_fc_pool *pools; /* descendants' compiles in it, by pool */
     size_t n_pools;
+    char *call_site; /* the program's own innermost Python frame that asked for
+                        it, "func (file:line)", or NULL */
+    char *function;  /* the framework's compiled function (an XLA module), or NULL */
 };
 
 /* The table rows: names as the JSON and the options spell them. */
@@ -119,6 +122,8 @@ unsigned jst_compiler_cause(unsigned compiler);     /* enum jst_cause */
 int jst_compiler_encloses(unsigned compiler);
 unsigned jst_compiler_by_name(const char *name);    /* 0 when unknown */
 const char *jst_framework_name(unsigned framework); /* "triton"; NULL for none */
+/* The framework whose code lives at path (a Python file or an object), or 0. */
+unsigned jst_framework_of_file(const char *path);
 const char *jst_cause_name(unsigned cause);         /* "driver_jit" */
 const char *jst_cause_label(unsigned cause);        /* "driver JIT" */
 

@@ -11,11 +11,13 @@
  * uncovered time), and the rest is unexplained; so the parts always sum to the
  * first call's time.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "compiles.h"
 #include "model.h"
 #include "samplefn.h"
+#include "symclass.h"
 #include "trace.h"
 
 static uint64_t end_of(uint64_t s, uint64_t d)
@@ -366,6 +368,77 @@ static const struct jst_compile *first_compile(const struct fc_ix *ix, uint64_t 
     return first;
 }
 
+/* The innermost of frames ("func\tfile\tline", innermost first) that is the
+ * program's own: not Python's standard library, not a framework's, not an
+ * installed package's; "func (file:line)" as a new string, or NULL. */
+static char *user_frame(char *const *frames, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const char *f = frames[i], *a = f ? strchr(f, '\t') : NULL,
+                   *b = a ? strchr(a + 1, '\t') : NULL;
+        if (!b)
+            continue;
+        size_t fl = (size_t)(b - a - 1);
+        char *file = malloc(fl + 1);
+        if (!file)
+            return NULL;
+        memcpy(file, a + 1, fl);
+        file[fl] = 0;
+        int own = !jst_sym_pystd_file(file) && !jst_framework_of_file(file) &&
+                  !strstr(file, "site-packages/") && !strstr(file, "dist-packages/") &&
+                  file[0] != '<';
+        if (!own) {
+            free(file);
+            continue;
+        }
+        size_t l = (size_t)(a - f) + fl + strlen(b + 1) + 8;
+        char *s = malloc(l);
+        if (s)
+            snprintf(s, l, "%.*s (%s:%s)", (int)(a - f), f, file, b + 1);
+        free(file);
+        return s;
+    }
+    return NULL;
+}
+
+/* f's call site (the program's frame under its compiles' stacks, else under
+ * its samples) and function (the framework compile that holds its work). */
+static void name_call(const struct fc_ix *ix, struct jst_first_call *f, uint64_t lo)
+{
+    const struct jst_process *p = ix->p;
+    uint64_t hi = end_of(f->start_ns, f->dur_ns);
+    for (size_t i = ix_find(ix, f->tid, lo);
+         i < ix->n && ix->v[i].tid == f->tid && ix->v[i].s < hi && (!f->call_site || !f->function);
+         i++) {
+        const struct jst_compile *c = ix->v[i].c;
+        if (!c)
+            continue;
+        const struct jst_stack *s = c->stack_id ? jst_model_stack(p, c->stack_id) : NULL;
+        if (!f->call_site && s && s->n_py)
+            f->call_site = user_frame(s->py_frames, s->n_py);
+        const struct jst_compile *holder = jst_compiler_encloses(c->compiler) ? c
+                                           : c->has_parent ? &p->compiles[c->parent]
+                                                           : NULL;
+        if (!f->function && holder && holder->what)
+            f->function = strdup(holder->what);
+    }
+    size_t a = 0, b = ix->n_samp; /* the launch's samples, by before_seq */
+    while (a < b) {
+        size_t m = a + (b - a) / 2;
+        if (p->samples[ix->samp[m]].before_seq < f->launch_seq)
+            a = m + 1;
+        else
+            b = m;
+    }
+    for (size_t i = a; !f->call_site && i < ix->n_samp; i++) {
+        const struct jst_sample_ev *s = &p->samples[ix->samp[i]];
+        if (s->before_seq != f->launch_seq)
+            break;
+        if (s->n_py)
+            f->call_site = user_frame(s->py, s->n_py);
+    }
+}
+
 static void name_compiles(const struct fc_ix *ix, uint64_t tid, uint64_t lo, uint64_t hi,
                           const char *kernel)
 {
@@ -527,6 +600,7 @@ static void first_calls_derive(struct jst_process *p, const struct fc_extra *x)
             if (x->v[j].framework && end_of(x->v[j].start_ns, x->v[j].dur_ns) > f->start_ns)
                 f->top_framework = x->v[j].framework;
         name_compiles(&ix, c->tid, lo, c->start_ns, c->name);
+        name_call(&ix, f, lo);
     }
     free(l);
     ix_free(&ix);

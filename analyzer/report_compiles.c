@@ -98,6 +98,8 @@ static void json_first_call(struct jst_json *j, const struct jst_first_call *f)
     jst_json_ku64(j, "start_ns", f->start_ns);
     jst_json_ku64(j, "dur_ns", f->dur_ns);
     jst_json_kstr(j, "framework", jst_framework_name(f->top_framework));
+    jst_json_kstr(j, "call_site", f->call_site);
+    jst_json_kstr(j, "function", f->function);
     jst_json_key(j, "blame");
     jst_json_arr(j);
     for (unsigned c = 0; c < JST_CAUSE_MAX_; c++) {

@@ -767,5 +767,28 @@ def test_compiles_other_threads_count_once_in_blame(env):
     expect(sum(b.values()) == f[0]["dur_ns"], b)
 
 
+@case
+def test_first_call_names_call_site_and_function(env):
+    # A first call is named by the program's own frame that asked for it
+    # (not Triton's, not the standard library's) and by the framework's
+    # compiled function where the trace has one (the XLA module).
+    fc = [f for f in report_json(env, env.trace("tri", triton_spec()))["processes"][0]
+          ["first_calls"] if f["kernel"] == "add_kernel"]
+    expect(len(fc) == 1 and fc[0]["call_site"] == "<module> (/app/tri.py:12)" and
+           fc[0]["function"] is None, fc)
+    fc = report_json(env, env.trace("xla", xla_parallel_spec()))["processes"][0]["first_calls"]
+    expect(len(fc) == 1 and fc[0]["function"] == "jit_f" and fc[0]["call_site"] is None, fc)
+    # Without a compile's stack, the samples' frames name it.
+    s = triton_spec().replace(" stack_id=1 seq=3 compiler=ptxas", " seq=3 compiler=ptxas")
+    s = s.replace("(\"compile\", \"/site/triton/compiler/compiler.py\", 280))", "")
+    s = s.replace(frames(("make_ttir", "/site/triton/compiler/compiler.py", 100),
+                         ("compile", "/site/triton/compiler/compiler.py", 280)),
+                  frames(("make_ttir", "/site/triton/compiler/compiler.py", 100),
+                         ("main", "/app/tri.py", 30)))
+    fc = [f for f in report_json(env, env.trace("smp", s))["processes"][0]["first_calls"]
+          if f["kernel"] == "add_kernel"]
+    expect(len(fc) == 1 and fc[0]["call_site"] == "main (/app/tri.py:30)", fc)
+
+
 if __name__ == "__main__":
     sys.exit(main(sys.argv))
