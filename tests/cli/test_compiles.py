@@ -728,8 +728,11 @@ def test_compiles_fix_saves_no_more_than_its_first_calls(env):
     out, _ = env.expect_rc(0, "report", t)
     fixes = out.split("Fixes, ranked")[1]
     expect(re.search(r"saves 100\.0 ms.*\n(.*\n)*.*saves 50\.0 ms", fixes), fixes)
-    # the compilers' times are wall times too: the six ptxas took 480 ms
+    # the compilers' times are wall times too: the six ptxas took 480 ms,
+    # in the Compiles line and as the Culprits' time lost
     expect("Compiles   ptxas 6 (480.0 ms), host_cc 1 (50.0 ms)" in out, out)
+    expect("  1. 480.0 ms  ptxas (subprocess) -> /tmp/m0.cubin  [6 compiles, pid 100]" in out and
+           "2.88 s" not in out, out)
     env.expect_rc(0, "check", "--max-compile-ms", "ptxas=480", t)
     out, _ = env.expect_rc(0, "export", "--format", "prometheus", t)
     expect(re.search(r'^jitstall_compile_seconds\{.*compiler="ptxas"\} 0\.48$', out, re.M), out)
