@@ -4,7 +4,9 @@
  * launch. Its time runs from the start of that work (or of the sampler's
  * window) to the launch, and its blame table splits that time by cause with
  * one rule: intervals of every cause are laid on the window, and each moment
- * counts once, for the first cause of enum jst_cause that covers it. The
+ * counts once, for the first cause of enum jst_cause that covers it (the
+ * thread's own causes first, then the compiles other threads of the process
+ * ran meanwhile, which the thread waited for). The
  * sampler's records carry no times, only how long each stack was seen for in
  * a window: the time no interval covers is Python's in the share of the window
  * in which the sampler found Python frames (its ticks fall alike in covered and
@@ -139,8 +141,12 @@ struct tiv {
 struct fc_ix {
     struct tiv *v;
     size_t n;
-    uint64_t *cmaxe; /* the latest end of p->compiles[0..i] (they are by start) */
-    size_t *samp;    /* indices into p->samples, by before_seq */
+    /* per cause, the union of the process's compiles of that cause (any
+     * thread), merged and by start: what other threads ran (jst_first_call
+     * blame; the thread's own are covered first anyway) */
+    uint64_t (*mv[JST_CAUSE_MAX_])[2];
+    size_t mn[JST_CAUSE_MAX_];
+    size_t *samp; /* indices into p->samples, by before_seq */
     size_t n_samp;
     const struct jst_process *p;
 };
@@ -168,7 +174,8 @@ static void ix_free(struct fc_ix *ix)
 {
     free(ix->v);
     free(ix->samp);
-    free(ix->cmaxe);
+    for (unsigned c = 0; c < JST_CAUSE_MAX_; c++)
+        free(ix->mv[c]);
     memset(ix, 0, sizeof *ix);
 }
 
@@ -178,15 +185,18 @@ static int ix_build(struct fc_ix *ix, struct jst_process *p)
     ix->p = p;
     ix->v = malloc((p->n_compiles + p->n_calls + 1) * sizeof *ix->v);
     ix->samp = malloc((p->n_samples + 1) * sizeof *ix->samp);
-    ix->cmaxe = malloc((p->n_compiles + 1) * sizeof *ix->cmaxe);
-    if (!ix->v || !ix->samp || !ix->cmaxe) {
+    int oom = 0;
+    for (unsigned c = 0; c < JST_CAUSE_MAX_; c++)
+        oom |= !(ix->mv[c] = malloc((p->n_compiles + 1) * sizeof *ix->mv[c]));
+    if (!ix->v || !ix->samp || oom) {
         ix_free(ix);
         return -1;
     }
     for (size_t i = 0; i < p->n_compiles; i++) {
         struct jst_compile *c = &p->compiles[i];
-        uint64_t e = end_of(c->start_ns, c->dur_ns);
-        ix->cmaxe[i] = i && ix->cmaxe[i - 1] > e ? ix->cmaxe[i - 1] : e;
+        unsigned cause = jst_compiler_cause(c->compiler);
+        ix->mv[cause][ix->mn[cause]][0] = c->start_ns;
+        ix->mv[cause][ix->mn[cause]++][1] = end_of(c->start_ns, c->dur_ns);
         ix->v[ix->n++] = (struct tiv){
             c->tid, c->start_ns, end_of(c->start_ns, c->dur_ns), 0, jst_compiler_cause(c->compiler),
             c};
@@ -206,6 +216,8 @@ static int ix_build(struct fc_ix *ix, struct jst_process *p)
         ix->v[ix->n++] =
             (struct tiv){c->tid, c->start_ns, end_of(c->start_ns, c->dur_ns), 0, cause, NULL};
     }
+    for (unsigned c = 0; c < JST_CAUSE_MAX_; c++)
+        ix->mn[c] = jst_iv_merge(ix->mv[c], ix->mn[c]);
     qsort(ix->v, ix->n, sizeof *ix->v, cmp_tiv);
     for (size_t i = 0; i < ix->n; i++) {
         struct tiv *t = &ix->v[i];
@@ -302,20 +314,17 @@ static void blame(const struct fc_ix *ix, struct jst_first_call *f, const struct
     /* the process's compiles on other threads that ran in the window: the
      * thread waited for them (XLA's threads, a compile thread pool), where
      * nothing of its own explains the time */
-    const struct jst_process *p = ix->p;
-    size_t a = 0, b = p->n_compiles;
-    while (a < b) {
-        size_t m = a + (b - a) / 2;
-        if (p->compiles[m].start_ns < hi)
-            a = m + 1;
-        else
-            b = m;
-    }
-    for (size_t i = a; i-- > 0 && ix->cmaxe[i] > lo;) {
-        const struct jst_compile *c = &p->compiles[i];
-        if (c->tid != f->tid)
-            add_iv(&e, c->start_ns, end_of(c->start_ns, c->dur_ns), lo, hi,
-                   OTHER_THREAD(jst_compiler_cause(c->compiler)));
+    for (unsigned c = 0; c < JST_CAUSE_MAX_; c++) {
+        size_t a = 0, b = ix->mn[c]; /* the first merged interval that ends after lo */
+        while (a < b) {
+            size_t m = a + (b - a) / 2;
+            if (ix->mv[c][m][1] <= lo)
+                a = m + 1;
+            else
+                b = m;
+        }
+        for (size_t i = a; i < ix->mn[c] && ix->mv[c][i][0] < hi; i++)
+            add_iv(&e, ix->mv[c][i][0], ix->mv[c][i][1], lo, hi, OTHER_THREAD(c));
     }
     uint64_t rest = sweep(&e, lo, hi, f->blame);
     free(e.v);
@@ -615,50 +624,38 @@ uint64_t jst_first_calls_wall(const struct jst_process *p,
                               int (*pick)(const struct jst_compile *, const void *),
                               const void *arg)
 {
-    size_t n = p->n_first_calls, k = 0;
-    uint64_t(*w)[2] = n ? malloc(n * sizeof *w) : NULL, sum = 0;
-    uint64_t *maxe = n ? malloc(n * sizeof *maxe) : NULL;
-    unsigned char *hit = n ? calloc(n, 1) : NULL;
-    if (!w || !maxe || !hit) {
-        free(w), free(maxe), free(hit);
+    size_t n = p->n_first_calls, nu = 0, k = 0;
+    uint64_t(*u)[2] = malloc((p->n_compiles + 1) * sizeof *u);
+    uint64_t(*w)[2] = malloc((n + 1) * sizeof *w), sum = 0;
+    if (!u || !w) {
+        free(u), free(w);
         return 0;
     }
-    for (size_t i = 0; i < n; i++) {
-        w[i][0] = p->first_calls[i].start_ns;
-        w[i][1] = end_of(w[i][0], p->first_calls[i].dur_ns);
-    }
-    qsort(w, n, sizeof *w, cmp_iv);
-    for (size_t i = 0; i < n; i++)
-        maxe[i] = i && maxe[i - 1] > w[i][1] ? maxe[i - 1] : w[i][1];
-    /* each chosen compile marks the windows it overlaps: those that start
-     * before its end, back to where no earlier window reaches its start */
-    for (size_t c = 0; c < p->n_compiles; c++) {
-        const struct jst_compile *x = &p->compiles[c];
-        if (pick && !pick(x, arg))
-            continue;
-        uint64_t s = x->start_ns, e = end_of(s, x->dur_ns);
-        size_t lo = 0, hi = n;
-        while (lo < hi) {
-            size_t m = lo + (hi - lo) / 2;
-            if (w[m][0] < e)
-                lo = m + 1;
+    for (size_t c = 0; c < p->n_compiles; c++) /* the chosen compiles' union */
+        if (!pick || pick(&p->compiles[c], arg)) {
+            u[nu][0] = p->compiles[c].start_ns;
+            u[nu++][1] = end_of(p->compiles[c].start_ns, p->compiles[c].dur_ns);
+        }
+    nu = jst_iv_merge(u, nu);
+    for (size_t i = 0; i < n; i++) { /* the windows it overlaps */
+        uint64_t s = p->first_calls[i].start_ns, e = end_of(s, p->first_calls[i].dur_ns);
+        size_t a = 0, b = nu;
+        while (a < b) {
+            size_t m = a + (b - a) / 2;
+            if (u[m][1] <= s)
+                a = m + 1;
             else
-                hi = m;
+                b = m;
         }
-        for (size_t i = lo; i-- > 0 && maxe[i] > s;)
-            if (w[i][1] > s)
-                hit[i] = 1;
+        if (a < nu && u[a][0] < e && e > s) {
+            w[k][0] = s;
+            w[k++][1] = e;
+        }
     }
-    for (size_t i = 0; i < n; i++)
-        if (hit[i]) {
-            w[k][0] = w[i][0];
-            w[k][1] = w[i][1];
-            k++;
-        }
     k = jst_iv_merge(w, k);
     for (size_t i = 0; i < k; i++)
         sum += w[i][1] - w[i][0];
-    free(w), free(maxe), free(hit);
+    free(u), free(w);
     return sum;
 }
 

@@ -296,6 +296,9 @@ void jst_fix_compile_saves(const struct jst_process *p, uint64_t *out)
 uint64_t jst_fixes_projected_first_call(const struct jst_process *p)
 {
     uint64_t worst = 0;
+    size_t n_fw[JST_FW_MAX_] = {0}; /* compiles by framework, counted once */
+    for (size_t i = 0; i < p->n_compiles; i++)
+        n_fw[p->compiles[i].framework < JST_FW_MAX_ ? p->compiles[i].framework : 0]++;
     for (size_t i = 0; i < p->n_first_calls; i++) {
         const struct jst_first_call *f = &p->first_calls[i];
         /* The driver's JIT and runtime compiles go with their own fixes
@@ -305,7 +308,7 @@ uint64_t jst_fixes_projected_first_call(const struct jst_process *p)
         int fixed = 0;
         for (size_t r = 0; r < N_ROWS; r++)
             fixed |= rows[r].framework == f->top_framework;
-        if (fixed && f->top_framework && fw_compiles(p, f->top_framework)) {
+        if (fixed && f->top_framework && f->top_framework < JST_FW_MAX_ && n_fw[f->top_framework]) {
             uint64_t keep = f->blame[JST_CAUSE_MODULE_LOAD] + f->blame[JST_CAUSE_DRIVER_INIT];
             gone = f->dur_ns > keep ? f->dur_ns - keep : 0;
         }
