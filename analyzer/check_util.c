@@ -76,10 +76,8 @@ int jst_psum_from_process(const struct jst_process *p, struct jst_psum *s)
     s->has_cmp = 1;
     for (size_t i = 0; i < p->n_compiles; i++) {
         unsigned k = p->compiles[i].compiler;
-        if (k && k < JST_CMP_MAX_) {
-            s->cmp_ns[k] += p->compiles[i].dur_ns;
-            s->cmp_n[k]++;
-        }
+        if (k && k < JST_CMP_MAX_ && !s->cmp_n[k]++)
+            s->cmp_ns[k] = jst_compiler_wall(p, k); /* wall time: parallel ones once */
     }
     const struct jst_first_call *fc = jst_slowest_first_call(p);
     s->first_call_ns = fc ? fc->dur_ns : 0;

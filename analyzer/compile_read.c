@@ -107,6 +107,7 @@ static const struct fmap subproc_map[] = {
     STR(SP, JST_F_TARGET, target),
     STR(SP, JST_F_OUTPUT, output),
     LIST(SP, JST_F_INPUT, inputs, n_inputs),
+    LIST(SP, JST_F_ARG, args, n_args),
 };
 #undef SP
 
@@ -218,6 +219,9 @@ void jst_compile_records_free(struct jst_process *p)
         for (size_t k = 0; k < e->n_inputs; k++)
             free(e->inputs[k]);
         free(e->inputs);
+        for (size_t k = 0; k < e->n_args; k++)
+            free(e->args[k]);
+        free(e->args);
     }
     free(p->subprocs);
     for (size_t i = 0; i < p->n_samples; i++) {
@@ -266,6 +270,50 @@ static unsigned compiler_of_program(const char *prog)
     return 0;
 }
 
+/* Options that make a compiler print something about itself and exit
+ * without compiling ("ptxas --version", "gcc -dumpversion"); a trailing '*'
+ * matches any rest ("-print-file-name=libc.so"). */
+static const char *const probe_opts[] = {
+    "--version",
+    "-version",
+    "-V",
+    "--help",
+    "-help",
+    "-h",
+    "-v",
+    "-###",
+    "--dryrun",
+    "-dumpversion",
+    "-dumpfullversion",
+    "-dumpmachine",
+    "-dumpspecs",
+    "-print-*",
+    "--print-*",
+    "--list-gpu-arch",
+    "--list-gpu-code",
+};
+
+static int probe_opt(const char *a)
+{
+    for (size_t i = 0; a && i < sizeof probe_opts / sizeof probe_opts[0]; i++) {
+        const char *o = probe_opts[i];
+        size_t l = strlen(o);
+        if (o[l - 1] == '*' ? !strncmp(a, o, l - 1) : !strcmp(a, o))
+            return 1;
+    }
+    return 0;
+}
+
+int jst_subproc_is_probe(const struct jst_subproc_ev *e)
+{
+    if (e->n_args < 2)
+        return 0; /* no arguments recorded (JITSTALL_ARGV=0), or none given */
+    for (size_t i = 1; i < e->n_args; i++)
+        if (!probe_opt(e->args[i]))
+            return 0;
+    return 1;
+}
+
 void jst_subprocs_compiles(struct jst_process *p, size_t *cap)
 {
     for (size_t i = 0; i < p->n_subprocs; i++) {
@@ -273,7 +321,7 @@ void jst_subprocs_compiles(struct jst_process *p, size_t *cap)
         unsigned k = jst_compiler_by_name(e->compiler);
         if (!k)
             k = compiler_of_program(e->program);
-        if (!k)
+        if (!k || jst_subproc_is_probe(e))
             continue;
         struct jst_compile *c = jst_compiles_push(p, cap);
         if (!c)

@@ -14,6 +14,7 @@
 struct compiler_row {
     const char *name, *label;
     unsigned cause;
+    int encloses; /* jst_compiler_encloses */
 };
 
 static const struct compiler_row compilers[JST_CMP_MAX_] = {
@@ -28,7 +29,7 @@ static const struct compiler_row compilers[JST_CMP_MAX_] = {
     [JST_CMP_NVLINK] = {"nvlink", "nvlink (subprocess)", JST_CAUSE_SUBPROCESS},
     [JST_CMP_FATBINARY] = {"fatbinary", "fatbinary (subprocess)", JST_CAUSE_SUBPROCESS},
     [JST_CMP_HOST_CC] = {"host_cc", "host C compiler (subprocess)", JST_CAUSE_SUBPROCESS},
-    [JST_CMP_XLA] = {"xla", "XLA compile", JST_CAUSE_FRAMEWORK_COMPILE},
+    [JST_CMP_XLA] = {"xla", "XLA compile", JST_CAUSE_FRAMEWORK_COMPILE, 1},
 };
 
 static const char *const frameworks[JST_FW_MAX_] = {
@@ -62,6 +63,11 @@ const char *jst_compiler_label(unsigned c)
 unsigned jst_compiler_cause(unsigned c)
 {
     return c < JST_CMP_MAX_ && compilers[c].name ? compilers[c].cause : JST_CAUSE_UNEXPLAINED;
+}
+
+int jst_compiler_encloses(unsigned c)
+{
+    return c < JST_CMP_MAX_ && compilers[c].encloses;
 }
 
 unsigned jst_compiler_by_name(const char *name)
@@ -158,6 +164,12 @@ static unsigned framework_of_path(const char *s, size_t *best)
             return fw_rows[r].framework;
         }
     return 0;
+}
+
+unsigned jst_framework_of_file(const char *path)
+{
+    size_t best = N_FW_ROWS;
+    return framework_of_path(path, &best);
 }
 
 static unsigned framework_of_stack(const struct jst_process *p, uint64_t stack_id)
@@ -347,6 +359,8 @@ void jst_first_call_free(struct jst_first_call *f)
     }
     free(f->samples);
     free(f->pools);
+    free(f->call_site);
+    free(f->function);
 }
 
 void jst_compiles_free(struct jst_process *p)
@@ -366,6 +380,72 @@ void jst_compiles_free(struct jst_process *p)
     p->n_first_calls = 0;
 }
 
+static uint64_t compile_end(const struct jst_compile *c)
+{
+    return c->start_ns > UINT64_MAX - c->dur_ns ? UINT64_MAX : c->start_ns + c->dur_ns;
+}
+
+/* Each compile's enclosing compile (the innermost compile of an enclosing
+ * compiler whose span holds its own, any thread of the process: XLA runs
+ * ptxas from its own threads while the range is open on the caller's), and
+ * the framework it takes from it. One sweep by start over p->compiles
+ * (sorted): the spans still open are kept; a compile's parent is the
+ * shortest open span that holds it. */
+static void link_parents(struct jst_process *p)
+{
+    size_t *open = NULL, n_open = 0, cap = 0;
+    for (size_t i = 0, at = 0; i < p->n_compiles; i++) {
+        struct jst_compile *c = &p->compiles[i];
+        /* open the enclosing spans that start at or before c (equal starts
+         * too, whatever their order in the sort) */
+        for (; at < p->n_compiles && p->compiles[at].start_ns <= c->start_ns; at++) {
+            if (!jst_compiler_encloses(p->compiles[at].compiler))
+                continue;
+            if (n_open == cap) {
+                size_t nc = cap ? cap * 2 : 8;
+                size_t *v = realloc(open, nc * sizeof *v);
+                if (!v) {
+                    p->n_oom++;
+                    free(open);
+                    return;
+                }
+                open = v;
+                cap = nc;
+            }
+            open[n_open++] = at;
+        }
+        uint64_t e = compile_end(c), best_len = UINT64_MAX;
+        size_t k = 0;
+        for (size_t j = 0; j < n_open; j++) {
+            const struct jst_compile *o = &p->compiles[open[j]];
+            uint64_t oe = compile_end(o);
+            if (oe < c->start_ns)
+                continue; /* closed for c and every later compile: dropped */
+            open[k++] = open[j];
+            /* an equal span encloses only a later one (never each other) */
+            if (open[j] == i || oe < e || (o->start_ns == c->start_ns && oe == e && open[j] > i))
+                continue;
+            if (oe - o->start_ns < best_len) {
+                best_len = oe - o->start_ns;
+                c->has_parent = 1;
+                c->parent = open[j];
+            }
+        }
+        n_open = k;
+    }
+    free(open);
+    /* frameworks down the chains, outermost first (a parent starts no later
+     * than its child, so it comes first unless the starts are equal) */
+    for (size_t i = 0; i < p->n_compiles; i++) {
+        struct jst_compile *c = &p->compiles[i];
+        const struct jst_compile *r = c;
+        for (size_t hops = 0; r->has_parent && hops < 64; hops++)
+            r = &p->compiles[r->parent];
+        if (r != c && r->framework)
+            c->framework = r->framework;
+    }
+}
+
 void jst_compiles_derive(struct jst_process *p)
 {
     size_t cap = 0;
@@ -382,10 +462,21 @@ void jst_compiles_derive(struct jst_process *p)
     }
     if (p->n_compiles > 1)
         qsort(p->compiles, p->n_compiles, sizeof *p->compiles, cmp_compile);
+    link_parents(p);
 }
 
 /* Merged intervals of [s, e) pairs, in place; returns how many remain. */
 size_t jst_iv_merge(uint64_t (*iv)[2], size_t n);
+
+static int by_compiler(const struct jst_compile *c, const void *k)
+{
+    return c->compiler == *(const unsigned *)k;
+}
+
+uint64_t jst_compiler_wall(const struct jst_process *p, unsigned k)
+{
+    return jst_compiles_wall(p, k ? by_compiler : NULL, &k, 0, UINT64_MAX);
+}
 
 int jst_compile_is_culprit(const struct jst_compile *k)
 {
@@ -393,6 +484,13 @@ int jst_compile_is_culprit(const struct jst_compile *k)
 }
 
 uint64_t jst_compile_ns_within(const struct jst_process *p, uint64_t a, uint64_t b)
+{
+    return jst_compiles_wall(p, NULL, NULL, a, b);
+}
+
+uint64_t jst_compiles_wall(const struct jst_process *p,
+                           int (*pick)(const struct jst_compile *, const void *), const void *arg,
+                           uint64_t a, uint64_t b)
 {
     uint64_t(*iv)[2] = malloc((p->n_compiles ? p->n_compiles : 1) * sizeof *iv);
     size_t n = 0;
@@ -402,6 +500,8 @@ uint64_t jst_compile_ns_within(const struct jst_process *p, uint64_t a, uint64_t
     for (size_t i = 0; i < p->n_compiles; i++) {
         const struct jst_compile *c = &p->compiles[i];
         uint64_t s = c->start_ns, e = c->start_ns + c->dur_ns;
+        if (pick && !pick(c, arg))
+            continue;
         if (e < s)
             e = UINT64_MAX;
         s = s > a ? s : a;

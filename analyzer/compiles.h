@@ -73,6 +73,10 @@ struct jst_compile {
     int in_flight;       /* not finished when the trace ended */
     int late;            /* started at or after the process said it was ready
                             (JST_REC_READY): it stalled a request, not the start-up */
+    int has_parent;      /* it ran inside another compile's span (a ptxas child during
+                            an XLA compile range), the innermost such: */
+    size_t parent;       /* that compile's index in the process's compiles, whose
+                            framework (and so fix) it has */
 };
 
 /* A kernel's first call: the compile work on its thread before its first launch. */
@@ -103,14 +107,23 @@ struct jst_first_call {
     size_t n_samples;
     struct jst_fc_pool *pools; /* descendants' compiles in it, by pool */
     size_t n_pools;
+    char *call_site; /* the program's own innermost Python frame that asked for
+                        it, "func (file:line)", or NULL */
+    char *function;  /* the framework's compiled function (an XLA module), or NULL */
 };
 
 /* The table rows: names as the JSON and the options spell them. */
 const char *jst_compiler_name(unsigned compiler);   /* "ptxas"; NULL when out of range */
 const char *jst_compiler_label(unsigned compiler);  /* "driver PTX JIT", "ptxas (subprocess)" */
 unsigned jst_compiler_cause(unsigned compiler);     /* enum jst_cause */
+/* Whether a compile of this compiler spans the work of others (a framework's
+ * compile range does; a ptxas child does not, even when a parallel one falls
+ * inside its time): compiles inside such a span belong to it. */
+int jst_compiler_encloses(unsigned compiler);
 unsigned jst_compiler_by_name(const char *name);    /* 0 when unknown */
 const char *jst_framework_name(unsigned framework); /* "triton"; NULL for none */
+/* The framework whose code lives at path (a Python file or an object), or 0. */
+unsigned jst_framework_of_file(const char *path);
 const char *jst_cause_name(unsigned cause);         /* "driver_jit" */
 const char *jst_cause_label(unsigned cause);        /* "driver JIT" */
 
@@ -140,7 +153,14 @@ void jst_first_call_free(struct jst_first_call *f);
 struct jst_record;
 int jst_compile_read_record(struct jst_process *p, const struct jst_record *rec);
 void jst_compile_records_free(struct jst_process *p);
-/* Adds a compile row for each compiler child (used by jst_compiles_derive). */
+/* Whether a compiler child only asked the compiler about itself: every
+ * argument after argv[0] is a version, help or print option ("ptxas
+ * --version", "gcc -dumpversion", "nvcc --list-gpu-arch"). Such a child is
+ * no compile: it has no row (dump still shows its record). */
+struct jst_subproc_ev;
+int jst_subproc_is_probe(const struct jst_subproc_ev *e);
+/* Adds a compile row for each compiler child that is no probe (used by
+ * jst_compiles_derive). */
 void jst_subprocs_compiles(struct jst_process *p, size_t *cap);
 struct jst_compile *jst_compiles_push(struct jst_process *p, size_t *cap);
 /* Merges [s, e) intervals in place (sorted by start); returns how many remain. */
@@ -148,6 +168,20 @@ size_t jst_iv_merge(uint64_t (*iv)[2], size_t n);
 
 /* Compile time (union of intervals, any compiler, any thread) within [a, b). */
 uint64_t jst_compile_ns_within(const struct jst_process *p, uint64_t a, uint64_t b);
+/* The same for the compiles pick(compile, arg) chooses (all when pick is
+ * NULL): compiles that ran at the same time count once. */
+uint64_t jst_compiles_wall(const struct jst_process *p,
+                           int (*pick)(const struct jst_compile *, const void *), const void *arg,
+                           uint64_t a, uint64_t b);
+/* The wall time of compiler k's compiles in p (0: every compiler's): the
+ * time a compiler took, whatever ran in parallel. */
+uint64_t jst_compiler_wall(const struct jst_process *p, unsigned k);
+/* The wall time of the first calls of p that the compiles pick chooses ran
+ * in (the union of their windows), or 0 when they ran in none: what a fix of
+ * those compiles can save at most. */
+uint64_t jst_first_calls_wall(const struct jst_process *p,
+                              int (*pick)(const struct jst_compile *, const void *),
+                              const void *arg);
 /* A compile that ranks among the Culprits of its own: one that is no driver
  * or library call (those rank as the calls they are), that took time, failed
  * or was still running. */

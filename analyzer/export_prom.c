@@ -154,10 +154,12 @@ static void fold_process(struct fset *s, const struct jst_process *p)
                        : (double)p->realtime_ns / 1e9;
     if (start > s->v[M_START])
         s->v[M_START] = start;
+    size_t seen[JST_CMP_MAX_] = {0};
     for (size_t k = 0; k < p->n_compiles; k++) {
         unsigned cc = p->compiles[k].compiler;
         if (cc && cc < JST_CMP_MAX_) {
-            s->cmp_s[cc] += (double)p->compiles[k].dur_ns / 1e9;
+            if (!seen[cc]++) /* this process's wall time: parallel compiles once */
+                s->cmp_s[cc] += (double)jst_compiler_wall(p, cc) / 1e9;
             s->cmp_n[cc]++;
         }
     }

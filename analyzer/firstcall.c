@@ -4,18 +4,22 @@
  * launch. Its time runs from the start of that work (or of the sampler's
  * window) to the launch, and its blame table splits that time by cause with
  * one rule: intervals of every cause are laid on the window, and each moment
- * counts once, for the first cause of enum jst_cause that covers it. The
+ * counts once, for the first cause of enum jst_cause that covers it (the
+ * thread's own causes first, then the compiles other threads of the process
+ * ran meanwhile, which the thread waited for). The
  * sampler's records carry no times, only how long each stack was seen for in
  * a window: the time no interval covers is Python's in the share of the window
  * in which the sampler found Python frames (its ticks fall alike in covered and
  * uncovered time), and the rest is unexplained; so the parts always sum to the
  * first call's time.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "compiles.h"
 #include "model.h"
 #include "samplefn.h"
+#include "symclass.h"
 #include "trace.h"
 
 static uint64_t end_of(uint64_t s, uint64_t d)
@@ -85,27 +89,34 @@ static int cmp_edge(const void *a, const void *b)
     return x->t < y->t ? -1 : x->t > y->t;
 }
 
+/* A cause of an interval that is not the first call's own thread's (a
+ * compile another thread of the process ran while it waited): it counts only
+ * where none of the thread's own causes does. */
+#define OTHER_THREAD(cause) ((cause) + JST_CAUSE_MAX_)
+
 /* Sweeps the edges over [lo, hi): each stretch counts for the first cause
- * open over it. Returns the time no cause covers. */
+ * open over it (the thread's own causes first, then other threads'), so
+ * intervals that overlap (compiles run at once) count once. Returns the time
+ * no cause covers. */
 static uint64_t sweep(struct edges *e, uint64_t lo, uint64_t hi, uint64_t *blame)
 {
-    unsigned open[JST_CAUSE_MAX_] = {0};
+    unsigned open[2 * JST_CAUSE_MAX_] = {0};
     uint64_t at = lo, covered = 0;
     if (e->n > 1)
         qsort(e->v, e->n, sizeof *e->v, cmp_edge);
     for (size_t i = 0; i <= e->n; i++) {
         uint64_t t = i < e->n ? e->v[i].t : hi;
         if (t > at) {
-            for (unsigned c = 0; c < JST_CAUSE_MAX_; c++)
+            for (unsigned c = 0; c < 2 * JST_CAUSE_MAX_; c++)
                 if (open[c]) {
-                    blame[c] += t - at;
+                    blame[c % JST_CAUSE_MAX_] += t - at;
                     covered += t - at;
                     break;
                 }
             at = t;
         }
         if (i < e->n) {
-            unsigned c = e->v[i].cause < JST_CAUSE_MAX_ ? e->v[i].cause : JST_CAUSE_UNEXPLAINED;
+            unsigned c = e->v[i].cause < 2 * JST_CAUSE_MAX_ ? e->v[i].cause : JST_CAUSE_UNEXPLAINED;
             if (e->v[i].delta > 0)
                 open[c]++;
             else if (open[c])
@@ -130,6 +141,11 @@ struct tiv {
 struct fc_ix {
     struct tiv *v;
     size_t n;
+    /* per cause, the union of the process's compiles of that cause (any
+     * thread), merged and by start: what other threads ran (jst_first_call
+     * blame; the thread's own are covered first anyway) */
+    uint64_t (*mv[JST_CAUSE_MAX_])[2];
+    size_t mn[JST_CAUSE_MAX_];
     size_t *samp; /* indices into p->samples, by before_seq */
     size_t n_samp;
     const struct jst_process *p;
@@ -158,6 +174,8 @@ static void ix_free(struct fc_ix *ix)
 {
     free(ix->v);
     free(ix->samp);
+    for (unsigned c = 0; c < JST_CAUSE_MAX_; c++)
+        free(ix->mv[c]);
     memset(ix, 0, sizeof *ix);
 }
 
@@ -167,12 +185,18 @@ static int ix_build(struct fc_ix *ix, struct jst_process *p)
     ix->p = p;
     ix->v = malloc((p->n_compiles + p->n_calls + 1) * sizeof *ix->v);
     ix->samp = malloc((p->n_samples + 1) * sizeof *ix->samp);
-    if (!ix->v || !ix->samp) {
+    int oom = 0;
+    for (unsigned c = 0; c < JST_CAUSE_MAX_; c++)
+        oom |= !(ix->mv[c] = malloc((p->n_compiles + 1) * sizeof *ix->mv[c]));
+    if (!ix->v || !ix->samp || oom) {
         ix_free(ix);
         return -1;
     }
     for (size_t i = 0; i < p->n_compiles; i++) {
         struct jst_compile *c = &p->compiles[i];
+        unsigned cause = jst_compiler_cause(c->compiler);
+        ix->mv[cause][ix->mn[cause]][0] = c->start_ns;
+        ix->mv[cause][ix->mn[cause]++][1] = end_of(c->start_ns, c->dur_ns);
         ix->v[ix->n++] = (struct tiv){
             c->tid, c->start_ns, end_of(c->start_ns, c->dur_ns), 0, jst_compiler_cause(c->compiler),
             c};
@@ -192,6 +216,8 @@ static int ix_build(struct fc_ix *ix, struct jst_process *p)
         ix->v[ix->n++] =
             (struct tiv){c->tid, c->start_ns, end_of(c->start_ns, c->dur_ns), 0, cause, NULL};
     }
+    for (unsigned c = 0; c < JST_CAUSE_MAX_; c++)
+        ix->mn[c] = jst_iv_merge(ix->mv[c], ix->mn[c]);
     qsort(ix->v, ix->n, sizeof *ix->v, cmp_tiv);
     for (size_t i = 0; i < ix->n; i++) {
         struct tiv *t = &ix->v[i];
@@ -285,6 +311,21 @@ static void blame(const struct fc_ix *ix, struct jst_first_call *f, const struct
     for (size_t i = 0; i < n_extra && extra[i].start_ns < hi; i++) /* by start */
         add_iv(&e, extra[i].start_ns, end_of(extra[i].start_ns, extra[i].dur_ns), lo, hi,
                jst_compiler_cause(extra[i].compiler));
+    /* the process's compiles on other threads that ran in the window: the
+     * thread waited for them (XLA's threads, a compile thread pool), where
+     * nothing of its own explains the time */
+    for (unsigned c = 0; c < JST_CAUSE_MAX_; c++) {
+        size_t a = 0, b = ix->mn[c]; /* the first merged interval that ends after lo */
+        while (a < b) {
+            size_t m = a + (b - a) / 2;
+            if (ix->mv[c][m][1] <= lo)
+                a = m + 1;
+            else
+                b = m;
+        }
+        for (size_t i = a; i < ix->mn[c] && ix->mv[c][i][0] < hi; i++)
+            add_iv(&e, ix->mv[c][i][0], ix->mv[c][i][1], lo, hi, OTHER_THREAD(c));
+    }
     uint64_t rest = sweep(&e, lo, hi, f->blame);
     free(e.v);
     /* rest * min(sampled, window) / max(window, dur): a window shorter than
@@ -334,6 +375,77 @@ static const struct jst_compile *first_compile(const struct fc_ix *ix, uint64_t 
         }
     }
     return first;
+}
+
+/* The innermost of frames ("func\tfile\tline", innermost first) that is the
+ * program's own: not Python's standard library, not a framework's, not an
+ * installed package's; "func (file:line)" as a new string, or NULL. */
+static char *user_frame(char *const *frames, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const char *f = frames[i], *a = f ? strchr(f, '\t') : NULL,
+                   *b = a ? strchr(a + 1, '\t') : NULL;
+        if (!b)
+            continue;
+        size_t fl = (size_t)(b - a - 1);
+        char *file = malloc(fl + 1);
+        if (!file)
+            return NULL;
+        memcpy(file, a + 1, fl);
+        file[fl] = 0;
+        int own = !jst_sym_pystd_file(file) && !jst_framework_of_file(file) &&
+                  !strstr(file, "site-packages/") && !strstr(file, "dist-packages/") &&
+                  file[0] != '<';
+        if (!own) {
+            free(file);
+            continue;
+        }
+        size_t l = (size_t)(a - f) + fl + strlen(b + 1) + 8;
+        char *s = malloc(l);
+        if (s)
+            snprintf(s, l, "%.*s (%s:%s)", (int)(a - f), f, file, b + 1);
+        free(file);
+        return s;
+    }
+    return NULL;
+}
+
+/* f's call site (the program's frame under its compiles' stacks, else under
+ * its samples) and function (the framework compile that holds its work). */
+static void name_call(const struct fc_ix *ix, struct jst_first_call *f, uint64_t lo)
+{
+    const struct jst_process *p = ix->p;
+    uint64_t hi = end_of(f->start_ns, f->dur_ns);
+    for (size_t i = ix_find(ix, f->tid, lo);
+         i < ix->n && ix->v[i].tid == f->tid && ix->v[i].s < hi && (!f->call_site || !f->function);
+         i++) {
+        const struct jst_compile *c = ix->v[i].c;
+        if (!c)
+            continue;
+        const struct jst_stack *s = c->stack_id ? jst_model_stack(p, c->stack_id) : NULL;
+        if (!f->call_site && s && s->n_py)
+            f->call_site = user_frame(s->py_frames, s->n_py);
+        const struct jst_compile *holder = jst_compiler_encloses(c->compiler) ? c
+                                           : c->has_parent ? &p->compiles[c->parent]
+                                                           : NULL;
+        if (!f->function && holder && holder->what)
+            f->function = strdup(holder->what);
+    }
+    size_t a = 0, b = ix->n_samp; /* the launch's samples, by before_seq */
+    while (a < b) {
+        size_t m = a + (b - a) / 2;
+        if (p->samples[ix->samp[m]].before_seq < f->launch_seq)
+            a = m + 1;
+        else
+            b = m;
+    }
+    for (size_t i = a; !f->call_site && i < ix->n_samp; i++) {
+        const struct jst_sample_ev *s = &p->samples[ix->samp[i]];
+        if (s->before_seq != f->launch_seq)
+            break;
+        if (s->n_py)
+            f->call_site = user_frame(s->py, s->n_py);
+    }
 }
 
 static void name_compiles(const struct fc_ix *ix, uint64_t tid, uint64_t lo, uint64_t hi,
@@ -497,6 +609,7 @@ static void first_calls_derive(struct jst_process *p, const struct fc_extra *x)
             if (x->v[j].framework && end_of(x->v[j].start_ns, x->v[j].dur_ns) > f->start_ns)
                 f->top_framework = x->v[j].framework;
         name_compiles(&ix, c->tid, lo, c->start_ns, c->name);
+        name_call(&ix, f, lo);
     }
     free(l);
     ix_free(&ix);
@@ -505,6 +618,45 @@ static void first_calls_derive(struct jst_process *p, const struct fc_extra *x)
 void jst_first_calls_derive(struct jst_process *p)
 {
     first_calls_derive(p, NULL);
+}
+
+uint64_t jst_first_calls_wall(const struct jst_process *p,
+                              int (*pick)(const struct jst_compile *, const void *),
+                              const void *arg)
+{
+    size_t n = p->n_first_calls, nu = 0, k = 0;
+    uint64_t(*u)[2] = malloc((p->n_compiles + 1) * sizeof *u);
+    uint64_t(*w)[2] = malloc((n + 1) * sizeof *w), sum = 0;
+    if (!u || !w) {
+        free(u), free(w);
+        return 0;
+    }
+    for (size_t c = 0; c < p->n_compiles; c++) /* the chosen compiles' union */
+        if (!pick || pick(&p->compiles[c], arg)) {
+            u[nu][0] = p->compiles[c].start_ns;
+            u[nu++][1] = end_of(p->compiles[c].start_ns, p->compiles[c].dur_ns);
+        }
+    nu = jst_iv_merge(u, nu);
+    for (size_t i = 0; i < n; i++) { /* the windows it overlaps */
+        uint64_t s = p->first_calls[i].start_ns, e = end_of(s, p->first_calls[i].dur_ns);
+        size_t a = 0, b = nu;
+        while (a < b) {
+            size_t m = a + (b - a) / 2;
+            if (u[m][1] <= s)
+                a = m + 1;
+            else
+                b = m;
+        }
+        if (a < nu && u[a][0] < e && e > s) {
+            w[k][0] = s;
+            w[k++][1] = e;
+        }
+    }
+    k = jst_iv_merge(w, k);
+    for (size_t i = 0; i < k; i++)
+        sum += w[i][1] - w[i][0];
+    free(u), free(w);
+    return sum;
 }
 
 const struct jst_first_call *jst_slowest_first_call(const struct jst_process *p)

@@ -111,9 +111,14 @@ static size_t fw_compiles(const struct jst_process *p, unsigned fw)
     return n;
 }
 
+static int of_framework(const struct jst_compile *k, const void *fw)
+{
+    return k->framework == *(const unsigned *)fw;
+}
+
 /* What a warm cache saves: the framework's first calls less their module
  * loads and driver start-up (which a warm cache still pays); without a first
- * call, its compiles' time. */
+ * call, its compiles' wall time (those that ran at once count once). */
 static uint64_t saves(const struct jst_process *p, unsigned fw, size_t *n_compiles)
 {
     uint64_t s = 0;
@@ -127,10 +132,8 @@ static uint64_t saves(const struct jst_process *p, unsigned fw, size_t *n_compil
         s += f->dur_ns > keep ? f->dur_ns - keep : 0;
         any_fc = 1;
     }
-    if (!any_fc)
-        for (size_t i = 0; i < p->n_compiles; i++)
-            if (p->compiles[i].framework == fw)
-                s += p->compiles[i].dur_ns;
+    if (!any_fc && *n_compiles)
+        s = jst_compiles_wall(p, of_framework, &fw, 0, UINT64_MAX);
     return s;
 }
 
@@ -161,8 +164,8 @@ static int add(struct jst_fixes *out, const struct fw_fix *r, const char *text, 
 
 /* The fix text of framework row r in process p (how its cache was found
  * there); st: that cache's record, or NULL. */
-static const char *fw_text(const struct jst_process *p, const struct fw_fix *r, char *buf,
-                           size_t n, const struct jst_fw_cache **st)
+static const char *fw_text(const struct jst_process *p, const struct fw_fix *r, char *buf, size_t n,
+                           const struct jst_fw_cache **st)
 {
     char words[512];
     *st = cache_of(p, r->cache_name);
@@ -185,6 +188,26 @@ static int ahead_of_time(const struct jst_compile *k)
 {
     return !k->call && jst_compiler_cause(k->compiler) == JST_CAUSE_SUBPROCESS &&
            !row_of(k->framework) && !k->in_flight && !(k->has_exit && k->exit_status != 0);
+}
+
+static int ahead_by(const struct jst_compile *k, const void *compiler)
+{
+    return ahead_of_time(k) && k->compiler == *(const unsigned *)compiler;
+}
+
+/* What compiling ahead saves for compiler k's children in p (how many in
+ * *n): their wall time (children that ran at once count once), and never
+ * more than the first calls they ran in took. */
+static uint64_t ahead_saves(const struct jst_process *p, unsigned k, size_t *n)
+{
+    *n = 0;
+    for (size_t i = 0; i < p->n_compiles; i++)
+        *n += ahead_by(&p->compiles[i], &k);
+    if (!*n)
+        return 0;
+    uint64_t wall = jst_compiles_wall(p, ahead_by, &k, 0, UINT64_MAX);
+    uint64_t fc = jst_first_calls_wall(p, ahead_by, &k);
+    return fc && fc < wall ? fc : wall;
 }
 
 static const char *ahead_text(const struct jst_compile *k, char *buf, size_t n)
@@ -213,20 +236,21 @@ int jst_fixes_frameworks(const struct jst_run *run, struct jst_fixes *out)
             if (add(out, &rows[r], text, st && st->path ? st->path : rows[r].cache_name, s, n) < 0)
                 return -1;
         }
-        for (size_t c = 0; c < p->n_compiles; c++) {
-            const struct jst_compile *k = &p->compiles[c];
+        for (unsigned k = 1; k < JST_CMP_MAX_; k++) {
+            size_t n = 0;
+            uint64_t s = ahead_saves(p, k, &n);
             char text[1024];
-            if (ahead_of_time(k) &&
-                add(out, &ahead_row, ahead_text(k, text, sizeof text),
-                    jst_compiler_name(k->compiler), k->dur_ns, 1) < 0)
+            struct jst_compile one = {.compiler = k};
+            if (n && add(out, &ahead_row, ahead_text(&one, text, sizeof text), jst_compiler_name(k),
+                         s, n) < 0)
                 return -1;
         }
     }
     return 0;
 }
 
-const char *jst_fix_for_compile(const struct jst_process *p, const struct jst_compile *k,
-                                char *buf, size_t n)
+const char *jst_fix_for_compile(const struct jst_process *p, const struct jst_compile *k, char *buf,
+                                size_t n)
 {
     if (k->call) { /* a driver or library call: the fix of that call */
         jst_fix_for_load(p, k->call, NULL, buf, n);
@@ -239,13 +263,22 @@ const char *jst_fix_for_compile(const struct jst_process *p, const struct jst_co
     return r ? fw_text(p, r, buf, n, &st) : NULL;
 }
 
+/* Share at of n of a saving s: the shares, by the compiles' order, sum to s. */
+static uint64_t share(uint64_t s, size_t at, size_t n)
+{
+    return (uint64_t)((unsigned __int128)s * (at + 1) / n - (unsigned __int128)s * at / n);
+}
+
 void jst_fix_compile_saves(const struct jst_process *p, uint64_t *out)
 {
-    uint64_t fw_saves[JST_FW_MAX_] = {0};
+    uint64_t fw_saves[JST_FW_MAX_] = {0}, ah_saves[JST_CMP_MAX_] = {0};
     size_t fw_n[JST_FW_MAX_] = {0}, fw_at[JST_FW_MAX_] = {0};
+    size_t ah_n[JST_CMP_MAX_] = {0}, ah_at[JST_CMP_MAX_] = {0};
     for (size_t r = 0; r < N_ROWS; r++)
         if (rows[r].framework < JST_FW_MAX_)
             fw_saves[rows[r].framework] = saves(p, rows[r].framework, &fw_n[rows[r].framework]);
+    for (unsigned k = 1; k < JST_CMP_MAX_; k++)
+        ah_saves[k] = ahead_saves(p, k, &ah_n[k]);
     for (size_t i = 0; i < p->n_compiles; i++) {
         const struct jst_compile *k = &p->compiles[i];
         unsigned fw = k->framework < JST_FW_MAX_ ? k->framework : 0;
@@ -253,20 +286,19 @@ void jst_fix_compile_saves(const struct jst_process *p, uint64_t *out)
         out[i] = 0;
         if (k->call)
             out[i] = jst_fix_load_saves(p, k->call); /* 0 without a fix */
-        else if (ahead_of_time(k))
-            out[i] = k->dur_ns;
-        else if (fw && row_of(fw) && fw_n[fw]) {
-            /* shares by the compiles' order sum to the framework's saving */
-            uint64_t s = fw_saves[fw];
-            out[i] = (uint64_t)((unsigned __int128)s * (at + 1) / fw_n[fw] -
-                                (unsigned __int128)s * at / fw_n[fw]);
-        }
+        else if (ahead_of_time(k) && k->compiler < JST_CMP_MAX_ && ah_n[k->compiler])
+            out[i] = share(ah_saves[k->compiler], ah_at[k->compiler]++, ah_n[k->compiler]);
+        else if (fw && row_of(fw) && fw_n[fw])
+            out[i] = share(fw_saves[fw], at, fw_n[fw]);
     }
 }
 
 uint64_t jst_fixes_projected_first_call(const struct jst_process *p)
 {
     uint64_t worst = 0;
+    size_t n_fw[JST_FW_MAX_] = {0}; /* compiles by framework, counted once */
+    for (size_t i = 0; i < p->n_compiles; i++)
+        n_fw[p->compiles[i].framework < JST_FW_MAX_ ? p->compiles[i].framework : 0]++;
     for (size_t i = 0; i < p->n_first_calls; i++) {
         const struct jst_first_call *f = &p->first_calls[i];
         /* The driver's JIT and runtime compiles go with their own fixes
@@ -276,7 +308,7 @@ uint64_t jst_fixes_projected_first_call(const struct jst_process *p)
         int fixed = 0;
         for (size_t r = 0; r < N_ROWS; r++)
             fixed |= rows[r].framework == f->top_framework;
-        if (fixed && f->top_framework && fw_compiles(p, f->top_framework)) {
+        if (fixed && f->top_framework && f->top_framework < JST_FW_MAX_ && n_fw[f->top_framework]) {
             uint64_t keep = f->blame[JST_CAUSE_MODULE_LOAD] + f->blame[JST_CAUSE_DRIVER_INIT];
             gone = f->dur_ns > keep ? f->dur_ns - keep : 0;
         }

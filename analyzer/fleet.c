@@ -229,7 +229,7 @@ static void fill_group(struct fl_group *g, const struct rv_report *r, char **lab
                 char buf[4096];
                 *label = jst_xstrdup(rv_compile_origin(lead->k, buf, sizeof buf));
             }
-            count(&cul, *label, UINT64_MAX, x->group, x->group, k, x->k->dur_ns);
+            count(&cul, *label, UINT64_MAX, x->group, x->group, k, x->lost_ns);
             if (x->fix)
                 count(&fix, x->fix, 0, 0, SIZE_MAX, k, x->saves_ns);
         }

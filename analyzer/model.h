@@ -133,6 +133,8 @@ struct jst_subproc_ev {
     char *compiler, *program, *target, *output;
     char **inputs;
     size_t n_inputs;
+    char **args; /* argv, argv[0] first, when recorded */
+    size_t n_args;
 };
 
 /* Python frames seen by the sampler before a first launch (JST_REC_SAMPLE):

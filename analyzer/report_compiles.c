@@ -80,6 +80,7 @@ static void json_compile(struct jst_json *j, struct jst_symbolizer **sym,
     jst_json_kopt_u64(j, "pid", c->pid != 0, c->pid);
     jst_json_kopt_i64(j, "exit_status", c->has_exit, c->exit_status);
     jst_json_kbool(j, "in_flight", c->in_flight);
+    jst_json_kopt_u64(j, "parent", c->has_parent, c->parent);
     json_late(j, p, c);
     char fix[1024];
     /* in the Culprits as the call it is, or as a compile of its own */
@@ -97,6 +98,8 @@ static void json_first_call(struct jst_json *j, const struct jst_first_call *f)
     jst_json_ku64(j, "start_ns", f->start_ns);
     jst_json_ku64(j, "dur_ns", f->dur_ns);
     jst_json_kstr(j, "framework", jst_framework_name(f->top_framework));
+    jst_json_kstr(j, "call_site", f->call_site);
+    jst_json_kstr(j, "function", f->function);
     jst_json_key(j, "blame");
     jst_json_arr(j);
     for (unsigned c = 0; c < JST_CAUSE_MAX_; c++) {
@@ -211,15 +214,15 @@ static int other_compilers(const struct jst_process *p)
     return 0;
 }
 
-/* Per compiler: how many compiles and their summed time. */
+/* Per compiler: how many compiles and their wall time (parallel ones once). */
 static void per_compiler(const struct jst_process *p, size_t *n, uint64_t *ns)
 {
     memset(n, 0, JST_CMP_MAX_ * sizeof *n);
     memset(ns, 0, JST_CMP_MAX_ * sizeof *ns);
     for (size_t i = 0; i < p->n_compiles; i++) {
         unsigned k = p->compiles[i].compiler < JST_CMP_MAX_ ? p->compiles[i].compiler : 0;
-        n[k]++;
-        ns[k] += p->compiles[i].dur_ns;
+        if (k && !n[k]++)
+            ns[k] = jst_compiler_wall(p, k);
     }
 }
 
@@ -473,11 +476,7 @@ void rv_workers_text(FILE *f, const struct rv_report *r, const struct jst_proces
         shown++;
         size_t nk[JST_CMP_MAX_] = {0};
         uint64_t ns[JST_CMP_MAX_] = {0};
-        for (size_t k = 0; k < c->n_compiles; k++) {
-            unsigned x = c->compiles[k].compiler < JST_CMP_MAX_ ? c->compiles[k].compiler : 0;
-            nk[x]++;
-            ns[x] += c->compiles[k].dur_ns;
-        }
+        per_compiler(c, nk, ns);
         fprintf(f, "    pid %-8" PRIu64, c->pid);
         int first = 1;
         for (unsigned k = 1; k < JST_CMP_MAX_; k++)

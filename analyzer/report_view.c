@@ -343,6 +343,49 @@ static int build_group_procs(struct rv_report *r)
     return 0;
 }
 
+static const size_t *g_kgof; /* qsort has no context argument */
+static const struct rv_report *g_rep;
+static int cmp_kmember(const void *a, const void *b)
+{
+    size_t i = *(const size_t *)a, k = *(const size_t *)b;
+    const struct rv_compile *x = &g_rep->comps[i], *y = &g_rep->comps[k];
+    if (g_kgof[i] != g_kgof[k])
+        return g_kgof[i] < g_kgof[k] ? -1 : 1;
+    if (x->p != y->p)
+        return x->p < y->p ? -1 : 1;
+    if (x->k->start_ns != y->k->start_ns)
+        return x->k->start_ns < y->k->start_ns ? -1 : 1;
+    return i < k ? -1 : i > k;
+}
+
+/* Each compile culprit's lost_ns (rv_compile): by group, process and start,
+ * the part of its interval that no earlier member reached. 0, or -1 (memory). */
+static int comp_lost(struct rv_report *r, const size_t *kgof)
+{
+    size_t *o = malloc((r->n_comps + 1) * sizeof *o);
+    if (!o)
+        return -1;
+    for (size_t i = 0; i < r->n_comps; i++)
+        o[i] = i;
+    g_kgof = kgof;
+    g_rep = r;
+    qsort(o, r->n_comps, sizeof *o, cmp_kmember);
+    uint64_t reach = 0;
+    for (size_t n = 0; n < r->n_comps; n++) {
+        struct rv_compile *x = &r->comps[o[n]];
+        const struct rv_compile *prev = n ? &r->comps[o[n - 1]] : NULL;
+        uint64_t s = x->k->start_ns,
+                 e = s > UINT64_MAX - x->k->dur_ns ? UINT64_MAX : s + x->k->dur_ns;
+        if (!prev || kgof[o[n - 1]] != kgof[o[n]] || prev->p != x->p)
+            reach = 0;
+        x->lost_ns = e > reach ? e - (s > reach ? s : reach) : 0;
+        if (e > reach)
+            reach = e;
+    }
+    free(o);
+    return 0;
+}
+
 /* Groups the culprits (mods and comps are already ranked): modules by
  * same_group, compiles by same_kgroup, then ranks all groups together. */
 static int build_groups(struct rv_report *r)
@@ -393,8 +436,11 @@ static int build_groups(struct rv_report *r)
         }
         kgof[i] = g;
         r->groups[g].n++;
-        r->groups[g].lost_ns = sat_add(r->groups[g].lost_ns, x->k->dur_ns);
     }
+    if (comp_lost(r, kgof) < 0)
+        goto oom;
+    for (size_t i = 0; i < r->n_comps; i++)
+        r->groups[kgof[i]].lost_ns = sat_add(r->groups[kgof[i]].lost_ns, r->comps[i].lost_ns);
     jst_hidx_free(&ix);
     jst_hidx_free(&kix);
     if (r->n_groups)

@@ -57,6 +57,9 @@ struct rv_compile {
     char *call_site;   /* symbolized frame, or NULL when no stack (shared) */
     char *fix;         /* jst_fix_for_compile's text, or NULL (shared) */
     uint64_t saves_ns; /* its share of what that fix saves */
+    uint64_t lost_ns;  /* its wall time less what the group's compiles of its process
+                          that started before it already covered: parallel ones
+                          count once, and a group's members sum to its union */
     size_t group;      /* index into rv_report.groups */
     struct rv_chain chain;
 };

@@ -593,5 +593,205 @@ def test_compiles_export(env):
     expect("compile ptxas" in names and "first call add_kernel" in names, names)
 
 
+def warm_triton_spec(probes=True, real_ptxas=False, entries=3):
+    """A Triton-like second process on a warm TRITON_CACHE_DIR: Triton asks
+    ptxas for its version twice (for its cache key), loads add_kernel's cubin
+    from its cache and launches it; with real_ptxas, one kernel still
+    compiles."""
+    s = process(pid=100, exe="/usr/bin/python3", args=("python3", "tri.py"))
+    s += call("cuInit", 1100, 150, seq=1)
+    s += stack(1, *TRITON_FRAMES)
+    if probes:
+        for i, (at, pid) in enumerate(((1300, 600), (1350, 601))):
+            s += (f"compile tid=100 start={at}ms dur=20ms stack_id=1 seq=2 compiler=ptxas "
+                  "program=/site/triton/backends/nvidia/bin/ptxas "
+                  "arg=/site/triton/backends/nvidia/bin/ptxas arg=--version "
+                  f"child_pid={pid} wait_status=0\n")
+    s += ("compile tid=100 start=1380ms dur=5ms seq=2 program=/usr/bin/gcc arg=gcc "
+          "arg=-dumpfullversion child_pid=602 wait_status=0\n")
+    if real_ptxas:
+        s += ("compile tid=100 start=1400ms dur=200ms stack_id=1 seq=2 compiler=ptxas "
+              "program=/site/triton/backends/nvidia/bin/ptxas arg=ptxas arg=-v "
+              "arg=--gpu-name=sm_90a arg=/tmp/x/k.ptx target=sm_90a input=/tmp/x/k.ptx "
+              "output=/tmp/x/k.cubin child_pid=603 wait_status=0\n")
+    s += call("cuModuleLoadData", 1700, 10, image_kind="cubin", verdict="sass", sass_arch="sm_90",
+              target_cc=90, kernel="add_kernel", seq=3, stack_id=1)
+    s += call("cuLaunchKernel", 1800, 0.01, name="add_kernel", func="0x20", seq=4)
+    s += ("fw_cache framework=triton cache_path=/root/.triton/cache env_name=TRITON_CACHE_DIR "
+          f"cache_path_env=1 exists=1 entries={entries} writable=1\n")
+    s += "end exit_status=0 end_reason=exit start=1900ms\n"
+    return s
+
+
+@case
+def test_compiles_version_probes_are_not_compiles(env):
+    # "ptxas --version" and "gcc -dumpfullversion" ask a compiler about
+    # itself: no compile anywhere (compiles[], first calls, Culprits, fixes,
+    # check budgets, exports), but dump still shows the records. A warm
+    # Triton process whose only children are such probes gets no "keep
+    # Triton's kernel cache" fix: its cache hit.
+    t = env.trace("warm", warm_triton_spec())
+    r = report_json(env, t)
+    p = r["processes"][0]
+    expect(p["compiles"] == [] and p["first_calls"] == [], (p["compiles"], p["first_calls"]))
+    expect(not [x for x in r["fixes"] if x["kind"] in ("triton_cache", "compile_ahead")],
+           r["fixes"])
+    out, _ = env.expect_rc(0, "report", t)
+    expect("ptxas" not in out and "Triton's kernel cache" not in out, out)
+    env.expect_rc(0, "check", "--max-compiles", "0", "--max-compile-ms", "0", t)
+    out, _ = env.expect_rc(0, "export", "--format", "prometheus", t)
+    expect(not re.search(r'^jitstall_compiles\{.*compiler="ptxas"\} [1-9]', out, re.M), out)
+    out, _ = env.expect_rc(0, "dump", t)
+    expect(out.count("--version") == 2 and "-dumpfullversion" in out, out)
+    # A real compile beside the probes is one compile, and keeps its fix,
+    # even though the cache held entries at start (it missed for this kernel).
+    r = report_json(env, env.trace("cold", warm_triton_spec(real_ptxas=True)))
+    p = r["processes"][0]
+    got = [(c["compiler"], c["what"]) for c in p["compiles"] if c["compiler"] != "driver"]
+    expect(got == [("ptxas", "/tmp/x/k.cubin")], got)
+    fx = [x for x in r["fixes"] if x["kind"] == "triton_cache"]
+    expect(len(fx) == 1 and "existed with 3 entries" in fx[0]["text"], r["fixes"])
+
+
+def xla_parallel_spec():
+    """A JAX-like program: an XLA compile range on the caller's thread (100),
+    1100-1500 ms, during which XLA's threads (200-205) run six ptxas children
+    at once (1150-1450 ms); one more ptxas child after the range (1600 ms,
+    50 ms) that no framework ran; then the launch."""
+    s = process(pid=100, exe="/usr/bin/python3", args=("python3", "jx.py"))
+    s += launch(1050, kernel="fill", seq=1)
+    s += "range range_op=push tid=100 start=1100ms name=\"XlaCompile:#module=jit_f#\" depth=1\n"
+    for i in range(6):
+        s += (f"compile tid={200 + i} start={1150 + i}ms dur=300ms seq=2 compiler=ptxas "
+              f"program=/usr/local/cuda/bin/ptxas arg=ptxas arg=/tmp/m{i}.ptx input=/tmp/m{i}.ptx "
+              f"output=/tmp/m{i}.cubin target=sm_90 child_pid={700 + i} wait_status=0\n")
+    s += "range range_op=pop tid=100 start=1500ms depth=1\n"
+    s += ("compile tid=100 start=1600ms dur=50ms seq=3 compiler=ptxas "
+          "program=/usr/local/cuda/bin/ptxas arg=ptxas arg=/tmp/z.ptx input=/tmp/z.ptx "
+          "output=/tmp/z.cubin target=sm_90 child_pid=800 wait_status=0\n")
+    s += launch(1700, seq=4)
+    s += end()
+    return s
+
+
+@case
+def test_compiles_inside_a_compile_belong_to_it(env):
+    # ptxas children that XLA's threads ran during an XLA compile range are
+    # the range's: parent is its index, framework xla, and their fix is JAX's
+    # cache, not "compile ahead of time" (which only the child after the
+    # range keeps); the six parallel children are one JAX fix, not six.
+    t = env.trace("xla", xla_parallel_spec())
+    r = report_json(env, t)
+    cs = r["processes"][0]["compiles"]
+    xi = [i for i, c in enumerate(cs) if c["compiler"] == "xla"]
+    expect(len(xi) == 1, cs)
+    inside = [c for c in cs if c["compiler"] == "ptxas" and c["start_ns"] < 1500 * MS]
+    after = [c for c in cs if c["compiler"] == "ptxas" and c["start_ns"] >= 1500 * MS]
+    expect(len(inside) == 6 and all(c["parent"] == xi[0] and c["framework"] == "xla"
+                                    for c in inside), inside)
+    expect(cs[xi[0]]["parent"] is None and len(after) == 1 and after[0]["parent"] is None and
+           after[0]["framework"] is None, (cs[xi[0]], after))
+    fx = {x["kind"]: x for x in r["fixes"]}
+    expect(all(c["fix"] == fx["jax_cache"]["text"] for c in inside), inside)
+    expect(fx["compile_ahead"]["loads"] == 1 and fx["compile_ahead"]["saves_ns"] == 50 * MS,
+           fx["compile_ahead"])
+    out, _ = env.expect_rc(0, "report", t)
+    cul = out.split("Culprits, ranked by time lost")[1].split("Fixes, ranked")[0]
+    expect("framework xla" in cul and cul.count("compile ahead of time") == 1, cul)
+
+
+@case
+def test_compiles_fix_saves_no_more_than_its_first_calls(env):
+    # Six ptxas children at once (1000-1480 ms, other threads) that no
+    # framework ran: compiling them ahead saves their wall time once, not six
+    # times; and never more than the first call they ran in took (a host
+    # compiler on the caller's thread, 1400-1450 ms, opens it; it ends at the
+    # launch, 1500 ms). The fixes rank by that saving.
+    s = process(pid=100, exe="/opt/app/bin/app", args=("app",))
+    s += launch(1010, kernel="fill", seq=1)
+    for i in range(6):
+        s += (f"compile tid={200 + i} start=1000ms dur=480ms seq=1 compiler=ptxas "
+              f"program=/usr/local/cuda/bin/ptxas arg=ptxas arg=/tmp/m{i}.ptx input=/tmp/m{i}.ptx "
+              f"output=/tmp/m{i}.cubin target=sm_90 child_pid={700 + i} wait_status=0\n")
+    s += ("compile tid=100 start=1400ms dur=50ms seq=2 compiler=host_cc program=/usr/bin/gcc "
+          "arg=gcc arg=-c arg=k.c input=k.c output=k.o child_pid=800 wait_status=0\n")
+    s += launch(1500, seq=3)
+    s += end()
+    t = env.trace("par", s)
+    r = report_json(env, t)
+    fcs = r["processes"][0]["first_calls"]
+    expect(len(fcs) == 1 and fcs[0]["dur_ns"] == 100 * MS, fcs)
+    ah = [(x["target"], x["saves_ns"], x["loads"]) for x in r["fixes"] if x["kind"] == "compile_ahead"]
+    expect(ah == [("ptxas", 100 * MS, 6), ("host_cc", 50 * MS, 1)], ah)
+    per = [c for c in r["processes"][0]["compiles"] if c["compiler"] == "ptxas"]
+    expect(len(per) == 6, per)
+    out, _ = env.expect_rc(0, "report", t)
+    fixes = out.split("Fixes, ranked")[1]
+    expect(re.search(r"saves 100\.0 ms.*\n(.*\n)*.*saves 50\.0 ms", fixes), fixes)
+    # the compilers' times are wall times too: the six ptxas took 480 ms,
+    # in the Compiles line and as the Culprits' time lost
+    expect("Compiles   ptxas 6 (480.0 ms), host_cc 1 (50.0 ms)" in out, out)
+    expect("  1. 480.0 ms  ptxas (subprocess) -> /tmp/m0.cubin  [6 compiles, pid 100]" in out and
+           "2.88 s" not in out, out)
+    env.expect_rc(0, "check", "--max-compile-ms", "ptxas=480", t)
+    out, _ = env.expect_rc(0, "export", "--format", "prometheus", t)
+    expect(re.search(r'^jitstall_compile_seconds\{.*compiler="ptxas"\} 0\.48$', out, re.M), out)
+    # Without a first call, the wall time of the six: 480 ms, not 2.88 s.
+    r = report_json(env, env.trace("nofc", s.replace(launch(1500, seq=3), "")))
+    ah = [x["saves_ns"] for x in r["fixes"] if x["kind"] == "compile_ahead" and
+          x["target"] == "ptxas"]
+    expect(ah == [480 * MS], ah)
+
+
+@case
+def test_compiles_other_threads_count_once_in_blame(env):
+    # The caller's thread runs gcc (1400-1450 ms) and then waits in Python
+    # until its launch (1500 ms) while six ptxas children that other threads
+    # of the process ran at once (1000-1480 ms) finish: the wait is theirs,
+    # not Python's, and they count once (the union of their intervals): the
+    # first call is 80 ms of subprocesses and 20 ms of Python, and the parts
+    # sum to it.
+    s = process(pid=100, exe="/usr/bin/python3", args=("python3", "app.py"))
+    s += launch(1010, kernel="fill", seq=1)
+    for i in range(6):
+        s += (f"compile tid={200 + i} start=1000ms dur=480ms seq=1 compiler=ptxas "
+              f"program=/usr/local/cuda/bin/ptxas arg=ptxas arg=/tmp/m{i}.ptx input=/tmp/m{i}.ptx "
+              f"output=/tmp/m{i}.cubin target=sm_90 child_pid={700 + i} wait_status=0\n")
+    s += ("compile tid=100 start=1400ms dur=50ms seq=2 compiler=host_cc program=/usr/bin/gcc "
+          "arg=gcc arg=-c arg=k.c input=k.c output=k.o child_pid=800 wait_status=0\n")
+    s += ("sample tid=100 before_seq=3 sample_ns=100ms samples=10 period_ns=10ms window_ns=100ms "
+          + frames(("wait", "/usr/lib/python3.12/threading.py", 320)) + "\n")
+    s += launch(1500, seq=3)
+    s += end()
+    f = report_json(env, env.trace("thr", s))["processes"][0]["first_calls"]
+    expect(len(f) == 1 and f[0]["dur_ns"] == 100 * MS, f)
+    b = blame(f[0])
+    expect(b == {"subprocess": 80 * MS, "python": 20 * MS}, b)
+    expect(sum(b.values()) == f[0]["dur_ns"], b)
+
+
+@case
+def test_first_call_names_call_site_and_function(env):
+    # A first call is named by the program's own frame that asked for it
+    # (not Triton's, not the standard library's) and by the framework's
+    # compiled function where the trace has one (the XLA module).
+    fc = [f for f in report_json(env, env.trace("tri", triton_spec()))["processes"][0]
+          ["first_calls"] if f["kernel"] == "add_kernel"]
+    expect(len(fc) == 1 and fc[0]["call_site"] == "<module> (/app/tri.py:12)" and
+           fc[0]["function"] is None, fc)
+    fc = report_json(env, env.trace("xla", xla_parallel_spec()))["processes"][0]["first_calls"]
+    expect(len(fc) == 1 and fc[0]["function"] == "jit_f" and fc[0]["call_site"] is None, fc)
+    # Without a compile's stack, the samples' frames name it.
+    s = triton_spec().replace(" stack_id=1 seq=3 compiler=ptxas", " seq=3 compiler=ptxas")
+    s = s.replace("(\"compile\", \"/site/triton/compiler/compiler.py\", 280))", "")
+    s = s.replace(frames(("make_ttir", "/site/triton/compiler/compiler.py", 100),
+                         ("compile", "/site/triton/compiler/compiler.py", 280)),
+                  frames(("make_ttir", "/site/triton/compiler/compiler.py", 100),
+                         ("main", "/app/tri.py", 30)))
+    fc = [f for f in report_json(env, env.trace("smp", s))["processes"][0]["first_calls"]
+          if f["kernel"] == "add_kernel"]
+    expect(len(fc) == 1 and fc[0]["call_site"] == "main (/app/tri.py:30)", fc)
+
+
 if __name__ == "__main__":
     sys.exit(main(sys.argv))

@@ -503,6 +503,42 @@ def test_many_compile_culprits_linear(env):
     expect(tri == 100, f"{tri} entries with Triton's cache fix, expected 100")
 
 
+def long_compile_spec(n):
+    """n first calls on thread 100 (a ptxas child, then a launch), while
+    another thread holds an XLA compile range open to the end and runs one
+    ptxas child that lasts the whole run: every first call overlaps them."""
+    s = head()
+    s += call("cuInit", 1_010_000, 1000)
+    s += ('range range_op=push tid=200 start=1015000us name="XlaCompile:#module=jit_all#" '
+          "depth=1\n")
+    s += ("compile tid=300 start=1016000us dur=%dus compiler=ptxas program=/usr/local/cuda/bin/ptxas "
+          "child_pid=4 wait_status=0\n" % (2000 * n + 10_000))
+    t = 1_020_000
+    for i in range(n):
+        s += (f"compile tid=100 start={t}us dur=900us compiler=ptxas "
+              f"program=/usr/local/cuda/bin/ptxas output=/tmp/k{i}.cubin child_pid={10 + i} "
+              "wait_status=0\n")
+        s += call("cuLaunchKernel", t + 1000, 5, name=f"_Z1k{i}v", func=hex(0x1000 + i))
+        t += 2000
+    return s + "end exit_status=0 end_reason=exit\n"
+
+
+@case
+def test_first_calls_beside_a_long_compile_linear(env):
+    # A first call's blame takes the compiles other threads ran during it,
+    # and a fix's saving is capped by the first calls its compiles ran in:
+    # neither may walk every earlier compile (or window) for each one when a
+    # compile on another thread spans the whole run.
+    traces = {n: env.trace(f"long{n}", long_compile_spec(n)) for n in (10000, 40000)}
+    expect_n_log_n(env, traces, (["report", "--json"],), 10000, 40000,
+                   ("10,000 first calls", "40,000 first calls"))
+    rc, out, err = env.run("report", "--json", traces[10000])
+    p = json.loads(out)["processes"][0]
+    expect(len(p["first_calls"]) == 10000 and
+           all(sum(b["dur_ns"] for b in f["blame"]) == f["dur_ns"] for f in p["first_calls"]),
+           "blame sums")
+
+
 def many_samples_spec(n):
     """n sampler records before one first launch, each a Python function of
     its own (the shape of a long Python start-up), and one function seen far
