@@ -923,3 +923,28 @@ void jst_fixes_free(struct jst_fixes *f)
     f->v = NULL;
     f->n = 0;
 }
+
+int jst_fixes_merge(struct jst_fixes *out, unsigned kind, const char *text, const char *target,
+                    uint64_t saves_ns, size_t n)
+{
+    for (size_t i = 0; i < out->n; i++) {
+        struct jst_fix *f = &out->v[i];
+        if (f->kind == kind && !strcmp(f->text, text)) {
+            f->saves_ns += saves_ns;
+            f->n_loads += n;
+            return 0;
+        }
+    }
+    struct jst_fix *v = realloc(out->v, (out->n + 1) * sizeof *v);
+    if (!v)
+        return -1;
+    out->v = v;
+    struct jst_fix *f = &v[out->n++];
+    memset(f, 0, sizeof *f);
+    f->kind = kind;
+    jst_sfmt(f->text, sizeof f->text, "%s", text);
+    jst_sfmt(f->target, sizeof f->target, "%s", target);
+    f->saves_ns = saves_ns;
+    f->n_loads = n;
+    return 0;
+}

@@ -80,6 +80,11 @@ void jst_fixes_free(struct jst_fixes *f);
 /* Adds the fixes of the frameworks' compile caches (analyzer/fixes_fw.c):
  * one per framework whose compiles the run shows. 0, or -1 (memory). */
 int jst_fixes_frameworks(const struct jst_run *run, struct jst_fixes *out);
+/* Adds a fix of kind (enum jst_fix_kind) with text to out, or merges it into
+ * the one with the same kind and text: savings and counts add up. 0, or -1
+ * out of memory. */
+int jst_fixes_merge(struct jst_fixes *out, unsigned kind, const char *text, const char *target,
+                    uint64_t saves_ns, size_t n);
 /* The fix kind's name in JSON ("triton_cache"), NULL for the older kinds. */
 const char *jst_fix_fw_kind_name(unsigned kind);
 /* The fix of a compile, as the Fixes list words it for its process: for a

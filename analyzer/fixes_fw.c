@@ -140,26 +140,7 @@ static uint64_t saves(const struct jst_process *p, unsigned fw, size_t *n_compil
 static int add(struct jst_fixes *out, const struct fw_fix *r, const char *text, const char *target,
                uint64_t saves_ns, size_t n)
 {
-    for (size_t i = 0; i < out->n; i++) {
-        struct jst_fix *f = &out->v[i];
-        if (f->kind == r->kind && !strcmp(f->text, text)) {
-            f->saves_ns += saves_ns;
-            f->n_loads += n;
-            return 0;
-        }
-    }
-    struct jst_fix *v = realloc(out->v, (out->n + 1) * sizeof *v);
-    if (!v)
-        return -1;
-    out->v = v;
-    struct jst_fix *f = &v[out->n++];
-    memset(f, 0, sizeof *f);
-    f->kind = r->kind;
-    jst_sfmt(f->text, sizeof f->text, "%s", text);
-    jst_sfmt(f->target, sizeof f->target, "%s", target);
-    f->saves_ns = saves_ns;
-    f->n_loads = n;
-    return 0;
+    return jst_fixes_merge(out, r->kind, text, target, saves_ns, n);
 }
 
 /* The fix text of framework row r in process p (how its cache was found

@@ -72,26 +72,7 @@ const char *jst_late_fix(const struct jst_compile *c, char *buf, size_t n)
 
 static int add_fix(struct jst_fixes *out, const char *text, const char *target, uint64_t ns)
 {
-    for (size_t i = 0; i < out->n; i++) {
-        struct jst_fix *f = &out->v[i];
-        if (f->kind == JST_FIX_WARMUP && !strcmp(f->text, text)) {
-            f->saves_ns += ns;
-            f->n_loads++;
-            return 0;
-        }
-    }
-    struct jst_fix *v = realloc(out->v, (out->n + 1) * sizeof *v);
-    if (!v)
-        return -1;
-    out->v = v;
-    struct jst_fix *f = &v[out->n++];
-    memset(f, 0, sizeof *f);
-    f->kind = JST_FIX_WARMUP;
-    jst_sfmt(f->text, sizeof f->text, "%s", text);
-    jst_sfmt(f->target, sizeof f->target, "%s", target);
-    f->saves_ns = ns;
-    f->n_loads = 1;
-    return 0;
+    return jst_fixes_merge(out, JST_FIX_WARMUP, text, target, ns, 1);
 }
 
 int jst_fixes_late(const struct jst_run *run, struct jst_fixes *out)
