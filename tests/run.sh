@@ -53,12 +53,13 @@ run_ctest build
 # libjitstall.so into another program cannot host the ASan runtime, so they
 # run only in the build above, and so do the tests that preload a shim of
 # their own into the CLI (a file cut while it is read) or run the installed
-# CLI under the preload; so does unit.stack_frames, whose frame-size limits
+# CLI under the preload (and examples, whose README commands do); so does
+# unit.stack_frames, whose frame-size limits
 # are for the preload as built, not with ASan's redzones.
 if [ "${CI:-}" = true ] || [ "${JITSTALL_SANITIZE:-0}" = 1 ]; then
   cmake -S . -B build-asan -DJITSTALL_SANITIZE=ON -DJITSTALL_WERROR="$werror"
   if cmake --build build-asan -j"$jobs"; then
-    run_ctest build-asan -E '^e2e\.|preload|pytest|run_e2e|^demo$|^cli\.run_|^fleet\.|^unit\.stack_frames$|_shrinks_while_read$|^cli\.install$'
+    run_ctest build-asan -E '^e2e\.|preload|pytest|run_e2e|^demo$|^cli\.run_|^fleet\.|^unit\.stack_frames$|_shrinks_while_read$|^cli\.install$|^examples$'
   else
     failed=$((failed + 1))
     status=1
