@@ -15,6 +15,7 @@
 #include <string.h>
 #include "compiles.h"
 #include "fixes.h"
+#include "miss.h"
 #include "sfmt.h"
 
 struct fw_fix {
@@ -102,6 +103,34 @@ static void state_words(const struct jst_fw_cache *s, char *buf, size_t n)
                                                               : "temporary storage");
 }
 
+/* "; it missed: ..." when Triton compiled although its cache held entries
+ * at start, and the cache, still there, tells why (analyzer/miss.h); ""
+ * otherwise. Looked up once per process and cache. */
+static void triton_missed(const struct jst_process *p, const char *cache, char *buf, size_t n)
+{
+    static const struct jst_process *memo_p;
+    static uint64_t memo_rt, memo_end;
+    static char memo_path[4096], memo[400];
+    buf[0] = 0;
+    if (!cache || !p->realtime_ns || !p->mono_ns || n < 3)
+        return;
+    if (memo_p != p || memo_rt != p->realtime_ns || memo_end != p->end_ns ||
+        strcmp(memo_path, cache)) {
+        uint64_t start = p->proc_start_ns ? p->proc_start_ns : p->mono_ns;
+        uint64_t from = p->realtime_ns - (p->mono_ns > start ? p->mono_ns - start : 0);
+        /* entries are written as the process ends: a minute of slack */
+        uint64_t to =
+            p->realtime_ns + (p->end_ns > p->mono_ns ? p->end_ns - p->mono_ns : 0) + 60000000000u;
+        memo_p = p;
+        memo_rt = p->realtime_ns;
+        memo_end = p->end_ns;
+        jst_sfmt(memo_path, sizeof memo_path, "%s", cache);
+        jst_triton_miss_words(cache, from, to, memo, sizeof memo);
+    }
+    if (memo[0])
+        jst_sfmt(buf, n, "; %s", memo);
+}
+
 /* How many of p's compiles framework fw ran (its fix is given when any). */
 static size_t fw_compiles(const struct jst_process *p, unsigned fw)
 {
@@ -151,6 +180,8 @@ static const char *fw_text(const struct jst_process *p, const struct fw_fix *r, 
     char words[512];
     *st = cache_of(p, r->cache_name);
     state_words(*st, words, sizeof words);
+    if (r->framework == JST_FW_TRITON && *st && (*st)->has_entries && (*st)->entries)
+        triton_missed(p, (*st)->path, words + strlen(words), sizeof words - strlen(words));
     jst_sfmt(buf, n, r->text, words);
     return buf;
 }

@@ -653,6 +653,65 @@ def test_compiles_version_probes_are_not_compiles(env):
     expect(len(fx) == 1 and "existed with 3 entries" in fx[0]["text"], r["fixes"])
 
 
+@case
+def test_triton_miss_said_from_its_cache(env):
+    # Triton compiled although its cache held entries: where the cache is
+    # still there, the fix says why. The process started at 1700000000 s
+    # (clitest's anchor); kernel directories are named by the hash of the
+    # key, with NAME.json the kernel's metadata.
+    cache = env.path("tcache")
+
+    def entry(d, name, meta, when):
+        os.makedirs(os.path.join(cache, d), exist_ok=True)
+        f = os.path.join(cache, d, name + ".json")
+        with open(f, "w") as fh:
+            json.dump(meta, fh)
+        os.utime(f, (when, when))
+        grp = os.path.join(cache, d, "__grp__" + name + ".json")
+        with open(grp, "w") as fh:
+            json.dump({"child_paths": {}}, fh)
+
+    base = {"name": "k", "num_warps": 4, "num_stages": 3, "target": {"arch": 90},
+            "triton_version": "3.5.0"}
+    entry("AAAA", "k", dict(base, hash="aaaa"), 1699990000)           # an earlier run
+    entry("CCCC", "other", dict(base, name="other", hash="cccc"), 1699990000)
+    entry("BBBB", "k", dict(base, hash="bbbb", num_warps=8, triton_version="3.6.0"),
+          1700000000 + 1)                                           # this run's
+    spec = warm_triton_spec(real_ptxas=True).replace("cache_path=/root/.triton/cache",
+                                                     "cache_path=" + q(cache))
+
+    def fix_text(name, sp):
+        r = report_json(env, env.trace(name, sp))
+        fx = [x for x in r["fixes"] if x["kind"] == "triton_cache"]
+        expect(len(fx) == 1, r["fixes"])
+        return fx[0]["text"]
+
+    text = fix_text("meta", spec)
+    expect("; it missed: the cache held k from an earlier run with other metadata: num_warps 4, "
+           "now 8; triton_version \"3.5.0\", now \"3.6.0\"" in text, text)
+    out, _ = env.expect_rc(0, "report", env.path("meta.jst"))
+    expect("num_warps 4, now 8" in out, out)
+    # The same metadata: the key's other inputs changed.
+    with open(os.path.join(cache, "BBBB", "k.json"), "w") as fh:
+        json.dump(dict(base, hash="bbbb"), fh)
+    os.utime(os.path.join(cache, "BBBB", "k.json"), (1700000001, 1700000001))
+    text = fix_text("same", spec)
+    expect("with the same metadata, so the key's other inputs changed (the kernel's source" in text,
+           text)
+    # A kernel the cache did not hold by name.
+    os.rename(os.path.join(cache, "BBBB", "k.json"), os.path.join(cache, "BBBB", "newk.json"))
+    text = fix_text("none", spec)
+    expect("it missed: none of the 1 kernel it compiled was in the cache by name" in text, text)
+    # Not there any more (the report runs elsewhere), or not a directory:
+    # the fix as before, nothing more.
+    shutil.rmtree(cache)
+    text = fix_text("gone", spec)
+    expect("missed" not in text and "existed with 3 entries" in text, text)
+    open(cache, "w").close()
+    text = fix_text("file", spec)
+    expect("missed" not in text, text)
+
+
 def xla_parallel_spec():
     """A JAX-like program: an XLA compile range on the caller's thread (100),
     1100-1500 ms, during which XLA's threads (200-205) run six ptxas children
