@@ -127,6 +127,28 @@ static const char *jstr(const json_t *o, const char *k)
     return json_string_value(json_object_get(o, k));
 }
 
+/* What --check found, line by line: printed as it goes ("  miss: ..."), or,
+ * with --json, kept in the object printed at the end (an array per kind). */
+static json_t *json_out;
+
+static void say(const char *kind, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(const char *kind, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    if (!json_out) {
+        printf("  %s: %s\n", kind, jst_text(buf));
+        return;
+    }
+    const char *key = !strcmp(kind, "miss")   ? "differences"
+                      : !strcmp(kind, "same") ? "same"
+                                              : "notes";
+    json_array_append_new(json_object_get(json_out, key), json_string(jst_text(buf)));
+}
+
 static size_t differ(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static size_t differ(const char *fmt, ...)
 {
@@ -135,7 +157,7 @@ static size_t differ(const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(buf, sizeof(buf), fmt, ap);
     va_end(ap);
-    printf("  miss: %s\n", jst_text(buf));
+    say("miss", "%s", buf);
     return 1;
 }
 
@@ -143,7 +165,7 @@ static size_t check_device(const json_t *dev, const struct here *h)
 {
     size_t n = 0;
     if (!json_is_object(dev)) {
-        printf("  note: the manifest records no device (the runs made no CUDA call)\n");
+        say("note", "the manifest records no device (the runs made no CUDA call)");
         return 0;
     }
     uint64_t ver = jint(dev, "driver_version");
@@ -164,17 +186,17 @@ static size_t check_device(const json_t *dev, const struct here *h)
                     "driver's cache is keyed to the driver, so every entry misses",
                     rel, h->release);
     else
-        printf("  same: driver (CUDA %d.%d%s%s)\n", h->version / 1000, h->version % 1000 / 10,
-               h->release[0] ? ", " : "", h->release);
+        say("same", "driver (CUDA %d.%d%s%s)", h->version / 1000, h->version % 1000 / 10,
+            h->release[0] ? ", " : "", h->release);
     unsigned cc = (unsigned)jint(dev, "cc");
     if (!h->have_gpu)
-        printf("  note: the GPU architecture is not checked: %s\n", h->why_no_gpu);
+        say("note", "the GPU architecture is not checked: %s", h->why_no_gpu);
     else if (cc && cc != h->cc)
         n += differ("GPU: the bundle was made on sm_%u (%s); this GPU is sm_%u (%s): code "
                     "compiled for one architecture does not load on the other",
                     cc, jstr(dev, "name") ? jstr(dev, "name") : "?", h->cc, h->name);
     else
-        printf("  same: GPU architecture sm_%u\n", h->cc);
+        say("same", "GPU architecture sm_%u", h->cc);
     return n;
 }
 
@@ -227,7 +249,7 @@ static size_t check_frameworks(const json_t *fws)
         if (!name || !site || !was)
             continue;
         if (jst_bundle_fw_version(site, name, now, sizeof(now)) != 0)
-            printf("  note: %s is not checked: %s is not here\n", name, site);
+            say("note", "%s is not checked: %s is not here", name, site);
         else if (!now[0])
             n += differ("framework: %s %s was imported from %s; it is not installed there now",
                         name, was, site);
@@ -236,7 +258,7 @@ static size_t check_frameworks(const json_t *fws)
                         "its cache keys change with its version",
                         name, was, now, site);
         else
-            printf("  same: %s %s\n", name, now);
+            say("same", "%s %s", name, now);
     }
     return n;
 }
@@ -277,22 +299,29 @@ static size_t check_caches(const json_t *caches, const char *dir)
     return n;
 }
 
-static const char check_help[] = "usage: jitstall warm --check DIR [--device N]\n\n"
-                                 "Compares DIR/" JST_BUNDLE_FILE " with this machine; see "
-                                 "'jitstall warm --run --help'.\n";
+static const char check_help[] =
+    "usage: jitstall warm --check DIR [--device N] [--json]\n\n"
+    "Compares DIR/" JST_BUNDLE_FILE " with this machine; see "
+    "'jitstall warm --run --help'.\n\n"
+    "  --json  one JSON object on stdout: bundle, created, can_hit, and\n"
+    "          the lines as arrays: differences, same, notes\n";
 
 struct check_opts {
     const char *dir;
-    int ordinal;
+    int ordinal, json;
 };
 
-enum { O_CHECK = 300 };
+enum { O_CHECK = 300, O_JSON };
 
 static int check_option(int c, const char *arg, void *ctx)
 {
     struct check_opts *o = ctx;
     if (c == O_CHECK) {
         o->dir = arg;
+        return 0;
+    }
+    if (c == O_JSON) {
+        o->json = 1;
         return 0;
     }
     if (c == 'd') {
@@ -312,6 +341,7 @@ static int check_option(int c, const char *arg, void *ctx)
 static const struct option check_longopts[] = {
     {"check", required_argument, NULL, O_CHECK},
     {"device", required_argument, NULL, 'd'},
+    {"json", no_argument, NULL, O_JSON},
     JST_CLI_HELP_END,
 };
 static const struct jst_cli check_cli = {"warm",     ":d:h", check_longopts,
@@ -319,7 +349,7 @@ static const struct jst_cli check_cli = {"warm",     ":d:h", check_longopts,
 
 int jst_bundle_check(int argc, char **argv)
 {
-    struct check_opts o = {NULL, 0};
+    struct check_opts o = {NULL, 0, 0};
     int rc = jst_cli_parse(&check_cli, argc, argv, &o);
     if (rc != JST_CLI_GO)
         return rc;
@@ -339,13 +369,34 @@ int jst_bundle_check(int argc, char **argv)
     }
     struct here h;
     probe(&h, o.ordinal);
-    printf("bundle %s (made %s)\n", jst_text(dir),
-           jstr(doc, "created") ? jst_text(jstr(doc, "created")) : "?");
+    if (o.json) {
+        json_out = json_pack("{s:s, s:s?, s:[], s:[], s:[]}", "bundle", jst_text(dir), "created",
+                             jstr(doc, "created") ? jst_text(jstr(doc, "created")) : NULL,
+                             "differences", "same", "notes");
+        if (!json_out) {
+            jst_errorf(cmd, "out of memory");
+            json_decref(doc);
+            return JST_EXIT_USAGE;
+        }
+    } else {
+        printf("bundle %s (made %s)\n", jst_text(dir),
+               jstr(doc, "created") ? jst_text(jstr(doc, "created")) : "?");
+    }
     size_t n = check_device(json_object_get(doc, "device"), &h);
     n += check_settings(json_object_get(doc, "settings"));
     n += check_frameworks(json_object_get(doc, "frameworks"));
     n += check_caches(json_object_get(doc, "caches"), dir);
-    if (n)
+    if (json_out) {
+        json_object_set_new(json_out, "can_hit", json_boolean(n == 0));
+        int bad = json_dumpf(json_out, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) != 0;
+        json_decref(json_out);
+        json_out = NULL;
+        if (bad || putchar('\n') == EOF) {
+            jst_errorf(cmd, "write error on standard output");
+            json_decref(doc);
+            return JST_EXIT_USAGE;
+        }
+    } else if (n)
         printf("result: %zu difference%s will make the bundle miss\n", n, n == 1 ? "" : "s");
     else
         printf("result: the bundle can hit on this machine\n");

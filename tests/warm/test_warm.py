@@ -369,10 +369,10 @@ def bundle_run(env, rc, bundle, argv, libs=None, **extra):
     return r.stdout, r.stderr
 
 
-def check(env, rc, bundle, **extra):
+def check(env, rc, bundle, *opts, **extra):
     e = env.env(**extra)
-    r = subprocess.run([env.cli, "warm", "--check", bundle], capture_output=True, text=True,
-                       env=e, timeout=60)
+    r = subprocess.run([env.cli, "warm", "--check", bundle, *opts], capture_output=True,
+                       text=True, env=e, timeout=60)
     expect(r.returncode == rc, f"warm --check: exit {r.returncode}, want {rc}\n"
            f"stdout: {r.stdout}\nstderr: {r.stderr}")
     return r.stdout, r.stderr
@@ -497,6 +497,17 @@ def test_bundle_check_driver(env):
     # No GPU visible: the driver is still read, the architecture not checked.
     out, _ = check(env, 0, b, CUDA_CACHE_PATH=cuda, JITSTALL_SIM_DEVICES="0")
     expect("note: the GPU architecture is not checked: no GPU 0 visible" in out, out)
+    # --json: the same lines, as arrays of one object, and the same exit codes.
+    out, _ = check(env, 1, b, "--json", CUDA_CACHE_PATH=cuda, JITSTALL_SIM_DRIVER_VERSION="12080")
+    j = json.loads(out)
+    expect(j["can_hit"] is False and j["bundle"] == os.path.realpath(b) and j["created"], j)
+    expect(len(j["differences"]) == 1 and j["differences"][0].startswith(
+        "driver: the bundle was made on the CUDA 13.0 driver (13000)"), j)
+    expect("GPU architecture sm_90" in j["same"], j)
+    out, _ = check(env, 0, b, "--json", CUDA_CACHE_PATH=cuda, JITSTALL_SIM_DEVICES="0")
+    j = json.loads(out)
+    expect(j["can_hit"] is True and j["differences"] == [] and
+           j["notes"] == ["the GPU architecture is not checked: no GPU 0 visible"], j)
 
 
 @case
