@@ -263,9 +263,11 @@ static void phase_words(const struct jst_first_call *f, char *buf, size_t n)
         if (!x->dur_ns)
             continue;
         size_t l = strlen(buf);
+        char fn[256];
         jst_sfmt(buf + l, n - l, "%s%s%s%s%s %s", l ? ", " : "", jst_phase_label(x->phase),
-                 x->func ? " (" : "", x->func ? x->func : "", x->func ? ")" : "",
-                 dur_words(x->dur_ns, d, sizeof d));
+                 x->func ? " (" : "",
+                 x->func ? jst_phase_func_words(x->func, x->file, fn, sizeof fn) : "",
+                 x->func ? ")" : "", dur_words(x->dur_ns, d, sizeof d));
     }
 }
 

@@ -452,14 +452,18 @@ void rv_compiles_text(FILE *f, const struct jst_process *p)
                     rv_dur(fc->blame[c], a, sizeof a), rv_pct(fc->blame[c], fc->dur_ns));
             for (size_t k = 0; c == JST_CAUSE_PYTHON && k < fc->n_phases; k++) {
                 const struct jst_fc_phase *x = &fc->phases[k];
-                char lab[256];
+                char lab[512], fn[256];
                 if (!x->dur_ns)
                     continue;
                 snprintf(lab, sizeof lab, "%s%s%s%s", jst_phase_label(x->phase),
-                         x->func ? " (" : "", x->func ? x->func : "", x->func ? ")" : "");
+                         x->func ? " (" : "",
+                         x->func ? jst_phase_func_words(x->func, x->file, fn, sizeof fn) : "",
+                         x->func ? ")" : "");
                 fputs("        ", f);
                 put_clean(f, lab, 0);
-                fprintf(f, "  %s\n", rv_dur(x->dur_ns, a, sizeof a));
+                /* under the blame's times where the name leaves room */
+                fprintf(f, "%*s%10s\n", strlen(lab) < 32 ? (int)(32 - strlen(lab)) : 1, "",
+                        rv_dur(x->dur_ns, a, sizeof a));
             }
         }
         for (size_t k = 0; k < fc->n_pools; k++)
@@ -523,8 +527,9 @@ void rv_compiles_markdown(FILE *f, const struct rv_report *r)
                     fprintf(f, "%s%s", opened ? ", " : " [", jst_phase_label(x->phase));
                     opened = 1;
                     if (x->func) {
+                        char fn[256];
                         fputs(" (", f);
-                        put_clean(f, x->func, 1);
+                        put_clean(f, jst_phase_func_words(x->func, x->file, fn, sizeof fn), 1);
                         fputc(')', f);
                     }
                     fprintf(f, " %s", rv_dur(x->dur_ns, a, sizeof a));

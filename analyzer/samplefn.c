@@ -102,6 +102,20 @@ static size_t phase_row(const char *frame, size_t i, size_t n)
     return N_PHASE_ROWS;
 }
 
+const char *jst_phase_func_words(const char *func, const char *file, char *buf, size_t n)
+{
+    if (!func || strcmp(func, "<module>") || !file || !file[0]) {
+        snprintf(buf, n, "%s", func ? func : "?");
+        return buf;
+    }
+    const char *tail = file + strlen(file);
+    int slashes = 0;
+    while (tail > file && (tail[-1] != '/' || ++slashes < 2))
+        tail--;
+    snprintf(buf, n, "%s", tail);
+    return buf;
+}
+
 unsigned jst_sample_phase(char *const *frames, size_t n, size_t *at)
 {
     *at = 0;

@@ -58,5 +58,8 @@ const char *jst_phase_label(unsigned phase); /* "cache-key hashing" */
  * first): the innermost frame a row of the table names, its index in *at
  * (for JST_PHASE_OTHER, 0). */
 unsigned jst_sample_phase(char *const *frames, size_t n, size_t *at);
+/* How a report names the function that named a phase: func, but a module's
+ * top level ("<module>") by its file's last two parts ("language/core.py"). */
+const char *jst_phase_func_words(const char *func, const char *file, char *buf, size_t n);
 
 #endif
