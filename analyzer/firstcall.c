@@ -947,29 +947,33 @@ void jst_compiles_link(struct jst_run *run)
         free(x.worker);
         free(x.owner);
     }
-    /* the frameworks that compiled in each process, or in one it started */
+    /* the frameworks that compiled in each process, or in one it started
+     * (each process's own, carried up its ancestors) */
     unsigned *own = calloc(run->n_procs + 1, sizeof *own);
-    int nested = 0;
-    for (size_t i = 0; own && i < run->n_procs; i++) {
+    unsigned *all = calloc(run->n_procs + 1, sizeof *all);
+    for (size_t i = 0; own && all && i < run->n_procs; i++) {
         const struct jst_process *p = &run->procs[i];
         for (size_t k = 0; k < p->n_compiles; k++)
             if (p->compiles[k].framework < JST_FW_MAX_)
                 own[i] |= 1u << p->compiles[k].framework;
-        nested |= own[i] && p->ppid;
+    }
+    for (size_t i = 0; own && all && i < run->n_procs; i++) {
+        all[i] |= own[i];
+        const struct jst_process *a = own[i] ? jst_model_parent(run, &run->procs[i]) : NULL;
+        for (int d = 0; a && d < 64; d++, a = jst_model_parent(run, a)) /* as deep as any tree */
+            all[a - run->procs] |= own[i];
     }
     for (size_t i = 0; i < run->n_procs; i++) {
         struct jst_process *p = &run->procs[i];
-        unsigned compiled = own ? own[i] : ~0u;
-        for (size_t k = 0; own && nested && k < run->n_procs; k++)
-            if (k != i && own[k] && jst_model_descends(run, &run->procs[k], p))
-                compiled |= own[k];
+        unsigned compiled = own && all ? all[i] : ~0u;
         keep_compiling(p, compiled);
-        for (size_t k = 0; k < p->n_compiles;
-             k++) { /* a framework's compile: its cache's outcome */
+        /* a framework's compile: its cache's outcome */
+        for (size_t k = 0; k < p->n_compiles; k++) {
             struct jst_compile *c = &p->compiles[k];
             if (c->framework && !c->call && !c->cache)
                 c->cache = jst_fw_cache_outcome(p, c->framework, 1);
         }
     }
     free(own);
+    free(all);
 }
