@@ -363,6 +363,16 @@ static void scale_phases(struct jst_first_call *f)
         f->phases[i].dur_ns = upto - done;
         done = upto;
     }
+    size_t k = 0; /* a phase left with no time is not shown */
+    for (size_t i = 0; i < f->n_phases; i++) {
+        if (f->phases[i].dur_ns) {
+            f->phases[k++] = f->phases[i];
+            continue;
+        }
+        free(f->phases[i].func);
+        free(f->phases[i].file);
+    }
+    f->n_phases = k;
 }
 
 /* Sample records belonging to the launch of seq: their time in all, their
