@@ -147,7 +147,8 @@ unsigned jst_range_compiler(const char *name, unsigned *framework);
 
 /* A framework's cache outcome in process p (analyzer/firstcall.c): "miss"
  * when the framework compiled there (compiled: in p or a process it
- * started), "disabled" when its cache could not be written, "hit" when it
+ * started), "disabled" when it had no cache directory (JAX's default) or
+ * its cache could not be made or written, "hit" when it
  * compiled nothing and its cache held entries at start, else "unknown" (no
  * FW_CACHE record, or an empty cache and no compile). */
 const char *jst_fw_cache_outcome(const struct jst_process *p, unsigned framework, int compiled);

@@ -850,7 +850,9 @@ const char *jst_fw_cache_outcome(const struct jst_process *p, unsigned framework
 {
     const struct jst_fw_cache *s = jst_fw_cache_of(p, framework);
     int exists = s && s->has_exists && s->exists;
-    int disabled = s && (s->not_dir || (exists && !s->writable));
+    /* no directory (JAX's cache is off until one is set), none can be made
+     * there, or it cannot be written */
+    int disabled = s && (!s->path || s->not_dir || (exists && !s->writable));
     if (compiled)
         return disabled ? "disabled" : "miss";
     if (exists && s->has_entries && (s->entries || s->entries_more))
@@ -980,7 +982,7 @@ void jst_compiles_link(struct jst_run *run)
         /* a framework's compile: its cache's outcome */
         for (size_t k = 0; k < p->n_compiles; k++) {
             struct jst_compile *c = &p->compiles[k];
-            if (c->framework && !c->call && !c->cache)
+            if (c->framework && !c->cache) /* not a driver JIT's own outcome */
                 c->cache = jst_fw_cache_outcome(p, c->framework, 1);
         }
     }

@@ -228,8 +228,8 @@ static void json_fw_caches(struct jst_json *j, const struct jst_process *p)
             continue;
         const char *o = NULL;
         for (size_t i = 0; !o && i < p->n_compiles; i++)
-            if (p->compiles[i].framework == fw && !p->compiles[i].call)
-                o = p->compiles[i].cache;
+            if (p->compiles[i].framework == fw)
+                o = jst_fw_cache_outcome(p, fw, 1);
         for (size_t i = 0; !o && i < p->n_first_calls; i++)
             if (p->first_calls[i].top_framework == fw)
                 o = p->first_calls[i].cache;

@@ -501,6 +501,17 @@ def test_compiles_framework_fixes(env):
     expect(fws == {"nvvm": "numba", "nvrtc": "cupy", "driver": "xla"}, fws)
     kinds = {x["kind"]: x["text"] for x in r["fixes"]}
     expect({"numba_cache", "cupy_cache", "jax_cache"} <= set(kinds), kinds)
+    # Each framework compile's cache outcome: CuPy's and Numba's compiles
+    # missed (the driver JIT load keeps the driver cache's outcome); JAX's
+    # cache had no directory, and JAX compiled (that load): disabled.
+    t = env.trace("fwo", s.replace("end exit_status", "fw_cache framework=jax "
+                                   "env_name=JAX_COMPILATION_CACHE_DIR cache_path_env=0\n"
+                                   "end exit_status"))
+    p = report_json(env, t)["processes"][0]
+    got = {c["compiler"]: c["cache"] for c in p["compiles"]}
+    expect(got == {"nvvm": "miss", "nvrtc": "miss", "driver": "miss_stored"}, got)
+    got = {c["framework"]: (c["outcome"], c["used"]) for c in p["framework_caches"]}
+    expect(got == {"cupy": ("miss", True), "jax": ("disabled", True)}, got)
     expect("cache=True" in kinds["numba_cache"], kinds)
     expect("JAX_COMPILATION_CACHE_DIR" in kinds["jax_cache"] and "off by default" in
            kinds["jax_cache"], kinds)
