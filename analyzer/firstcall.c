@@ -416,7 +416,8 @@ static uint64_t take_samples(const struct fc_ix *ix, uint64_t seq, struct jst_fi
         jst_samplefn_add(&ph->fn[phase], fr ? fr[at] : NULL, ns);
         ph->ns[phase] = end_of(ph->ns[phase], ns);
         unsigned fw = frames_framework(fr, n_fr);
-        ph->fw_ns[fw < JST_FW_MAX_ ? fw : 0] += ns;
+        fw = fw < JST_FW_MAX_ ? fw : 0;
+        ph->fw_ns[fw] = end_of(ph->fw_ns[fw], ns);
     }
     if (f)
         f->n_samples = jst_samplefn_take(&acc, &f->samples, MAX_SAMPLE_FNS);
