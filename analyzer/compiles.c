@@ -361,6 +361,11 @@ void jst_first_call_free(struct jst_first_call *f)
     free(f->pools);
     free(f->call_site);
     free(f->function);
+    for (size_t k = 0; k < f->n_phases; k++) {
+        free(f->phases[k].func);
+        free(f->phases[k].file);
+    }
+    free(f->phases);
 }
 
 void jst_compiles_free(struct jst_process *p)

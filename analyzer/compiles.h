@@ -97,6 +97,14 @@ struct jst_fc_pool {
     uint64_t wall_ns;          /* union of those compiles within the first call */
 };
 
+/* A phase of a first call's sampled Python (samplefn.h's table): its share
+ * of the first call's Python time and the function that named it most. */
+struct jst_fc_phase {
+    unsigned phase; /* enum jst_phase */
+    char *func, *file;
+    uint64_t dur_ns; /* the phases' dur_ns sum to the first call's Python blame */
+};
+
 struct jst_first_call {
     char *kernel;
     uint64_t tid, start_ns, dur_ns; /* start of its compile work to its launch */
@@ -109,7 +117,13 @@ struct jst_first_call {
     size_t n_pools;
     char *call_site; /* the program's own innermost Python frame that asked for
                         it, "func (file:line)", or NULL */
-    char *function;  /* the framework's compiled function (an XLA module), or NULL */
+    char *function;  /* the framework's compiled function (an XLA module, the
+                        Triton kernel its compile loaded), or NULL */
+    /* its Python time by phase, largest first */
+    struct jst_fc_phase *phases;
+    size_t n_phases;
+    /* its framework's cache outcome (jst_fw_cache_outcome), or NULL */
+    const char *cache;
 };
 
 /* The table rows: names as the JSON and the options spell them. */
@@ -131,6 +145,16 @@ const char *jst_cause_label(unsigned cause);        /* "driver JIT" */
  * compiler, else 0. Such ranges are never queries. */
 unsigned jst_range_compiler(const char *name, unsigned *framework);
 
+/* A framework's cache outcome in process p (analyzer/firstcall.c): "miss"
+ * when the framework compiled there (compiled: in p or a process it
+ * started), "disabled" when it had no cache directory (JAX's default) or
+ * its cache could not be made or written, "hit" when it
+ * compiled nothing and its cache held entries at start, else "unknown" (no
+ * FW_CACHE record, or an empty cache and no compile). */
+const char *jst_fw_cache_outcome(const struct jst_process *p, unsigned framework, int compiled);
+/* The FW_CACHE record of framework in p, or NULL. */
+struct jst_fw_cache;
+const struct jst_fw_cache *jst_fw_cache_of(const struct jst_process *p, unsigned framework);
 /* Builds p->compiles (in start order) and p->first_calls; jst_model_derive
  * calls it. Child processes (p->ppid) are tied later by jst_compiles_link. */
 void jst_compiles_derive(struct jst_process *p);

@@ -2,7 +2,12 @@
  * The first call of each kernel (analyzer/compiles.h): a kernel whose first
  * launch came after compile work on its thread, since that thread's previous
  * launch. Its time runs from the start of that work (or of the sampler's
- * window) to the launch, and its blame table splits that time by cause with
+ * window) to the launch, and never starts before set-up is over: the thread's
+ * previous launch, or its last driver start-up call (cuInit, context
+ * creation) before the launch, whichever ended later. Driver start-up that
+ * came before the program's call is set-up, which time to first kernel
+ * already shows; the call is what followed it. Its blame table splits that
+ * time by cause with
  * one rule: intervals of every cause are laid on the window, and each moment
  * counts once, for the first cause of enum jst_cause that covers it (the
  * thread's own causes first, then the compiles other threads of the process
@@ -11,7 +16,10 @@
  * a window: the time no interval covers is Python's in the share of the window
  * in which the sampler found Python frames (its ticks fall alike in covered and
  * uncovered time), and the rest is unexplained; so the parts always sum to the
- * first call's time.
+ * first call's time. The Python part is split again by phase (cache-key
+ * hashing, imports, tracing, ...: samplefn.h's table), in the shares the
+ * samples give, and a first call with no compile of its own is kept when its
+ * samples are a framework's whose cache hit (the time that is left).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -135,7 +143,8 @@ static uint64_t sweep(struct edges *e, uint64_t lo, uint64_t hi, uint64_t *blame
 struct tiv {
     uint64_t tid, s, e, maxe; /* maxe: the latest end of this thread's entries up to here */
     unsigned cause;
-    struct jst_compile *c; /* NULL: a driver call */
+    struct jst_compile *c;          /* NULL: a driver call */
+    const struct jst_call_ev *call; /* that call, for c == NULL */
 };
 
 struct fc_ix {
@@ -148,6 +157,8 @@ struct fc_ix {
     size_t mn[JST_CAUSE_MAX_];
     size_t *samp; /* indices into p->samples, by before_seq */
     size_t n_samp;
+    uint64_t (*init)[2]; /* driver start-up calls' (tid, end), sorted */
+    size_t n_init;
     const struct jst_process *p;
 };
 
@@ -174,6 +185,7 @@ static void ix_free(struct fc_ix *ix)
 {
     free(ix->v);
     free(ix->samp);
+    free(ix->init);
     for (unsigned c = 0; c < JST_CAUSE_MAX_; c++)
         free(ix->mv[c]);
     memset(ix, 0, sizeof *ix);
@@ -185,10 +197,11 @@ static int ix_build(struct fc_ix *ix, struct jst_process *p)
     ix->p = p;
     ix->v = malloc((p->n_compiles + p->n_calls + 1) * sizeof *ix->v);
     ix->samp = malloc((p->n_samples + 1) * sizeof *ix->samp);
+    ix->init = malloc((p->n_calls + 1) * sizeof *ix->init);
     int oom = 0;
     for (unsigned c = 0; c < JST_CAUSE_MAX_; c++)
         oom |= !(ix->mv[c] = malloc((p->n_compiles + 1) * sizeof *ix->mv[c]));
-    if (!ix->v || !ix->samp || oom) {
+    if (!ix->v || !ix->samp || !ix->init || oom) {
         ix_free(ix);
         return -1;
     }
@@ -199,7 +212,7 @@ static int ix_build(struct fc_ix *ix, struct jst_process *p)
         ix->mv[cause][ix->mn[cause]++][1] = end_of(c->start_ns, c->dur_ns);
         ix->v[ix->n++] = (struct tiv){
             c->tid, c->start_ns, end_of(c->start_ns, c->dur_ns), 0, jst_compiler_cause(c->compiler),
-            c};
+            c,      NULL};
     }
     for (size_t i = 0; i < p->n_calls; i++) {
         const struct jst_call_ev *c = &p->calls[i];
@@ -214,8 +227,14 @@ static int ix_build(struct fc_ix *ix, struct jst_process *p)
         else
             continue;
         ix->v[ix->n++] =
-            (struct tiv){c->tid, c->start_ns, end_of(c->start_ns, c->dur_ns), 0, cause, NULL};
+            (struct tiv){c->tid, c->start_ns, end_of(c->start_ns, c->dur_ns), 0, cause, NULL, c};
+        if (cause == JST_CAUSE_DRIVER_INIT) {
+            ix->init[ix->n_init][0] = c->tid;
+            ix->init[ix->n_init++][1] = end_of(c->start_ns, c->dur_ns);
+        }
     }
+    if (ix->n_init > 1)
+        qsort(ix->init, ix->n_init, sizeof *ix->init, cmp_iv);
     for (unsigned c = 0; c < JST_CAUSE_MAX_; c++)
         ix->mn[c] = jst_iv_merge(ix->mv[c], ix->mn[c]);
     qsort(ix->v, ix->n, sizeof *ix->v, cmp_tiv);
@@ -247,14 +266,113 @@ static size_t ix_find(const struct fc_ix *ix, uint64_t tid, uint64_t t)
     return lo;
 }
 
+/* The end of thread tid's last driver start-up call that ended by t, or 0. */
+static uint64_t setup_end(const struct fc_ix *ix, uint64_t tid, uint64_t t)
+{
+    size_t a = 0, b = ix->n_init; /* the first entry past (tid, t) */
+    while (a < b) {
+        size_t m = a + (b - a) / 2;
+        if (ix->init[m][0] < tid || (ix->init[m][0] == tid && ix->init[m][1] <= t))
+            a = m + 1;
+        else
+            b = m;
+    }
+    return a && ix->init[a - 1][0] == tid ? ix->init[a - 1][1] : 0;
+}
+
 #define MAX_SAMPLE_FNS 10
 
-static const char *leaf_frame(const struct jst_process *p, const struct jst_sample_ev *s)
+/* A sample record's Python frames, innermost first (n in *n). */
+static char *const *sample_frames(const struct jst_process *p, const struct jst_sample_ev *s,
+                                  size_t *n)
 {
-    if (s->n_py)
-        return s->py[0];
+    if (s->n_py) {
+        *n = s->n_py;
+        return s->py;
+    }
     const struct jst_stack *st = jst_model_stack(p, s->stack_id);
-    return st && st->n_py ? st->py_frames[0] : NULL;
+    *n = st ? st->n_py : 0;
+    return st && st->n_py ? st->py_frames : NULL;
+}
+
+/* The framework of the innermost frame that is a framework's, or 0; but
+ * Inductor drives Triton (as compiles.c ranks them): a Triton frame under an
+ * Inductor one is Inductor's work, and its cache the one that hit. */
+static unsigned frames_framework(char *const *fr, size_t n)
+{
+    unsigned inner = 0;
+    for (size_t i = 0; fr && i < n; i++) {
+        const char *t = fr[i] ? strchr(fr[i], '\t') : NULL;
+        unsigned fw = t ? jst_framework_of_file(t + 1) : 0;
+        if (fw == JST_FW_INDUCTOR)
+            return fw;
+        if (!inner)
+            inner = fw;
+    }
+    return inner;
+}
+
+/* What the samples of one first call add up to, by phase and framework. */
+struct phase_acc {
+    struct jst_samplefn_acc fn[JST_PHASE_MAX_]; /* by the frame that named the phase */
+    uint64_t ns[JST_PHASE_MAX_], fw_ns[JST_FW_MAX_];
+};
+
+/* The phases of acc into f (largest first), their raw sampled times. */
+static void take_phases(struct phase_acc *acc, struct jst_first_call *f)
+{
+    f->phases = calloc(JST_PHASE_MAX_, sizeof *f->phases);
+    f->n_phases = 0;
+    for (unsigned ph = 0; ph < JST_PHASE_MAX_; ph++) {
+        struct jst_sample_fn *top = NULL;
+        size_t n = jst_samplefn_take(&acc->fn[ph], &top, 1);
+        if (f->phases && acc->ns[ph]) {
+            struct jst_fc_phase *x = &f->phases[f->n_phases++];
+            x->phase = ph;
+            x->dur_ns = acc->ns[ph];
+            x->func = n ? top[0].func : NULL;
+            x->file = n ? top[0].file : NULL;
+        } else if (n) {
+            free(top[0].func);
+            free(top[0].file);
+        }
+        free(top);
+    }
+    for (size_t i = 1; i < f->n_phases; i++) /* largest first; few: insertion */
+        for (size_t k = i; k > 0 && f->phases[k].dur_ns > f->phases[k - 1].dur_ns; k--) {
+            struct jst_fc_phase t = f->phases[k];
+            f->phases[k] = f->phases[k - 1];
+            f->phases[k - 1] = t;
+        }
+    if (f->phases && !f->n_phases) {
+        free(f->phases);
+        f->phases = NULL;
+    }
+}
+
+/* The phases' sampled times become shares of the first call's Python blame
+ * (by the order they are in, so that they sum to it). */
+static void scale_phases(struct jst_first_call *f)
+{
+    uint64_t total = 0, py = f->blame[JST_CAUSE_PYTHON], done = 0, acc = 0;
+    for (size_t i = 0; i < f->n_phases; i++)
+        total = end_of(total, f->phases[i].dur_ns);
+    for (size_t i = 0; i < f->n_phases; i++) {
+        acc = end_of(acc, f->phases[i].dur_ns);
+        uint64_t upto = total ? (uint64_t)((unsigned __int128)py * acc / total) : 0;
+        f->phases[i].dur_ns = upto - done;
+        done = upto;
+    }
+    size_t k = 0; /* a phase left with no time is not shown */
+    for (size_t i = 0; i < f->n_phases; i++) {
+        if (f->phases[i].dur_ns) {
+            f->phases[k++] = f->phases[i];
+            continue;
+        }
+        free(f->phases[i].func);
+        free(f->phases[i].file);
+    }
+    f->n_phases = k;
 }
 
 /* Sample records belonging to the launch of seq: their time in all, their
@@ -264,6 +382,7 @@ static uint64_t take_samples(const struct fc_ix *ix, uint64_t seq, struct jst_fi
 {
     const struct jst_process *p = ix->p;
     struct jst_samplefn_acc acc;
+    struct phase_acc *ph = f ? calloc(1, sizeof *ph) : NULL;
     uint64_t sum = 0;
     size_t lo = 0, hi = ix->n_samp;
     jst_samplefn_init(&acc);
@@ -286,11 +405,32 @@ static uint64_t take_samples(const struct fc_ix *ix, uint64_t seq, struct jst_fi
             *window = s->window_ns;
         if (s->start_ns && (!*first || s->start_ns < *first))
             *first = s->start_ns;
-        if (f)
-            jst_samplefn_add(&acc, leaf_frame(p, s), ns);
+        if (!f)
+            continue;
+        size_t n_fr = 0, at = 0;
+        char *const *fr = sample_frames(p, s, &n_fr);
+        jst_samplefn_add(&acc, fr ? fr[0] : NULL, ns);
+        if (!ph)
+            continue;
+        unsigned phase = jst_sample_phase(fr, n_fr, &at);
+        jst_samplefn_add(&ph->fn[phase], fr ? fr[at] : NULL, ns);
+        ph->ns[phase] = end_of(ph->ns[phase], ns);
+        unsigned fw = frames_framework(fr, n_fr);
+        fw = fw < JST_FW_MAX_ ? fw : 0;
+        ph->fw_ns[fw] = end_of(ph->fw_ns[fw], ns);
     }
     if (f)
         f->n_samples = jst_samplefn_take(&acc, &f->samples, MAX_SAMPLE_FNS);
+    if (ph) {
+        take_phases(ph, f);
+        unsigned best = 0; /* without a compile's: the samples' framework */
+        for (unsigned fw = 1; fw < JST_FW_MAX_; fw++)
+            if (ph->fw_ns[fw] > (best ? ph->fw_ns[best] : 0))
+                best = fw;
+        if (!f->top_framework)
+            f->top_framework = best;
+    }
+    free(ph);
     return sum;
 }
 
@@ -431,6 +571,26 @@ static void name_call(const struct fc_ix *ix, struct jst_first_call *f, uint64_t
         if (!f->function && holder && holder->what)
             f->function = strdup(holder->what);
     }
+    /* else the kernel of the first module load after the framework's first
+     * compile (a Triton kernel's cubin; the launch may be a library's gemm),
+     * or, when the framework compiled nothing (its cache hit), in the window */
+    uint64_t from = f->start_ns;
+    int fw_seen = !f->top_framework;
+    for (size_t i = ix_find(ix, f->tid, f->start_ns);
+         !fw_seen && i < ix->n && ix->v[i].tid == f->tid && ix->v[i].s < hi; i++)
+        if (ix->v[i].c && ix->v[i].c->framework) {
+            from = ix->v[i].s;
+            fw_seen = 1;
+        }
+    int any_fw_compile = fw_seen && f->top_framework;
+    for (size_t i = ix_find(ix, f->tid, from);
+         f->top_framework && !f->function && i < ix->n && ix->v[i].tid == f->tid && ix->v[i].s < hi;
+         i++) {
+        const struct jst_call_ev *ld = ix->v[i].call;
+        if (ld && ld->verdict != JST_V_NONE && ld->n_kernels && ld->kernels[0] &&
+            (any_fw_compile || ix->v[i].s >= f->start_ns))
+            f->function = strdup(ld->kernels[0]);
+    }
     size_t a = 0, b = ix->n_samp; /* the launch's samples, by before_seq */
     while (a < b) {
         size_t m = a + (b - a) / 2;
@@ -561,6 +721,9 @@ static void first_calls_derive(struct jst_process *p, const struct fc_extra *x)
         const struct jst_launch *c = &p->launches[l[i].i];
         const struct jst_launch *prev = i ? &p->launches[l[i - 1].i] : NULL;
         uint64_t lo = prev && prev->tid == c->tid ? end_of(prev->start_ns, prev->dur_ns) : floor0;
+        uint64_t setup = setup_end(&ix, c->tid, c->start_ns);
+        if (setup > lo)
+            lo = setup;
         if (lo > c->start_ns)
             lo = c->start_ns;
         unsigned fw = 0;
@@ -603,6 +766,7 @@ static void first_calls_derive(struct jst_process *p, const struct fc_extra *x)
         f->top_framework = fw;
         take_samples(&ix, c->seq, f, &window, &first);
         blame(&ix, f, x ? x->v : NULL, x ? x->n : 0, sampled, window);
+        scale_phases(f);
         pools_of(f, x);
         for (size_t j = 0; x && !f->top_framework && j < x->n && x->v[j].start_ns < c->start_ns;
              j++)
@@ -668,19 +832,52 @@ const struct jst_first_call *jst_slowest_first_call(const struct jst_process *p)
     return best;
 }
 
+/* The names FW_CACHE records give the frameworks' caches. */
+static const char *const fw_cache_names[JST_FW_MAX_] = {
+    [JST_FW_TRITON] = "triton", [JST_FW_INDUCTOR] = "inductor", [JST_FW_XLA] = "jax",
+    [JST_FW_NUMBA] = "numba",   [JST_FW_CUPY] = "cupy",
+};
+
+const struct jst_fw_cache *jst_fw_cache_of(const struct jst_process *p, unsigned framework)
+{
+    const char *name = framework < JST_FW_MAX_ ? fw_cache_names[framework] : NULL;
+    for (size_t i = 0; name && i < p->n_fw_caches; i++)
+        if (p->fw_caches[i].framework && !strcmp(p->fw_caches[i].framework, name))
+            return &p->fw_caches[i];
+    return NULL;
+}
+
+const char *jst_fw_cache_outcome(const struct jst_process *p, unsigned framework, int compiled)
+{
+    const struct jst_fw_cache *s = jst_fw_cache_of(p, framework);
+    int exists = s && s->has_exists && s->exists;
+    /* no directory (JAX's cache is off until one is set), none can be made
+     * there, or it cannot be written */
+    int disabled = s && (!s->path || s->not_dir || (exists && !s->writable));
+    if (compiled)
+        return disabled ? "disabled" : "miss";
+    if (exists && s->has_entries && (s->entries || s->entries_more))
+        return "hit";
+    return disabled ? "disabled" : "unknown";
+}
+
 /* Keeps the first calls that had compile work (the driver's JIT, a runtime
  * compiler, a compiler child, a framework's compile; a child process's
- * counts once linked). One found from samples alone, before a launch that
- * followed only module loads and driver start-up, is the program's own
+ * counts once linked), and those whose sampled Python was a framework's
+ * whose cache hit (what is left of its first call when nothing compiled). One found from samples
+ * alone, before a launch that followed only module loads and driver start-up, is the program's own
  * Python, not a compile: a slow machine (or an emulator) gives a trivial
  * first kernel samples that a fast one does not. */
-static void keep_compiling(struct jst_process *p)
+static void keep_compiling(struct jst_process *p, unsigned compiled)
 {
     size_t n = 0;
     for (size_t i = 0; i < p->n_first_calls; i++) {
         struct jst_first_call *f = &p->first_calls[i];
+        unsigned fw = f->top_framework < JST_FW_MAX_ ? f->top_framework : 0;
+        f->cache = fw ? jst_fw_cache_outcome(p, fw, (compiled >> fw) & 1) : NULL;
         if (f->blame[JST_CAUSE_DRIVER_JIT] || f->blame[JST_CAUSE_RUNTIME_COMPILER] ||
-            f->blame[JST_CAUSE_SUBPROCESS] || f->blame[JST_CAUSE_FRAMEWORK_COMPILE]) {
+            f->blame[JST_CAUSE_SUBPROCESS] || f->blame[JST_CAUSE_FRAMEWORK_COMPILE] ||
+            (f->cache && !strcmp(f->cache, "hit") && f->blame[JST_CAUSE_PYTHON])) {
             p->first_calls[n++] = *f;
             continue;
         }
@@ -763,6 +960,33 @@ void jst_compiles_link(struct jst_run *run)
         free(x.worker);
         free(x.owner);
     }
-    for (size_t i = 0; i < run->n_procs; i++)
-        keep_compiling(&run->procs[i]);
+    /* the frameworks that compiled in each process, or in one it started
+     * (each process's own, carried up its ancestors) */
+    unsigned *own = calloc(run->n_procs + 1, sizeof *own);
+    unsigned *all = calloc(run->n_procs + 1, sizeof *all);
+    for (size_t i = 0; own && all && i < run->n_procs; i++) {
+        const struct jst_process *p = &run->procs[i];
+        for (size_t k = 0; k < p->n_compiles; k++)
+            if (p->compiles[k].framework < JST_FW_MAX_)
+                own[i] |= 1u << p->compiles[k].framework;
+    }
+    for (size_t i = 0; own && all && i < run->n_procs; i++) {
+        all[i] |= own[i];
+        const struct jst_process *a = own[i] ? jst_model_parent(run, &run->procs[i]) : NULL;
+        for (int d = 0; a && d < 64; d++, a = jst_model_parent(run, a)) /* as deep as any tree */
+            all[a - run->procs] |= own[i];
+    }
+    for (size_t i = 0; i < run->n_procs; i++) {
+        struct jst_process *p = &run->procs[i];
+        unsigned compiled = own && all ? all[i] : ~0u;
+        keep_compiling(p, compiled);
+        /* a framework's compile: its cache's outcome */
+        for (size_t k = 0; k < p->n_compiles; k++) {
+            struct jst_compile *c = &p->compiles[k];
+            if (c->framework && !c->cache) /* not a driver JIT's own outcome */
+                c->cache = jst_fw_cache_outcome(p, c->framework, 1);
+        }
+    }
+    free(own);
+    free(all);
 }

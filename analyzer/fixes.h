@@ -49,6 +49,8 @@ enum jst_fix_kind {
     JST_FIX_JAX_CACHE = 42,      /* turn on JAX's persistent compilation cache */
     JST_FIX_NUMBA_CACHE = 43,    /* @cuda.jit(cache=True) */
     JST_FIX_CUPY_CACHE = 44,     /* CUPY_CACHE_DIR on a persistent volume */
+    JST_FIX_FRAMEWORK_AOT = 50,  /* a framework's cache hit: its ahead-of-time path */
+    JST_FIX_FRAMEWORK_COST = 51, /* a framework's cache hit, no ahead-of-time path */
     JST_FIX_COMPILE_AHEAD = 45,  /* a compiler subprocess no framework owns: run it at build */
     JST_FIX_WARMUP = 46,         /* a compile after ready: add it to the warm-up or ship it
                                     (analyzer/late.c) */

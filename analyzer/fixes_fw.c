@@ -6,6 +6,14 @@
  * and how the cache was found at start (the FW_CACHE record: whether it
  * existed, and whether it lies on storage that does not outlive the container).
  *
+ * That fix is only for a cache that missed. A framework's cache outcome is
+ * decided per process from the trace: its compiles (a framework that compiled
+ * missed), else how its cache was found at start (entries and no compile: it
+ * hit). A cache that hit gets no "keep the cache" fix; its first call's time
+ * is what is left, named by phase (samplefn.h), and its fix is the
+ * framework's ahead-of-time path where it has one (the row's remedy), else
+ * that time is the framework's cost in each process.
+ *
  * A compiler subprocess that no framework owns (a library that runs nvcc or
  * ptxas on first use) has no cache to name: its fix is to run that compiler
  * when the program is built, one fix per compiler.
@@ -16,6 +24,7 @@
 #include "compiles.h"
 #include "fixes.h"
 #include "miss.h"
+#include "samplefn.h"
 #include "sfmt.h"
 
 struct fw_fix {
@@ -23,40 +32,62 @@ struct fw_fix {
     const char *kind_name;
     const char *cache_name; /* as FW_CACHE records name the framework */
     const char *text;       /* the fix; "%s" is replaced by how the cache was found */
+    const char *label;      /* "Triton's kernel cache" */
+    const char *remedy;     /* its ahead-of-time path, or NULL */
 };
 
 static const struct fw_fix rows[] = {
     {JST_FW_TRITON, JST_FIX_TRITON_CACHE, "triton_cache", "triton",
      "keep Triton's kernel cache: set TRITON_CACHE_DIR to a directory on a persistent volume "
-     "(default ~/.triton/cache)%s"},
+     "(default ~/.triton/cache)%s",
+     "Triton's kernel cache",
+     "compile the kernel ahead of time with Triton's AOT compiler (python -m "
+     "triton.tools.compile) and load the cubin it writes"},
     {JST_FW_INDUCTOR, JST_FIX_INDUCTOR_CACHE, "inductor_cache", "inductor",
      "keep Inductor's cache: set TORCHINDUCTOR_CACHE_DIR to a directory on a persistent volume "
      "(default /tmp/torchinductor_$USER, lost with /tmp), or ship the compiled artifacts with "
-     "torch.compiler.save_cache_artifacts() and load_cache_artifacts()%s"},
+     "torch.compiler.save_cache_artifacts() and load_cache_artifacts()%s",
+     "Inductor's cache",
+     "compile the model ahead of time: torch.export, then AOTInductor "
+     "(torch._inductor.aoti_compile_and_package), and load the package with "
+     "torch._inductor.aoti_load_package"},
     {JST_FW_XLA, JST_FIX_JAX_CACHE, "jax_cache", "jax",
      "turn on JAX's persistent compilation cache (off by default): "
      "jax.config.update(\"jax_compilation_cache_dir\", DIR) or JAX_COMPILATION_CACHE_DIR=DIR, "
-     "with DIR on a persistent volume%s"},
+     "with DIR on a persistent volume%s",
+     "JAX's compilation cache",
+     "serialize the function ahead of time with jax.export and deserialize it at start"},
     {JST_FW_NUMBA, JST_FIX_NUMBA_CACHE, "numba_cache", "numba",
      "cache Numba's compiled kernels: @cuda.jit(cache=True) (NUMBA_CACHE_DIR sets where, on a "
-     "persistent volume)%s"},
+     "persistent volume)%s",
+     "Numba's kernel cache", NULL},
     {JST_FW_CUPY, JST_FIX_CUPY_CACHE, "cupy_cache", "cupy",
      "keep CuPy's kernel cache: set CUPY_CACHE_DIR to a directory on a persistent volume "
-     "(default ~/.cupy/kernel_cache)%s"},
+     "(default ~/.cupy/kernel_cache)%s",
+     "CuPy's kernel cache", NULL},
 };
 
 #define N_ROWS (sizeof rows / sizeof rows[0])
 
 /* A compiler child no framework ran: no cache, no text of its own here
  * (ahead_text words it). */
-static const struct fw_fix ahead_row = {0, JST_FIX_COMPILE_AHEAD, "compile_ahead", NULL, NULL};
+static const struct fw_fix ahead_row = {
+    0, JST_FIX_COMPILE_AHEAD, "compile_ahead", NULL, NULL, NULL, NULL};
+/* A cache that hit: the framework's ahead-of-time path, or its cost. */
+static const struct fw_fix aot_row = {0,   JST_FIX_FRAMEWORK_AOT, "framework_aot", NULL, NULL, NULL,
+                                      NULL};
+static const struct fw_fix cost_row = {
+    0, JST_FIX_FRAMEWORK_COST, "framework_cost", NULL, NULL, NULL, NULL};
 
 const char *jst_fix_fw_kind_name(unsigned kind)
 {
     for (size_t i = 0; i < N_ROWS; i++)
         if (rows[i].kind == kind)
             return rows[i].kind_name;
-    return kind == ahead_row.kind ? ahead_row.kind_name : NULL;
+    return kind == ahead_row.kind  ? ahead_row.kind_name
+           : kind == aot_row.kind  ? aot_row.kind_name
+           : kind == cost_row.kind ? cost_row.kind_name
+                                   : NULL;
 }
 
 static const struct jst_fw_cache *cache_of(const struct jst_process *p, const char *name)
@@ -233,6 +264,61 @@ static const char *ahead_text(const struct jst_compile *k, char *buf, size_t n)
     return buf;
 }
 
+/* The phases of a first call's Python that an ahead-of-time path skips
+ * (all but imports and the unnamed rest). */
+static uint64_t aot_skips(const struct jst_first_call *f)
+{
+    uint64_t s = 0;
+    for (size_t i = 0; i < f->n_phases; i++)
+        if (f->phases[i].phase != JST_PHASE_IMPORT && f->phases[i].phase != JST_PHASE_OTHER)
+            s += f->phases[i].dur_ns;
+    return s < f->dur_ns ? s : f->dur_ns;
+}
+
+static const char *dur_words(uint64_t ns, char *buf, size_t n)
+{
+    if (ns >= 1000000000ull)
+        jst_sfmt(buf, n, "%.2f s", (double)ns / 1e9);
+    else
+        jst_sfmt(buf, n, "%.1f ms", (double)ns / 1e6);
+    return buf;
+}
+
+/* "cache-key hashing (triton_key) 400.0 ms, imports (<module>) 110.0 ms" */
+static void phase_words(const struct jst_first_call *f, char *buf, size_t n)
+{
+    char d[32];
+    buf[0] = 0;
+    for (size_t i = 0; i < f->n_phases && i < 4; i++) {
+        const struct jst_fc_phase *x = &f->phases[i];
+        if (!x->dur_ns)
+            continue;
+        size_t l = strlen(buf);
+        char fn[256];
+        jst_sfmt(buf + l, n - l, "%s%s%s%s%s %s", l ? ", " : "", jst_phase_label(x->phase),
+                 x->func ? " (" : "",
+                 x->func ? jst_phase_func_words(x->func, x->file, fn, sizeof fn) : "",
+                 x->func ? ")" : "", dur_words(x->dur_ns, d, sizeof d));
+    }
+}
+
+/* The fix of a first call whose framework's cache hit: no cache to keep;
+ * what the time went to, and the framework's ahead-of-time path. */
+static const char *hit_text(const struct jst_process *p, const struct jst_first_call *f,
+                            const struct fw_fix *r, char *buf, size_t n)
+{
+    char words[512], phases[1024], d[32];
+    state_words(cache_of(p, r->cache_name), words, sizeof words);
+    phase_words(f, phases, sizeof phases);
+    jst_sfmt(buf, n, "%s hit (nothing compiled%s); the first call's %s went to %s: %s", r->label,
+             words, dur_words(f->dur_ns, d, sizeof d),
+             phases[0] ? phases : "the framework's own Python",
+             r->remedy ? r->remedy
+                       : "that is the per-process cost of the framework (imports, cache-key "
+                         "hashing, tracing), which no cache removes");
+    return buf;
+}
+
 int jst_fixes_frameworks(const struct jst_run *run, struct jst_fixes *out)
 {
     for (size_t i = 0; i < run->n_procs; i++) {
@@ -240,12 +326,23 @@ int jst_fixes_frameworks(const struct jst_run *run, struct jst_fixes *out)
         for (size_t r = 0; r < N_ROWS; r++) {
             size_t n = 0;
             uint64_t s = saves(p, rows[r].framework, &n);
-            if (!n)
+            if (!n) /* nothing compiled: a cache that hit has nothing to keep */
                 continue;
             const struct jst_fw_cache *st;
             char text[1024];
             fw_text(p, &rows[r], text, sizeof text, &st);
             if (add(out, &rows[r], text, st && st->path ? st->path : rows[r].cache_name, s, n) < 0)
+                return -1;
+        }
+        for (size_t fc = 0; fc < p->n_first_calls; fc++) {
+            const struct jst_first_call *f = &p->first_calls[fc];
+            const struct fw_fix *r = row_of(f->top_framework);
+            if (!r || !f->cache || strcmp(f->cache, "hit"))
+                continue;
+            char text[2048];
+            hit_text(p, f, r, text, sizeof text);
+            if (add(out, r->remedy ? &aot_row : &cost_row, text, r->cache_name,
+                    r->remedy ? aot_skips(f) : 0, 1) < 0)
                 return -1;
         }
         for (unsigned k = 1; k < JST_CMP_MAX_; k++) {

@@ -16,6 +16,7 @@
 #include "report_compiles.h"
 #include "utf8.h"
 #include "report_view.h"
+#include "samplefn.h"
 #include "symclass.h"
 #include "symbolize.h"
 
@@ -100,6 +101,7 @@ static void json_first_call(struct jst_json *j, const struct jst_first_call *f)
     jst_json_kstr(j, "framework", jst_framework_name(f->top_framework));
     jst_json_kstr(j, "call_site", f->call_site);
     jst_json_kstr(j, "function", f->function);
+    jst_json_kstr(j, "cache", f->cache);
     jst_json_key(j, "blame");
     jst_json_arr(j);
     for (unsigned c = 0; c < JST_CAUSE_MAX_; c++) {
@@ -123,6 +125,18 @@ static void json_first_call(struct jst_json *j, const struct jst_first_call *f)
         jst_json_end(j);
     }
     jst_json_end(j);
+    jst_json_key(j, "phases");
+    jst_json_arr(j);
+    for (size_t i = 0; i < f->n_phases; i++) {
+        const struct jst_fc_phase *x = &f->phases[i];
+        jst_json_obj(j);
+        jst_json_kstr(j, "phase", jst_phase_name(x->phase));
+        jst_json_kstr(j, "func", x->func);
+        jst_json_kstr(j, "file", x->file && x->file[0] ? x->file : NULL);
+        jst_json_ku64(j, "dur_ns", x->dur_ns);
+        jst_json_end(j);
+    }
+    jst_json_end(j);
     jst_json_key(j, "pools");
     jst_json_arr(j);
     for (size_t i = 0; i < f->n_pools; i++) {
@@ -141,6 +155,30 @@ static void json_first_call(struct jst_json *j, const struct jst_first_call *f)
     }
     jst_json_end(j);
     jst_json_end(j);
+}
+
+/* A first call's name: the framework's function and the program's call
+ * site that asked for it ("add_kernel from main (/app/tri.py:30)"), either
+ * alone when the other is unknown, else the kernel that launched first. */
+const char *rv_first_call_name(const struct jst_first_call *f, char *buf, size_t n)
+{
+    if (f->function && f->call_site)
+        snprintf(buf, n, "%s from %s", f->function, f->call_site);
+    else
+        snprintf(buf, n, "%s",
+                 f->function    ? f->function
+                 : f->call_site ? f->call_site
+                 : f->kernel    ? f->kernel
+                                : "?");
+    return buf;
+}
+
+/* Whether the name leaves out the kernel that launched first (then shown
+ * beside it). */
+static int kernel_aside(const struct jst_first_call *f)
+{
+    return f->kernel && (f->function || f->call_site) &&
+           !(f->function && !strcmp(f->function, f->kernel));
 }
 
 /* "4 workers: ptxas 12 runs, 0.3 s" */
@@ -170,10 +208,39 @@ static void pools_text(FILE *f, const struct jst_process *p)
         const struct jst_fc_pool *pl = &best->pools[i];
         if (pl->pid != p->pid) /* the workers of a child of this process */
             snprintf(k, sizeof k, " (a pool of pid %" PRIu64 ")", pl->pid);
+        char nm[1024];
         fprintf(f, "  Pool       %s%s, in the first call of ", pool_str(pl, buf, sizeof buf), k);
-        put_clean(f, best->kernel ? best->kernel : "?", 0);
+        put_clean(f, rv_first_call_name(best, nm, sizeof nm), 0);
         fputc('\n', f);
     }
+}
+
+/* Each framework cache of p as found at start, with its outcome in p:
+ * that of the framework's compiles or first calls, else from the record
+ * alone (used: false, the framework was not seen compiling or running). */
+static void json_fw_caches(struct jst_json *j, const struct jst_process *p)
+{
+    jst_json_key(j, "framework_caches");
+    jst_json_arr(j);
+    for (unsigned fw = 1; fw < JST_FW_MAX_; fw++) {
+        const struct jst_fw_cache *s = jst_fw_cache_of(p, fw);
+        if (!s)
+            continue;
+        const char *o = NULL;
+        for (size_t i = 0; !o && i < p->n_compiles; i++)
+            if (p->compiles[i].framework == fw)
+                o = jst_fw_cache_outcome(p, fw, 1);
+        for (size_t i = 0; !o && i < p->n_first_calls; i++)
+            if (p->first_calls[i].top_framework == fw)
+                o = p->first_calls[i].cache;
+        jst_json_obj(j);
+        jst_json_kstr(j, "framework", s->framework);
+        jst_json_kstr(j, "path", s->path);
+        jst_json_kbool(j, "used", o != NULL);
+        jst_json_kstr(j, "outcome", o ? o : jst_fw_cache_outcome(p, fw, 0));
+        jst_json_end(j);
+    }
+    jst_json_end(j);
 }
 
 void rv_compiles_json(struct jst_json *j, const struct jst_process *p)
@@ -194,14 +261,16 @@ void rv_compiles_json(struct jst_json *j, const struct jst_process *p)
     jst_json_end(j);
     char h[1024];
     jst_json_kstr(j, "first_call_headline", rv_first_call_headline(p, h, sizeof h));
+    json_fw_caches(j, p);
 }
 
 /* Whether text and Markdown show p's first calls: some first call is not
- * the process's first kernel's. */
+ * the process's first kernel's, or its framework's cache hit. */
 int rv_first_calls_shown(const struct jst_process *p)
 {
     for (size_t i = 0; i < p->n_first_calls; i++)
-        if (p->first_calls[i].start_ns + p->first_calls[i].dur_ns != p->first_launch_ns)
+        if (p->first_calls[i].start_ns + p->first_calls[i].dur_ns != p->first_launch_ns ||
+            (p->first_calls[i].cache && !strcmp(p->first_calls[i].cache, "hit")))
             return 1;
     return 0;
 }
@@ -324,11 +393,11 @@ static void top_compiles(FILE *f, const struct jst_process *p)
 const char *rv_first_call_headline(const struct jst_process *p, char *buf, size_t n)
 {
     const struct jst_first_call *f = jst_slowest_first_call(p);
-    char a[32], b[32];
+    char a[32], b[32], nm[1024];
     if (!f || !rv_first_calls_shown(p) || !p->first_launch_ns || f->dur_ns <= p->ttfk_ns)
         return NULL;
     snprintf(buf, n, "first call of %s took %s, slower than time to first kernel (%s)",
-             f->kernel ? f->kernel : "?", rv_dur(f->dur_ns, a, sizeof a),
+             rv_first_call_name(f, nm, sizeof nm), rv_dur(f->dur_ns, a, sizeof a),
              rv_dur(p->ttfk_ns, b, sizeof b));
     return buf;
 }
@@ -365,16 +434,37 @@ void rv_compiles_text(FILE *f, const struct jst_process *p)
     for (size_t i = 0; i < p->n_first_calls; i++) {
         const struct jst_first_call *fc = &p->first_calls[i];
         fputs("    ", f);
-        put_clean(f, fc->kernel ? fc->kernel : "?", 0);
+        put_clean(f, rv_first_call_name(fc, h, sizeof h), 0);
         fprintf(f, "  %s", rv_dur(fc->dur_ns, a, sizeof a));
         if (fc->top_framework)
-            fprintf(f, "  [%s]", jst_framework_name(fc->top_framework));
+            fprintf(f, "  [%s%s%s]", jst_framework_name(fc->top_framework),
+                    fc->cache ? ", cache " : "", fc->cache ? fc->cache : "");
         fputc('\n', f);
+        if (kernel_aside(fc)) {
+            fputs("      first kernel ", f);
+            put_clean(f, fc->kernel, 0);
+            fputc('\n', f);
+        }
         for (unsigned c = 0; c < JST_CAUSE_MAX_; c++) {
             if (!fc->blame[c])
                 continue;
             fprintf(f, "      %-24s %10s %5.1f%%\n", jst_cause_label(c),
                     rv_dur(fc->blame[c], a, sizeof a), rv_pct(fc->blame[c], fc->dur_ns));
+            for (size_t k = 0; c == JST_CAUSE_PYTHON && k < fc->n_phases; k++) {
+                const struct jst_fc_phase *x = &fc->phases[k];
+                char lab[512], fn[256];
+                if (!x->dur_ns)
+                    continue;
+                snprintf(lab, sizeof lab, "%s%s%s%s", jst_phase_label(x->phase),
+                         x->func ? " (" : "",
+                         x->func ? jst_phase_func_words(x->func, x->file, fn, sizeof fn) : "",
+                         x->func ? ")" : "");
+                fputs("        ", f);
+                put_clean(f, lab, 0);
+                /* under the blame's times where the name leaves room */
+                fprintf(f, "%*s%10s\n", strlen(lab) < 32 ? (int)(32 - strlen(lab)) : 1, "",
+                        rv_dur(x->dur_ns, a, sizeof a));
+            }
         }
         for (size_t k = 0; k < fc->n_pools; k++)
             fprintf(f, "        %s\n", pool_str(&fc->pools[k], h, sizeof h));
@@ -400,7 +490,7 @@ void rv_compiles_markdown(FILE *f, const struct rv_report *r)
     if (!any)
         return;
     fputs("\nFirst calls (compile work before a kernel's first launch):\n\n"
-          "| pid | kernel | time | framework | where it went |\n"
+          "| pid | first call | time | framework | where it went |\n"
           "| ---: | --- | ---: | --- | --- |\n",
           f);
     for (size_t i = 0; i < r->n_procs; i++) {
@@ -409,10 +499,19 @@ void rv_compiles_markdown(FILE *f, const struct rv_report *r)
             continue;
         for (size_t k = 0; k < p->n_first_calls; k++) {
             const struct jst_first_call *fc = &p->first_calls[k];
+            char nm[1024];
             fprintf(f, "| %" PRIu64 " | ", p->pid);
-            put_clean(f, fc->kernel ? fc->kernel : "?", 1);
-            fprintf(f, " | %s | %s | ", rv_dur(fc->dur_ns, a, sizeof a),
-                    fc->top_framework ? jst_framework_name(fc->top_framework) : "-");
+            put_clean(f, rv_first_call_name(fc, nm, sizeof nm), 1);
+            if (kernel_aside(fc)) {
+                fputs(" (first kernel ", f);
+                put_clean(f, fc->kernel, 1);
+                fputc(')', f);
+            }
+            fprintf(f, " | %s | %s%s%s%s | ", rv_dur(fc->dur_ns, a, sizeof a),
+                    fc->top_framework ? jst_framework_name(fc->top_framework) : "-",
+                    fc->top_framework && fc->cache ? " (cache " : "",
+                    fc->top_framework && fc->cache ? fc->cache : "",
+                    fc->top_framework && fc->cache ? ")" : "");
             int first = 1;
             for (unsigned c = 0; c < JST_CAUSE_MAX_; c++) {
                 if (!fc->blame[c])
@@ -420,6 +519,23 @@ void rv_compiles_markdown(FILE *f, const struct rv_report *r)
                 fprintf(f, "%s%s %s (%.0f%%)", first ? "" : ", ", jst_cause_label(c),
                         rv_dur(fc->blame[c], a, sizeof a), rv_pct(fc->blame[c], fc->dur_ns));
                 first = 0;
+                int opened = 0;
+                for (size_t q = 0; c == JST_CAUSE_PYTHON && q < fc->n_phases; q++) {
+                    const struct jst_fc_phase *x = &fc->phases[q];
+                    if (!x->dur_ns)
+                        continue;
+                    fprintf(f, "%s%s", opened ? ", " : " [", jst_phase_label(x->phase));
+                    opened = 1;
+                    if (x->func) {
+                        char fn[256];
+                        fputs(" (", f);
+                        put_clean(f, jst_phase_func_words(x->func, x->file, fn, sizeof fn), 1);
+                        fputc(')', f);
+                    }
+                    fprintf(f, " %s", rv_dur(x->dur_ns, a, sizeof a));
+                }
+                if (opened)
+                    fputc(']', f);
             }
             if (fc->n_samples) {
                 fputs("; top sampled: ", f);

@@ -25,6 +25,10 @@ struct rv_report;
 /* Whether any process of the report shows first calls. */
 int rv_any_first_calls(const struct rv_report *r);
 /* "first call of K took X, slower than time to first kernel (Y)", or NULL. */
+/* A first call's name: "FUNCTION from CALL_SITE", either alone, else its
+ * first kernel's name. */
+struct jst_first_call;
+const char *rv_first_call_name(const struct jst_first_call *f, char *buf, size_t n);
 const char *rv_first_call_headline(const struct jst_process *p, char *buf, size_t n);
 
 /* Ready and late compiles (analyzer/late.h): "Time to ready" under the

@@ -4,6 +4,7 @@
  * one most of its time was seen at: a later line takes over when one record
  * of it outweighs the time counted at the current one.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "compiles.h"
@@ -12,6 +13,121 @@
 /* As the report has always cut them: a name longer than this is cut. */
 #define FUNC_MAX 511
 #define FILE_MAX 1023
+
+static const char *const phase_names[JST_PHASE_MAX_][2] = {
+    [JST_PHASE_OTHER] = {"other", "other Python"},
+    [JST_PHASE_IMPORT] = {"import", "imports"},
+    [JST_PHASE_CACHE_KEY] = {"cache_key", "cache-key hashing"},
+    [JST_PHASE_TRACE] = {"trace", "tracing"},
+    [JST_PHASE_PATTERN_MATCHER] = {"pattern_matcher", "Inductor's pattern matcher"},
+    [JST_PHASE_LOWER] = {"lower", "lowering and codegen"},
+    [JST_PHASE_TYPING] = {"typing", "type inference"},
+    [JST_PHASE_AUTOTUNE] = {"autotune", "autotuning"},
+};
+
+const char *jst_phase_name(unsigned phase)
+{
+    return phase < JST_PHASE_MAX_ ? phase_names[phase][0] : NULL;
+}
+
+const char *jst_phase_label(unsigned phase)
+{
+    return phase < JST_PHASE_MAX_ ? phase_names[phase][1] : NULL;
+}
+
+/* A frame a row names: its function (exact; "x*": starting with x; NULL:
+ * any) and a part of its file (NULL: any). Earlier rows win for one frame:
+ * the narrow ones come before the wide ones of the same framework. */
+static const struct {
+    unsigned phase;
+    const char *func, *file;
+} phase_rows[] = {
+    {JST_PHASE_CACHE_KEY, "triton_key", NULL},
+    {JST_PHASE_CACHE_KEY, "torch_key", NULL},
+    {JST_PHASE_CACHE_KEY, "build_code_hash", NULL},
+    {JST_PHASE_CACHE_KEY, "hash_*", NULL},
+    {JST_PHASE_CACHE_KEY, "get_cache_key", NULL},
+    {JST_PHASE_CACHE_KEY, "compiled_fx_graph_hash", NULL},
+    {JST_PHASE_IMPORT, NULL, "<frozen importlib._bootstrap"},
+    {JST_PHASE_IMPORT, "<module>", NULL}, /* not the program's own script: see below */
+    {JST_PHASE_AUTOTUNE, NULL, "triton/runtime/autotuner.py"},
+    {JST_PHASE_AUTOTUNE, NULL, "torch/_inductor/select_algorithm.py"},
+    {JST_PHASE_AUTOTUNE, NULL, "torch/_inductor/autotune_process.py"},
+    {JST_PHASE_PATTERN_MATCHER, NULL, "torch/_inductor/pattern_matcher.py"},
+    {JST_PHASE_PATTERN_MATCHER, NULL, "torch/_inductor/fx_passes/"},
+    {JST_PHASE_TRACE, NULL, "torch/_dynamo/"},
+    {JST_PHASE_TRACE, NULL, "torch/_functorch/"},
+    {JST_PHASE_TRACE, NULL, "torch/fx/"},
+    {JST_PHASE_TRACE, NULL, "jax/_src/interpreters/partial_eval.py"},
+    {JST_PHASE_TYPING, NULL, "/typeinfer.py"},
+    {JST_PHASE_TYPING, NULL, "numba/core/typing/"},
+    {JST_PHASE_TYPING, NULL, "/typing/templates.py"},
+    {JST_PHASE_LOWER, NULL, "torch/_inductor/"},
+    {JST_PHASE_LOWER, NULL, "triton/compiler/"},
+    {JST_PHASE_LOWER, NULL, "triton/backends/"},
+    {JST_PHASE_LOWER, NULL, "jax/_src/interpreters/mlir.py"},
+    {JST_PHASE_LOWER, NULL, "numba/core/lowering.py"},
+    {JST_PHASE_LOWER, NULL, "/cudadrv/nvvm.py"},
+};
+
+#define N_PHASE_ROWS (sizeof phase_rows / sizeof phase_rows[0])
+
+static int func_is(const char *f, size_t fl, const char *pat)
+{
+    size_t pl = strlen(pat);
+    if (pl && pat[pl - 1] == '*')
+        return fl >= pl - 1 && !memcmp(f, pat, pl - 1);
+    return fl == pl && !memcmp(f, pat, pl);
+}
+
+/* The row that names frame i of n, or N_PHASE_ROWS. The outermost frame is
+ * the program's own script: its "<module>" is no import. */
+static size_t phase_row(const char *frame, size_t i, size_t n)
+{
+    const char *t1 = frame ? strchr(frame, '\t') : NULL, *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
+    if (!t1)
+        return N_PHASE_ROWS;
+    size_t fl = (size_t)(t1 - frame), filel = t2 ? (size_t)(t2 - t1 - 1) : strlen(t1 + 1);
+    char file[FILE_MAX + 1];
+    snprintf(file, sizeof file, "%.*s", (int)(filel < FILE_MAX ? filel : FILE_MAX), t1 + 1);
+    for (size_t r = 0; r < N_PHASE_ROWS; r++) {
+        if (phase_rows[r].func && !func_is(frame, fl, phase_rows[r].func))
+            continue;
+        if (phase_rows[r].file && !strstr(file, phase_rows[r].file))
+            continue;
+        if (phase_rows[r].phase == JST_PHASE_IMPORT && phase_rows[r].func && i + 1 == n)
+            continue;
+        return r;
+    }
+    return N_PHASE_ROWS;
+}
+
+const char *jst_phase_func_words(const char *func, const char *file, char *buf, size_t n)
+{
+    if (!func || strcmp(func, "<module>") || !file || !file[0]) {
+        snprintf(buf, n, "%s", func ? func : "?");
+        return buf;
+    }
+    const char *tail = file + strlen(file);
+    int slashes = 0;
+    while (tail > file && (tail[-1] != '/' || ++slashes < 2))
+        tail--;
+    snprintf(buf, n, "%s", tail);
+    return buf;
+}
+
+unsigned jst_sample_phase(char *const *frames, size_t n, size_t *at)
+{
+    *at = 0;
+    for (size_t i = 0; frames && i < n; i++) {
+        size_t r = phase_row(frames[i], i, n);
+        if (r < N_PHASE_ROWS) {
+            *at = i;
+            return phase_rows[r].phase;
+        }
+    }
+    return JST_PHASE_OTHER;
+}
 
 struct jst_samplefn_ent {
     const char *func, *file; /* into the caller's frame strings, not terminated */

@@ -141,7 +141,8 @@ def test_compiles_site_and_projection_of_a_framework_first_call(env):
     expect("     fix        keep Triton's kernel cache: set TRITON_CACHE_DIR" in cul, cul)
     expect("none among the loads" not in out, out)
     # "now" is the first call's time as the headline says it
-    m = re.search(r"Slowest first call  add_kernel took (\S+ \S+),", out)
+    m = re.search(r"Slowest first call  add_kernel from <module> \(/app/tri.py:12\) took (\S+ \S+),",
+                  out)
     expect(m, out)
     now = m.group(1) if m else "?"
     want = f"Projected slowest first call with these fixes: 10.0 ms (now {now})"
@@ -369,20 +370,22 @@ def test_compiles_first_call_blame_sums(env):
     ptxas = [c for c in p["compiles"] if c["compiler"] == "ptxas"][0]
     expect(ptxas["framework"] == "triton" and ptxas["kernel"] == "add_kernel", ptxas)
     out, _ = env.expect_rc(0, "report", t)
-    expect("Slowest first call  add_kernel took 1.40 s, slower than time to first kernel" in out,
-           out)
-    expect(re.search(r"add_kernel  1\.40 s  \[triton\]\n +compiler subprocesses +400\.0 ms", out),
-           out)
+    # named by the kernel Triton compiled and the program's call site
+    expect("Slowest first call  add_kernel from <module> (/app/tri.py:12) took 1.40 s, slower "
+           "than time to first kernel" in out, out)
+    expect(re.search(r"add_kernel from <module> \(/app/tri\.py:12\)  1\.40 s  \[triton, cache miss\]"
+                     r"\n +compiler subprocesses +400\.0 ms", out), out)
     expect("sampled Python (top)     make_ttir (compiler.py:100) 700.0 ms" in out, out)
     # the longest compiles other than the driver's, with their Python call site
     expect(re.search(r"\n    ptxas +400\.0 ms  \[triton\]  for add_kernel  -> /tmp/x/add_kernel"
                      r"\.cubin  \(pid 555, exit 0\)  at make_cubin \(compiler\.py:300\)\n", out), out)
     out, _ = env.expect_rc(0, "report", "--markdown", t)
-    expect("| 100 | add\\_kernel | 1.40 s | triton | compiler subprocesses 400.0 ms" in out, out)
-    expect("**Process 100**: first call of add\\_kernel took 1.40 s, slower than time to first "
-           "kernel (500.0 ms)." in out, out)
-    expect(p["first_call_headline"] == "first call of add_kernel took 1.40 s, slower than time to "
-           "first kernel (500.0 ms)", p["first_call_headline"])
+    expect("| 100 | add\\_kernel from \\<module\\> (/app/tri.py:12) | 1.40 s | triton (cache miss) | "
+           "compiler subprocesses 400.0 ms" in out, out)
+    expect("**Process 100**: first call of add\\_kernel from \\<module\\> (/app/tri.py:12) took "
+           "1.40 s, slower than time to first kernel (500.0 ms)." in out, out)
+    expect(p["first_call_headline"] == "first call of add_kernel from <module> (/app/tri.py:12) "
+           "took 1.40 s, slower than time to first kernel (500.0 ms)", p["first_call_headline"])
     # Sample records with times: the first call starts at the earliest sample
     # (here 1700 ms), never before the thread's previous launch.
     timed = triton_spec().replace("window_ns=1400ms ", "window_ns=1300ms start=1700ms dur=1200ms ", 1)
@@ -498,6 +501,17 @@ def test_compiles_framework_fixes(env):
     expect(fws == {"nvvm": "numba", "nvrtc": "cupy", "driver": "xla"}, fws)
     kinds = {x["kind"]: x["text"] for x in r["fixes"]}
     expect({"numba_cache", "cupy_cache", "jax_cache"} <= set(kinds), kinds)
+    # Each framework compile's cache outcome: CuPy's and Numba's compiles
+    # missed (the driver JIT load keeps the driver cache's outcome); JAX's
+    # cache had no directory, and JAX compiled (that load): disabled.
+    t = env.trace("fwo", s.replace("end exit_status", "fw_cache framework=jax "
+                                   "env_name=JAX_COMPILATION_CACHE_DIR cache_path_env=0\n"
+                                   "end exit_status"))
+    p = report_json(env, t)["processes"][0]
+    got = {c["compiler"]: c["cache"] for c in p["compiles"]}
+    expect(got == {"nvvm": "miss", "nvrtc": "miss", "driver": "miss_stored"}, got)
+    got = {c["framework"]: (c["outcome"], c["used"]) for c in p["framework_caches"]}
+    expect(got == {"cupy": ("miss", True), "jax": ("disabled", True)}, got)
     expect("cache=True" in kinds["numba_cache"], kinds)
     expect("JAX_COMPILATION_CACHE_DIR" in kinds["jax_cache"] and "off by default" in
            kinds["jax_cache"], kinds)
@@ -837,7 +851,7 @@ def test_first_call_names_call_site_and_function(env):
     fc = [f for f in report_json(env, env.trace("tri", triton_spec()))["processes"][0]
           ["first_calls"] if f["kernel"] == "add_kernel"]
     expect(len(fc) == 1 and fc[0]["call_site"] == "<module> (/app/tri.py:12)" and
-           fc[0]["function"] is None, fc)
+           fc[0]["function"] == "add_kernel", fc)  # the kernel Triton compiled and loaded
     fc = report_json(env, env.trace("xla", xla_parallel_spec()))["processes"][0]["first_calls"]
     expect(len(fc) == 1 and fc[0]["function"] == "jit_f" and fc[0]["call_site"] is None, fc)
     # Without a compile's stack, the samples' frames name it.
@@ -850,6 +864,177 @@ def test_first_call_names_call_site_and_function(env):
     fc = [f for f in report_json(env, env.trace("smp", s))["processes"][0]["first_calls"]
           if f["kernel"] == "add_kernel"]
     expect(len(fc) == 1 and fc[0]["call_site"] == "main (/app/tri.py:30)", fc)
+
+
+IMPORT_FRAMES = (("_call_with_frames_removed", "<frozen importlib._bootstrap>", 488),
+                 ("_find_and_load", "<frozen importlib._bootstrap>", 1360),
+                 ("main", "/app/tri.py", 3))
+
+
+def sample(before_seq, ms, window_ms, *fs):
+    return (f"sample tid=100 before_seq={before_seq} sample_ns={ms}ms samples={ms // 10} "
+            f"period_ns=10ms window_ns={window_ms}ms {frames(*fs)}\n")
+
+
+def warm_fw_spec(fw="triton", compiled=False):
+    """A second process on a warm cache of fw (triton, inductor or numba):
+    driver start-up during set-up, then the call: only `ptxas --version`
+    probes, the cache key hashed (triton_key; Inductor's build_code_hash),
+    imports, and the cubin loaded from the cache; with compiled, one kernel
+    still compiles (a miss)."""
+    s = warm_triton_spec(real_ptxas=compiled).replace("end exit_status", "#")
+    s = s.replace("fw_cache framework=triton", f"fw_cache framework={fw}")
+    if fw == "inductor":
+        s = s.replace("/root/.triton/cache env_name=TRITON_CACHE_DIR",
+                      "/tmp/torchinductor_root env_name=TORCHINDUCTOR_CACHE_DIR")
+        s = s.replace(stack(1, *TRITON_FRAMES),
+                      stack(1, ("compile", "/site/triton/compiler/compiler.py", 280),
+                            ("codegen", "/site/torch/_inductor/codecache.py", 900),
+                            ("main", "/app/tri.py", 12)))
+        key = (("triton_key", "/site/triton/compiler/compiler.py", 40),
+               ("build_code_hash", "/site/torch/_inductor/codecache.py", 600),
+               ("main", "/app/tri.py", 12))
+    elif fw == "numba":
+        key = (("typeof_pyval", "/site/numba/core/typing/typeof.py", 30),
+               ("compile", "/site/numba_cuda/numba/cuda/dispatcher.py", 900),
+               ("main", "/app/tri.py", 12))
+    else:
+        key = (("read", "/usr/lib/python3.12/hashlib.py", 90),
+               ("triton_key", "/site/triton/compiler/compiler.py", 40),
+               ("run", "/site/triton/runtime/jit.py", 600),
+               ("main", "/app/tri.py", 12))
+    s += sample(4, 400, 600, *key)
+    s += sample(4, 110, 600, ("<module>", "/site/triton/language/core.py", 1), *IMPORT_FRAMES)
+    s += sample(4, 40, 600, ("helper", "/app/util.py", 9), ("main", "/app/tri.py", 12))
+    s += "end exit_status=0 end_reason=exit start=1900ms\n"
+    return s
+
+
+@case
+def test_fw_cache_hit_gets_no_cache_fix_and_its_time_named(env):
+    # A warm Triton cache: nothing compiled, the cache held 3 entries at
+    # start. Its outcome is a hit (first call, framework_caches); no "keep
+    # Triton's kernel cache" fix; the first call's time is named by phase
+    # (cache-key hashing in triton_key, imports) with Triton's AOT path.
+    t = env.trace("warm", warm_fw_spec())
+    r = report_json(env, t)
+    p = r["processes"][0]
+    kinds = {x["kind"]: x for x in r["fixes"]}
+    expect("triton_cache" not in kinds, r["fixes"])
+    fx = kinds.get("framework_aot")
+    expect(fx and "Triton's kernel cache hit" in fx["text"] and
+           "cache-key hashing (triton_key)" in fx["text"] and "triton.tools.compile" in
+           fx["text"] and "existed with 3 entries" in fx["text"], r["fixes"])
+    fc = p["first_calls"]
+    expect(len(fc) == 1 and fc[0]["cache"] == "hit" and fc[0]["framework"] == "triton", fc)
+    ph = {x["phase"]: x for x in fc[0]["phases"]}
+    expect(ph["cache_key"]["func"] == "triton_key" and ph["import"]["func"] == "<module>" and
+           ph["import"]["file"] == "/site/triton/language/core.py" and
+           ph["other"]["func"] == "helper", ph)
+    expect(sum(x["dur_ns"] for x in fc[0]["phases"]) == blame(fc[0])["python"], (ph, fc[0]))
+    expect(ph["cache_key"]["dur_ns"] > 3 * ph["import"]["dur_ns"], ph)
+    expect(fx["saves_ns"] == ph["cache_key"]["dur_ns"], fx)
+    expect([(c["framework"], c["outcome"], c["used"]) for c in p["framework_caches"]] ==
+           [("triton", "hit", True)], p["framework_caches"])
+    out, _ = env.expect_rc(0, "report", t)
+    expect(re.search(r"^\s+cache-key hashing \(triton_key\)\s+\d", out, re.M) and
+           "[triton, cache hit]" in out, out)
+    out, _ = env.expect_rc(0, "report", "--markdown", t)
+    out = out.replace("\\_", "_")
+    expect("[cache-key hashing (triton_key)" in out and "triton (cache hit)" in out, out)
+    # The cold process (a kernel compiled although the cache held entries):
+    # a miss, and the cache fix stays.
+    r = report_json(env, env.trace("cold", warm_fw_spec(compiled=True)))
+    p = r["processes"][0]
+    kinds = {x["kind"] for x in r["fixes"]}
+    expect("triton_cache" in kinds and "framework_aot" not in kinds, r["fixes"])
+    expect([c["cache"] for c in p["compiles"] if c["compiler"] == "ptxas"] == ["miss"],
+           p["compiles"])
+    expect([f["cache"] for f in p["first_calls"]] == ["miss"], p["first_calls"])
+
+
+@case
+def test_fw_cache_hit_inductor_and_numba(env):
+    # Inductor on a warm TORCHINDUCTOR_CACHE_DIR: Triton's key hashed from
+    # Inductor's build_code_hash is Inductor's time; its next remedy is
+    # AOTInductor. Numba has no ahead-of-time path: per-process cost.
+    r = report_json(env, env.trace("ind", warm_fw_spec("inductor")))
+    kinds = {x["kind"]: x["text"] for x in r["fixes"]}
+    expect("inductor_cache" not in kinds and "triton_cache" not in kinds, kinds)
+    expect("Inductor's cache hit" in kinds.get("framework_aot", "") and
+           "AOTInductor" in kinds["framework_aot"] and
+           "cache-key hashing (triton_key)" in kinds["framework_aot"], kinds)
+    fc = r["processes"][0]["first_calls"]
+    expect([(f["framework"], f["cache"]) for f in fc] == [("inductor", "hit")], fc)
+    r = report_json(env, env.trace("indc", warm_fw_spec("inductor", compiled=True)))
+    kinds = {x["kind"] for x in r["fixes"]}
+    expect("inductor_cache" in kinds and "framework_aot" not in kinds, r["fixes"])
+    r = report_json(env, env.trace("nb", warm_fw_spec("numba")))
+    kinds = {x["kind"]: x["text"] for x in r["fixes"]}
+    expect("numba_cache" not in kinds and "per-process cost of the framework" in
+           kinds.get("framework_cost", "") and "type inference (typeof_pyval)" in
+           kinds["framework_cost"], kinds)
+
+
+@case
+def test_first_call_window_starts_after_driver_setup(env):
+    # Numba-like: the program sets up (cuInit, context) while the sampler
+    # already runs, then calls its kernel: NVVM compiles, the module loads,
+    # the kernel launches. The first call starts where set-up ended, not at
+    # the first sample: driver start-up is no part of it.
+    s = process(pid=100, exe="/usr/bin/python3", args=("python3", "nb.py"))
+    s += call("cuInit", 1100, 200, seq=1)
+    s += call("cuDevicePrimaryCtxRetain", 1310, 100, seq=2)
+    s += stack(1, ("compile_cuda", "/site/numba_cuda/numba/cuda/compiler.py", 10),
+               ("main", "/app/nb.py", 7))
+    s += call("nvvmCompileProgram", 1700, 300, stack_id=1, seq=3)
+    s += call("cuModuleLoadData", 2100, 10, image_kind="cubin", verdict="sass", sass_arch="sm_90",
+              target_cc=90, kernel="axpy", seq=4, stack_id=1)
+    s += ("sample tid=100 before_seq=5 sample_ns=1000ms samples=100 period_ns=10ms "
+          "window_ns=1500ms start=1000ms " +
+          frames(("typeinfer", "/site/numba/core/typeinfer.py", 5), ("main", "/app/nb.py", 7)) +
+          "\n")
+    s += call("cuLaunchKernel", 2500, 0.01, name="axpy", func="0x20", seq=5)
+    s += end()
+    fc = report_json(env, env.trace("nb", s))["processes"][0]["first_calls"]
+    expect(len(fc) == 1, fc)
+    b = blame(fc[0])
+    expect(fc[0]["start_ns"] == 1410 * MS and fc[0]["dur_ns"] == 1090 * MS, fc)
+    expect("driver_init" not in b and b["runtime_compiler"] == 300 * MS, b)
+
+
+@case
+def test_first_call_named_by_call_site_and_function(env):
+    # torch.compile of an MLP: the first kernel the call launched is a cuBLAS
+    # gemm, but the call compiled a Triton kernel for Inductor. Text and
+    # Markdown name the first call by the Triton kernel and the program's
+    # call site; the gemm is only its first kernel.
+    s = process(pid=100, exe="/usr/bin/python3", args=("python3", "mlp.py"))
+    s += call("cuInit", 1100, 150, seq=1)
+    s += call("cuLaunchKernel", 1500, 0.01, name="fill", func="0x10", seq=2)
+    s += stack(1, ("make_cubin", "/site/triton/backends/nvidia/compiler.py", 300),
+               ("codegen", "/site/torch/_inductor/codecache.py", 900),
+               ("forward", "/app/mlp.py", 20))
+    s += ("compile tid=100 start=2000ms dur=400ms stack_id=1 seq=2 compiler=ptxas "
+          "program=/site/triton/backends/nvidia/bin/ptxas target=sm_90a child_pid=555 "
+          "wait_status=0\n")
+    s += call("cuModuleLoadData", 2500, 10, image_kind="cubin", verdict="sass", sass_arch="sm_90",
+              target_cc=90, kernel="triton_poi_fused_gelu_0", seq=3, stack_id=1)
+    s += call("cuLaunchKernel", 2600, 0.01, name="sm90_xmma_gemm_bf16", func="0x30", seq=4)
+    s += call("cuLaunchKernel", 2700, 0.01, name="triton_poi_fused_gelu_0", func="0x20", seq=5)
+    s += end()
+    t = env.trace("mlp", s)
+    fc = report_json(env, t)["processes"][0]["first_calls"]
+    expect([(f["kernel"], f["function"], f["call_site"]) for f in fc] ==
+           [("sm90_xmma_gemm_bf16", "triton_poi_fused_gelu_0", "forward (/app/mlp.py:20)")], fc)
+    out, _ = env.expect_rc(0, "report", t)
+    expect(re.search(r"^    triton_poi_fused_gelu_0 from forward \(/app/mlp.py:20\)  ", out, re.M)
+           and "      first kernel sm90_xmma_gemm_bf16" in out, out)
+    expect("Slowest first call  triton_poi_fused_gelu_0 from forward" in out, out)
+    out, _ = env.expect_rc(0, "report", "--markdown", t)
+    out = out.replace("\\_", "_")
+    expect("| triton_poi_fused_gelu_0 from forward (/app/mlp.py:20) (first kernel "
+           "sm90_xmma_gemm_bf16) |" in out, out)
 
 
 if __name__ == "__main__":

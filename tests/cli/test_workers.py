@@ -138,5 +138,32 @@ def test_workers_compiles_count_once_in_the_parents_first_call(env):
     expect("Programs (runs" not in out, out)
 
 
+@case
+def test_workers_compiles_are_a_miss_of_the_parents_cache(env):
+    # Inductor's compile workers compiled while the parent waited; the
+    # parent's cache held entries at start. The parent compiled nothing
+    # itself, but a process it started did: its first call's cache missed
+    # (no "cache hit" fix), and the workers' compiles are misses.
+    tab = "\\x09"
+    frames = (f'py_frame="codegen{tab}/site/torch/_inductor/codecache.py{tab}900" '
+              f'py_frame="main{tab}/app/w.py{tab}5"')
+    parent = parent_spec(reaps=((201, 15),)).replace(
+        "end exit_status", "fw_cache framework=inductor cache_path=/tmp/ti exists=1 entries=5 "
+        "writable=1\nend exit_status")
+    worker = worker_spec(201).replace(" compiler=ptxas", " stack_id=1 compiler=ptxas")
+    worker = worker.replace("version=0.1.0\n", f"version=0.1.0\nstack stack_id=1 ips=0x1000 {frames}\n",
+                            1)
+    out, err, rep = run(env, parent, [(201, worker)], "miss")
+    p = [p for p in rep["processes"] if p["pid"] == 200][0]
+    fc = p["first_calls"]
+    expect([(f["framework"], f["cache"]) for f in fc] == [("inductor", "miss")], fc)
+    expect([(c["framework"], c["outcome"], c["used"]) for c in p["framework_caches"]] ==
+           [("inductor", "miss", True)], p["framework_caches"])
+    w = [p for p in rep["processes"] if p["pid"] == 201][0]
+    expect({c["cache"] for c in w["compiles"]} == {"miss"}, w["compiles"])
+    kinds = {x["kind"] for x in rep["fixes"]}
+    expect("framework_aot" not in kinds and "inductor_cache" in kinds, rep["fixes"])
+
+
 if __name__ == "__main__":
     sys.exit(main(sys.argv))
