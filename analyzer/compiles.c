@@ -48,6 +48,7 @@ static const struct {
     [JST_CAUSE_DRIVER_INIT] = {"driver_init", "driver init and context"},
     [JST_CAUSE_PYTHON] = {"python", "Python (sampled)"},
     [JST_CAUSE_UNEXPLAINED] = {"unexplained", "unexplained"},
+    [JST_CAUSE_GRAPH_CAPTURE] = {"graph_capture", "CUDA graph capture"},
 };
 
 const char *jst_compiler_name(unsigned c)

@@ -53,6 +53,8 @@ enum jst_cause {
     JST_CAUSE_DRIVER_INIT,
     JST_CAUSE_PYTHON,
     JST_CAUSE_UNEXPLAINED,
+    JST_CAUSE_GRAPH_CAPTURE, /* CUDA graph capture and instantiation (graphs.h): after the
+                                compiles, so that a compile during a capture is the compile's */
     JST_CAUSE_MAX_
 };
 
@@ -110,6 +112,7 @@ struct jst_first_call {
     char *call_site; /* the program's own innermost Python frame that asked for
                         it, "func (file:line)", or NULL */
     char *function;  /* the framework's compiled function (an XLA module), or NULL */
+    size_t graphs;   /* CUDA graphs captured on its thread in it (graph_capture) */
 };
 
 /* The table rows: names as the JSON and the options spell them. */
