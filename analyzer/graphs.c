@@ -10,6 +10,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include "compiles.h"
 #include "model.h"
 
 /* A capture begun and not yet ended. */
@@ -60,6 +61,32 @@ static uint64_t union_ns(const struct jst_graphs *g, int captures, uint64_t from
         e = x->end_ns;
     }
     return open ? sum + (e - s) : sum;
+}
+
+/* Graph work before the first kernel, as wall time (any thread): its own
+ * line of the time-to-first-kernel breakdown, taken out of the rest
+ * ("everything else"), never more than that rest. */
+static void ttfk_part(struct jst_process *p)
+{
+    struct jst_graphs *g = &p->graphs;
+    uint64_t(*iv)[2] = p->first_launch_ns ? malloc(g->n_spans * sizeof *iv) : NULL;
+    size_t n = 0;
+    if (!iv)
+        return;
+    for (size_t i = 0; i < g->n_spans; i++) {
+        const struct jst_graph_span *x = &g->spans[i];
+        uint64_t e = x->end_ns < p->first_launch_ns ? x->end_ns : p->first_launch_ns;
+        if (e > x->start_ns) {
+            iv[n][0] = x->start_ns;
+            iv[n++][1] = e;
+        }
+    }
+    n = jst_iv_merge(iv, n);
+    for (size_t i = 0; i < n; i++)
+        g->ttfk_ns += iv[i][1] - iv[i][0];
+    free(iv);
+    g->ttfk_ns = g->ttfk_ns < p->other_ns ? g->ttfk_ns : p->other_ns;
+    p->other_ns -= g->ttfk_ns;
 }
 
 void jst_graphs_free(struct jst_process *p)
@@ -129,6 +156,7 @@ void jst_graphs_derive(struct jst_process *p)
     g->instantiate_ns = union_ns(g, 0, 0);
     if (ready)
         g->late_ns = union_ns(g, 1, ready) + union_ns(g, 0, ready);
+    ttfk_part(p);
 }
 
 size_t jst_graphs_within(const struct jst_process *p, uint64_t tid, uint64_t a, uint64_t b)

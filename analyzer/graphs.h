@@ -27,6 +27,8 @@ struct jst_graphs {
     uint64_t instantiate_ns;      /* instantiations: union per thread, summed */
     size_t late_count;            /* graphs captured after the ready moment */
     uint64_t late_ns;             /* their capture and every instantiation after ready */
+    uint64_t ttfk_ns;             /* graph work before the first launch: its wall time, out of
+                                     the time-to-first-kernel breakdown's rest */
     struct jst_graph_span *spans; /* captures and instantiations, by thread, then start */
     size_t n_spans;
 };

@@ -34,5 +34,12 @@ void rv_ready_text(FILE *f, const struct jst_process *p);
 void rv_late_text(FILE *f, const struct jst_process *p);
 void rv_late_markdown(FILE *f, const struct rv_report *r);
 void rv_ready_json(struct jst_json *j, const struct jst_process *p);
+/* CUDA graph capture (analyzer/report_graphs.c): the process's `graphs`
+ * object, its "CUDA graphs" line and the Markdown list; the words of that
+ * line ("8 captured, 40.8 ms, instantiate 16.8 ms"), or NULL when none. */
+void rv_graphs_json(struct jst_json *j, const struct jst_process *p);
+void rv_graphs_text(FILE *f, const struct jst_process *p);
+void rv_graphs_markdown(FILE *f, const struct rv_report *r);
+const char *rv_graphs_words(const struct jst_process *p, char *buf, size_t n);
 
 #endif
