@@ -90,4 +90,23 @@ rc=0
 "$JST_CLI" check --max-graph-capture-ms x "$T" >"$WORK/check3.out" 2>&1 || rc=$?
 [ "$rc" = 2 ] && [ "$(wc -l <"$WORK/check3.out")" = 1 ] ||
     fail "a bad budget is one usage line, exit 2: $rc $(cat "$WORK/check3.out")"
+
+# Every other consumer: diff, Markdown, Chrome slices, Prometheus, OTLP.
+"$JST_CLI" diff "$WORK/direct.traces" "$WORK/dlsym.traces" >"$WORK/diff.txt" || fail "diff"
+grep -Eq '^  CUDA graph capture +[0-9.]+ ms -> [0-9.]+ ms .*\(12 -> 12 graphs\)$' "$WORK/diff.txt" ||
+    fail "diff's graph line: $(cat "$WORK/diff.txt")"
+"$JST_CLI" report --markdown "$T" | grep -Eq '^- process [0-9]+: 12 captured, ' || fail "Markdown"
+"$JST_CLI" export -o "$WORK/chrome.json" "$T" || fail "export"
+python3 - "$WORK/chrome.json" <<'PY' || fail "Chrome slices of the captures"
+import json, sys
+d = json.load(open(sys.argv[1]))
+ev = d["traceEvents"] if isinstance(d, dict) else d
+caps = [e for e in ev if e.get("cat") == "graph_capture"]
+assert len(caps) == 12 and all(e["name"] == "CUDA graph capture" and e["dur"] >= 5000 for e in caps), caps
+PY
+"$JST_CLI" export --format prometheus "$T" >"$WORK/prom.txt" || fail "prometheus"
+grep -Eq '^jitstall_graphs_captured\{.*\} 12$' "$WORK/prom.txt" || fail "jitstall_graphs_captured"
+awk '/^jitstall_graph_capture_seconds\{/ { ok = $NF >= 0.084 } END { exit !ok }' "$WORK/prom.txt" ||
+    fail "jitstall_graph_capture_seconds: $(grep graph "$WORK/prom.txt")"
+"$JST_CLI" export --format otlp "$T" | grep -q '"jitstall.graphs_captured"' || fail "OTLP"
 echo "ok: graphs"
