@@ -41,5 +41,15 @@ void rv_graphs_json(struct jst_json *j, const struct jst_process *p);
 void rv_graphs_text(FILE *f, const struct jst_process *p);
 void rv_graphs_markdown(FILE *f, const struct rv_report *r);
 const char *rv_graphs_words(const struct jst_process *p, char *buf, size_t n);
+/* Whether graph capture is a main cause of p's start: the largest cause of
+ * one of its first calls, or the largest part of its time to first kernel.
+ * Then it is a culprit: "CUDA graph capture: 8 captured, ..." (else NULL),
+ * listed under Culprits with its fix (Markdown says so in its list). */
+int rv_graphs_main(const struct jst_process *p);
+const char *rv_graphs_culprit(const struct jst_process *p, char *buf, size_t n);
+void rv_graphs_culprits(FILE *f, const struct rv_report *r);
+#define RV_GRAPHS_FIX                                                                              \
+    "capture fewer graphs (one per batch size a request can have), or capture after the "        \
+    "first requests are served"
 
 #endif

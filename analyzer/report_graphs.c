@@ -5,6 +5,7 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include "compiles.h"
 #include "graphs.h"
 #include "jsonw.h"
 #include "model.h"
@@ -38,6 +39,46 @@ const char *rv_graphs_words(const struct jst_process *p, char *buf, size_t n)
     return buf;
 }
 
+int rv_graphs_main(const struct jst_process *p)
+{
+    const struct jst_graphs *g = &p->graphs;
+    if (!g->count)
+        return 0;
+    for (size_t i = 0; i < p->n_first_calls; i++) {
+        const struct jst_first_call *f = &p->first_calls[i];
+        unsigned top = 0;
+        for (unsigned c = 1; c < JST_CAUSE_MAX_; c++)
+            if (f->blame[c] > f->blame[top])
+                top = c;
+        if (top == JST_CAUSE_GRAPH_CAPTURE && f->blame[top])
+            return 1;
+    }
+    uint64_t t = g->ttfk_ns;
+    return t && t > p->ttfk_jit_ns && t > p->init_ns + p->ctx_ns && t > p->sass_load_ns &&
+           t > p->rtc_ns && t > p->pre_driver_ns && t > p->other_ns;
+}
+
+const char *rv_graphs_culprit(const struct jst_process *p, char *buf, size_t n)
+{
+    char w[160];
+    if (!rv_graphs_main(p) || !rv_graphs_words(p, w, sizeof w))
+        return NULL;
+    snprintf(buf, n, "CUDA graph capture: %s", w);
+    return buf;
+}
+
+void rv_graphs_culprits(FILE *f, const struct rv_report *r)
+{
+    char a[32], w[200];
+    for (size_t i = 0; i < r->n_procs; i++) {
+        const struct jst_process *p = r->procs[i].p;
+        if (!rv_graphs_culprit(p, w, sizeof w))
+            continue;
+        fprintf(f, "  *  %s  %s (process %" PRIu64 ")\n     fix        %s\n",
+                rv_dur(jst_graphs_ns(p), a, sizeof a), w, p->pid, RV_GRAPHS_FIX);
+    }
+}
+
 void rv_graphs_text(FILE *f, const struct jst_process *p)
 {
     char w[160], a[32];
@@ -61,6 +102,9 @@ void rv_graphs_markdown(FILE *f, const struct rv_report *r)
         if (!any)
             fputs("\nCUDA graphs:\n\n", f);
         any = 1;
-        fprintf(f, "- process %" PRIu64 ": %s\n", p->pid, w);
+        fprintf(f, "- process %" PRIu64 ": %s", p->pid, w);
+        if (rv_graphs_main(p))
+            fprintf(f, "; a main cause of its start; fix: %s", RV_GRAPHS_FIX);
+        fputc('\n', f);
     }
 }

@@ -254,6 +254,7 @@ static void write_culprits(const struct tw *t, const struct rv_report *r, size_t
     if (r->n_groups > max)
         fprintf(t->f, "  ... %zu more (jitstall report --per-process shows them all)\n",
                 r->n_groups - max);
+    rv_graphs_culprits(t->f, r);
     if (!r->n_groups && rv_any_first_calls(r))
         fprintf(t->f, "  none among the loads: no load needed the JIT or failed; where the first "
                       "calls' time went is under \"First calls\" above\n");

@@ -76,6 +76,10 @@ grep -Eq '^  CUDA graphs +12 captured, [0-9.]+ ms, instantiate [0-9.]+ ms$' "$WO
     fail "the CUDA graphs line: $(grep -i graph "$WORK/report.txt")"
 grep -Eq '^    CUDA graph capture +[0-9.]+ ms' "$WORK/report.txt" ||
     fail "graph capture in the time-to-first-kernel breakdown"
+head -1 "$WORK/report.txt" | grep -Eq '^first kernel after [0-9.]+ ms: [0-9]+% was CUDA graph capture \(12 graphs in all\); fix: capture fewer graphs' ||
+    fail "the answer line names graph capture: $(head -1 "$WORK/report.txt")"
+grep -Eq '^  \*  [0-9.]+ ms  CUDA graph capture: 12 captured, ' "$WORK/report.txt" ||
+    fail "graph capture among the Culprits"
 
 # The budget: 12 captures of 5 ms and 12 instantiations of 2 ms take at
 # least 84 ms; far under a minute.
