@@ -9,7 +9,9 @@
  * begin. Prints one line per kind of call with its results, nothing that
  * varies between runs.
  *
- * Usage: prog_graphs FIXTURES_DIR EXIT_CODE ROUTE N_IN N_AFTER
+ * Usage: prog_graphs FIXTURES_DIR EXIT_CODE ROUTE N_IN N_AFTER [PAUSE_S]
+ * PAUSE_S: seconds to sleep before the captures after the first launch (so
+ * that a JITSTALL_READY=after:... timer fires in between).
  * ROUTE: direct (linked symbols), dlsym (dlsym of each exact variant on
  * libcuda.so.1), procaddr (cuGetProcAddress_v2 by base name and version).
  */
@@ -20,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 struct api {
     CUresult (*init)(unsigned);
@@ -213,6 +216,11 @@ int main(int argc, char **argv)
     printf("captured in the first call: %d ok, %d failed\n", ok, failed);
     printf("get function: %s\n", err(&a, a.get_function(&fn, mod, "add_one")));
     printf("first launch: %s\n", err(&a, a.launch(fn, 1, 1, 1, 1, 1, 1, 0, s, NULL, NULL)));
+    if (argc > 6) {
+        double pause = atof(argv[6]);
+        struct timespec ts = {(time_t)pause, (long)((pause - (double)(time_t)pause) * 1e9)};
+        nanosleep(&ts, NULL);
+    }
     ok = failed = 0;
     capture(&a, s, n_after, &ok, &failed);
     printf("captured after: %d ok, %d failed\n", ok, failed);

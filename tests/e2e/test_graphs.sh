@@ -76,7 +76,8 @@ grep -Eq '^  CUDA graphs +12 captured, [0-9.]+ ms, instantiate [0-9.]+ ms$' "$WO
     fail "the CUDA graphs line: $(grep -i graph "$WORK/report.txt")"
 grep -Eq '^    CUDA graph capture +[0-9.]+ ms' "$WORK/report.txt" ||
     fail "graph capture in the time-to-first-kernel breakdown"
-head -1 "$WORK/report.txt" | grep -Eq '^first kernel after [0-9.]+ ms: [0-9]+% was CUDA graph capture \(12 graphs in all\); fix: capture fewer graphs' ||
+head -1 "$WORK/report.txt" >"$WORK/answer.txt"
+grep -Eq '^first kernel after [0-9.]+ ms: [0-9]+% was CUDA graph capture \(12 graphs in all\); fix: capture fewer graphs' "$WORK/answer.txt" ||
     fail "the answer line names graph capture: $(head -1 "$WORK/report.txt")"
 grep -Eq '^  \*  [0-9.]+ ms  CUDA graph capture: 12 captured, ' "$WORK/report.txt" ||
     fail "graph capture among the Culprits"
@@ -99,7 +100,9 @@ rc=0
 "$JST_CLI" diff "$WORK/direct.traces" "$WORK/dlsym.traces" >"$WORK/diff.txt" || fail "diff"
 grep -Eq '^  CUDA graph capture +[0-9.]+ ms -> [0-9.]+ ms .*\(12 -> 12 graphs\)$' "$WORK/diff.txt" ||
     fail "diff's graph line: $(cat "$WORK/diff.txt")"
-"$JST_CLI" report --markdown "$T" | grep -Eq '^- process [0-9]+: 12 captured, ' || fail "Markdown"
+"$JST_CLI" report --markdown "$T" >"$WORK/report.md" || fail "Markdown report"
+grep -Eq '^- process [0-9]+: 12 captured, .*; a main cause of its start; fix: ' "$WORK/report.md" ||
+    fail "Markdown's CUDA graphs list"
 "$JST_CLI" export -o "$WORK/chrome.json" "$T" || fail "export"
 python3 - "$WORK/chrome.json" <<'PY' || fail "Chrome slices of the captures"
 import json, sys
@@ -112,5 +115,21 @@ PY
 grep -Eq '^jitstall_graphs_captured\{.*\} 12$' "$WORK/prom.txt" || fail "jitstall_graphs_captured"
 awk '/^jitstall_graph_capture_seconds\{/ { ok = $NF >= 0.084 } END { exit !ok }' "$WORK/prom.txt" ||
     fail "jitstall_graph_capture_seconds: $(grep graph "$WORK/prom.txt")"
-"$JST_CLI" export --format otlp "$T" | grep -q '"jitstall.graphs_captured"' || fail "OTLP"
+"$JST_CLI" export --format otlp "$T" >"$WORK/otlp.json" || fail "OTLP export"
+grep -q '"jitstall.graphs_captured"' "$WORK/otlp.json" || fail "OTLP attributes"
+
+# After ready: a timer fires during the pause between the first call and
+# the 4 later captures, which count as late.
+run_traced late JITSTALL_READY=after:0.2 CUDA_CACHE_PATH="$WORK/cache.late" "$P" "$FIX" 3 direct 8 4 1.0
+expect_rc late 3
+"$JST_CLI" report --json "$(the_trace late)" >"$WORK/late.json" || fail "report late"
+python3 - "$WORK/late.json" <<'PY' || fail "graphs after ready"
+import json, sys
+p = json.load(open(sys.argv[1]))["processes"][0]
+g = p["graphs"]
+assert p["ready_ns"] and g["late_count"] == 4 and g["late_ns"] >= 4 * 7_000_000, g
+PY
+"$JST_CLI" report "$(the_trace late)" >"$WORK/late.txt" || fail "report late (text)"
+grep -Eq '^  CUDA graphs +12 captured, .*; 4 after ready \(' "$WORK/late.txt" ||
+    fail "the CUDA graphs line says 4 after ready"
 echo "ok: graphs"
