@@ -270,6 +270,14 @@ static void from_calls(struct jst_process *p, size_t *cap)
         if (k == JST_CMP_DRIVER)
             c->cache = e->cache ? jst_cache_name(e->cache) : NULL;
         c->what = k == JST_CMP_DRIVER ? kernels_what(e) : xstrdup(e->name ? e->name : e->path);
+        if (k == JST_CMP_NVRTC && e->rtc_program) {
+            /* the program's own name ("kernels.cu") says what it compiled;
+             * the -arch option is its target */
+            if (!c->target && e->name)
+                c->target = xstrdup(e->name);
+            free(c->what);
+            c->what = xstrdup(e->rtc_program);
+        }
     }
 }
 

@@ -25,6 +25,7 @@ struct jst_call_ev {
     int64_t result;
     uint64_t handle, func, parent, ctx;
     uint64_t graph;          /* CUgraph of a capture or instantiation (analyzer/graphs.c) */
+    char *rtc_program;       /* nvrtcCompileProgram: the name the program was created with */
     char *name;              /* kernel name (lookups, launches) */
     char *path;              /* file loads */
     uint64_t stack_id;       /* 0: none */

@@ -224,6 +224,8 @@ enum jst_key {
     /* runtime compiler output (on nvrtcCompileProgram records), 200-209 */
     JST_F_RTC_PTX_HASH = 200,   /* jst_hash64 of the PTX text after the call, its NUL included */
     JST_F_RTC_PTX_HASH_T = 201, /* the same without the NUL */
+    JST_F_RTC_PROGRAM = 202,    /* the name nvrtcCreateProgram gave the program ("kernels.cu"),
+                                   at most 127 bytes */
     /* device (keys 250-259) */
     JST_F_DRIVER_RELEASE = 250, /* on JST_REC_DEVICE: the kernel module's version,
                                    "580.159.04", from /proc/driver/nvidia/version */
