@@ -13,6 +13,11 @@
 #include "compiles.h"
 #include "model.h"
 
+/* Captures open at once that are followed (a program has one per stream it
+ * captures on; more is a damaged or hostile trace, whose oldest open ones
+ * are then forgotten). */
+#define OPEN_MAX 256
+
 /* A capture begun and not yet ended. */
 struct open_cap {
     uint64_t stream, tid, start_ns;
@@ -22,7 +27,9 @@ static int cmp_seq(const void *a, const void *b)
 {
     const struct jst_call_ev *x = *(const struct jst_call_ev *const *)a,
                              *y = *(const struct jst_call_ev *const *)b;
-    return x->seq < y->seq ? -1 : x->seq > y->seq;
+    if (x->seq != y->seq)
+        return x->seq < y->seq ? -1 : 1;
+    return x < y ? -1 : x > y; /* trace order (a trace without seq) */
 }
 
 static int cmp_span(const void *a, const void *b)
@@ -113,7 +120,7 @@ void jst_graphs_derive(struct jst_process *p)
         jst_graphs_free(p);
         return;
     }
-    size_t k = 0, n_open = 0;
+    size_t k = 0, n_open = 0, evict = 0;
     for (size_t i = 0; i < p->n_calls; i++)
         if (jst_is_graph_call(p->calls[i].call))
             v[k++] = &p->calls[i];
@@ -134,7 +141,9 @@ void jst_graphs_derive(struct jst_process *p)
         if (c->call == JST_CALL_cuStreamBeginCapture) {
             if (c->result != 0 || c->in_flight)
                 continue;
-            if (j == n_open)
+            if (j == n_open && n_open == OPEN_MAX)
+                j = evict++ % OPEN_MAX; /* bounded work: the oldest open ones give way */
+            else if (j == n_open)
                 n_open++;
             open[j] = (struct open_cap){c->handle, c->tid, c->start_ns};
             continue;
@@ -152,6 +161,9 @@ void jst_graphs_derive(struct jst_process *p)
     free(v);
     free(open);
     qsort(g->spans, g->n_spans, sizeof *g->spans, cmp_span);
+    for (size_t i = 0; i < g->n_spans; i++)
+        if (g->spans[i].end_ns - g->spans[i].start_ns > g->max_span_ns)
+            g->max_span_ns = g->spans[i].end_ns - g->spans[i].start_ns;
     g->capture_ns = union_ns(g, 1, 0);
     g->instantiate_ns = union_ns(g, 0, 0);
     if (ready)
@@ -163,9 +175,12 @@ size_t jst_graphs_within(const struct jst_process *p, uint64_t tid, uint64_t a, 
 {
     const struct jst_graphs *g = &p->graphs;
     size_t lo = 0, hi = g->n_spans, n = 0;
-    while (lo < hi) { /* the thread's first span */
+    /* the thread's first span that can end after a: none is longer than
+     * the longest */
+    uint64_t from = a > g->max_span_ns ? a - g->max_span_ns : 0;
+    while (lo < hi) {
         size_t m = lo + (hi - lo) / 2;
-        if (g->spans[m].tid < tid)
+        if (g->spans[m].tid < tid || (g->spans[m].tid == tid && g->spans[m].start_ns < from))
             lo = m + 1;
         else
             hi = m;

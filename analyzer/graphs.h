@@ -29,6 +29,7 @@ struct jst_graphs {
     uint64_t late_ns;             /* their capture and every instantiation after ready */
     uint64_t ttfk_ns;             /* graph work before the first launch: its wall time, out of
                                      the time-to-first-kernel breakdown's rest */
+    uint64_t max_span_ns;         /* the longest span (lookups by time) */
     struct jst_graph_span *spans; /* captures and instantiations, by thread, then start */
     size_t n_spans;
 };
