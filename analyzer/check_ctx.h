@@ -53,6 +53,7 @@ struct opts {
     size_t n_compile_ms, n_compiles;
     double max_first_call_ms; /* < 0: unset */
     double max_late_compiles, max_late_ms; /* compiles after ready (late.h); < 0: unset */
+    double max_graph_capture_ms;           /* CUDA graph capture (graphs.h); < 0: unset */
     const char *baseline, *junit;
     double tolerance, min_delta_ms;
     int github, quiet;

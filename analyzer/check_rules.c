@@ -221,6 +221,28 @@ static void budget_late(struct ctx *x, struct cproc *cp)
     }
 }
 
+/* CUDA graph capture (--max-graph-capture-ms): capture and instantiation,
+ * wall time per thread (graphs.h), one line. */
+static void budget_graphs(struct ctx *x, struct cproc *cp)
+{
+    const struct jst_process *p = cp->s.p;
+    char a[64], b[64], d[64], e[64];
+    if (!p || x->o.max_graph_capture_ms < 0)
+        return;
+    const struct jst_graphs *g = &p->graphs;
+    uint64_t ns = jst_graphs_ns(p), lim = (uint64_t)(x->o.max_graph_capture_ms * 1e6);
+    struct ccase *c = chk_add_case(cp, "max-graph-capture-ms", "budget");
+    c->secs = (double)ns / 1e9;
+    if (ns > lim)
+        chk_fail_line(x, cp, c,
+                      "CUDA graph capture took %s for %zu graph%s (instantiate %s), budget %s "
+                      "(+%s); fix: capture fewer graphs (fewer batch sizes) or capture them "
+                      "after the server says it is ready",
+                      jst_fmt_ms(ns, a, 64), g->count, g->count == 1 ? "" : "s",
+                      jst_fmt_ms(g->instantiate_ns, e, 64), jst_fmt_ms(lim, b, 64),
+                      jst_fmt_ms(ns - lim, d, 64));
+}
+
 void chk_budgets(struct ctx *x, struct cproc *cp)
 {
     budget_jit(x, cp);
@@ -230,6 +252,7 @@ void chk_budgets(struct ctx *x, struct cproc *cp)
     budget_cache(x, cp);
     chk_compile_budgets(x, cp);
     budget_late(x, cp);
+    budget_graphs(x, cp);
 }
 
 /* ---- calls in flight ---- */

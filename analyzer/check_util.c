@@ -81,6 +81,8 @@ int jst_psum_from_process(const struct jst_process *p, struct jst_psum *s)
     }
     const struct jst_first_call *fc = jst_slowest_first_call(p);
     s->first_call_ns = fc ? fc->dur_ns : 0;
+    s->graph_ns = jst_graphs_ns(p);
+    s->graphs = p->graphs.count;
     if (!p->n_calls)
         return 0;
     s->mods = calloc(p->n_calls, sizeof(*s->mods));

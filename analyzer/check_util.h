@@ -53,6 +53,7 @@ struct jst_psum {
     int has_cmp;
     uint64_t cmp_ns[JST_CMP_MAX_], cmp_n[JST_CMP_MAX_];
     uint64_t first_call_ns; /* the slowest first call, 0 when none */
+    uint64_t graph_ns, graphs; /* CUDA graph capture (graphs.h); 0 from a baseline */
 };
 
 /* Fills s from p (s->mods is allocated; free with jst_psum_free). 0 or -1 (memory). */

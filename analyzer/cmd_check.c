@@ -54,6 +54,7 @@ static const char usage_text[] =
     "  --max-late-compiles N   at most N compiles after the process said it was ready\n"
     "                          (JITSTALL_READY), by any compiler: each stalled a request\n"
     "  --max-late-ms N         at most N ms compiling after ready (compiles summed)\n"
+    "  --max-graph-capture-ms N at most N ms capturing and instantiating CUDA graphs\n"
     "  --max-query-ms NAME=N   the query NAME (a top-level NVTX range, as the report\n"
     "                          names it: query1, query1#2) took at most N ms\n"
     "                          (repeatable); fails when no process has it\n"
@@ -178,7 +179,8 @@ enum {
     O_COMPILES,
     O_FIRST_CALL,
     O_LATE,
-    O_LATE_MS
+    O_LATE_MS,
+    O_GRAPH_MS
 };
 static const struct option check_longopts[] = {
     {"max-jit-ms", required_argument, NULL, O_JIT},
@@ -192,6 +194,7 @@ static const struct option check_longopts[] = {
     {"max-first-call-ms", required_argument, NULL, O_FIRST_CALL},
     {"max-late-compiles", required_argument, NULL, O_LATE},
     {"max-late-ms", required_argument, NULL, O_LATE_MS},
+    {"max-graph-capture-ms", required_argument, NULL, O_GRAPH_MS},
     {"baseline", required_argument, NULL, O_BASE},
     {"tolerance", required_argument, NULL, O_TOL},
     {"min-delta-ms", required_argument, NULL, O_DELTA},
@@ -231,6 +234,8 @@ static int check_option(int c, const char *arg, void *ctx)
         return parse_num("--max-late-compiles", arg, &o->max_late_compiles);
     case O_LATE_MS:
         return parse_num("--max-late-ms", arg, &o->max_late_ms);
+    case O_GRAPH_MS:
+        return parse_num("--max-graph-capture-ms", arg, &o->max_graph_capture_ms);
     case O_BASE:
         o->baseline = arg;
         return 0;
@@ -407,6 +412,7 @@ static int check_opts(int argc, char **argv, struct opts *o)
     o->require_cache = -1;
     o->max_first_call_ms = -1;
     o->max_late_compiles = o->max_late_ms = -1;
+    o->max_graph_capture_ms = -1;
     o->tolerance = 20;
     o->min_delta_ms = 1;
     int r = jst_cli_parse(&check_cli, argc, argv, o);
@@ -415,7 +421,7 @@ static int check_opts(int argc, char **argv, struct opts *o)
     o->no_budget = o->max_jit_ms < 0 && o->max_ttfk_ms < 0 && o->max_jit_modules < 0 &&
                    !o->n_forbid && o->require_cache < 0 && !o->baseline && !o->n_query &&
                    !o->n_pct && !o->n_compile_ms && !o->n_compiles && o->max_first_call_ms < 0 &&
-                   o->max_late_compiles < 0 && o->max_late_ms < 0;
+                   o->max_late_compiles < 0 && o->max_late_ms < 0 && o->max_graph_capture_ms < 0;
     return r;
 }
 
@@ -455,7 +461,8 @@ static int cmd_check(int argc, char **argv)
         jst_errorf("check", "nothing to check: give a budget (--max-jit-ms, --max-ttfk-ms, "
                             "--max-jit-modules, --forbid-verdict, --require-cache, "
                             "--max-query-ms, --max-compile-ms, --max-compiles, "
-                            "--max-first-call-ms, --max-late-compiles, --max-late-ms) or "
+                            "--max-first-call-ms, --max-late-compiles, --max-late-ms, "
+                            "--max-graph-capture-ms) or "
                             "--baseline");
         jst_model_free(&run);
         return JST_EXIT_USAGE;

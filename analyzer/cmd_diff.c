@@ -185,6 +185,11 @@ static void text_totals(const struct jst_psum *a, const struct jst_psum *b)
         printf("  slowest first call    %s -> %s %s\n", jst_fmt_ms(a->first_call_ns, x, sizeof x),
                jst_fmt_ms(b->first_call_ns, y, sizeof y),
                delta(a->first_call_ns, b->first_call_ns, d, sizeof d));
+    if (a->graphs || b->graphs)
+        printf("  CUDA graph capture    %s -> %s %s (%zu -> %zu graphs)\n",
+               jst_fmt_ms(a->graph_ns, x, sizeof x), jst_fmt_ms(b->graph_ns, y, sizeof y),
+               delta(a->graph_ns, b->graph_ns, d, sizeof d), (size_t)a->graphs,
+               (size_t)b->graphs);
 }
 
 static void text_alone(const char *where, const struct jst_psum *s)
@@ -285,6 +290,10 @@ static void json_process(struct jst_json *j, const struct jst_psum *a, const str
     jst_json_end(j);
     jst_json_kopt_u64(j, "first_call_a_ns", a != NULL, a ? a->first_call_ns : 0);
     jst_json_kopt_u64(j, "first_call_b_ns", b != NULL, b ? b->first_call_ns : 0);
+    jst_json_kopt_u64(j, "graph_capture_a_ns", a != NULL, a ? a->graph_ns : 0);
+    jst_json_kopt_u64(j, "graph_capture_b_ns", b != NULL, b ? b->graph_ns : 0);
+    jst_json_kopt_u64(j, "graphs_a", a != NULL, a ? a->graphs : 0);
+    jst_json_kopt_u64(j, "graphs_b", b != NULL, b ? b->graphs : 0);
     jst_json_key(j, "modules");
     jst_json_arr(j);
     if (a && b)

@@ -376,6 +376,21 @@ static void export_compiles(struct jst_json *j, const struct jst_process *p, uin
     }
 }
 
+/* Each CUDA graph capture (begin to end of its stream) as a slice of its
+ * thread; instantiations are call slices already. */
+static void export_graphs(struct jst_json *j, const struct jst_process *p, uint64_t base)
+{
+    for (size_t i = 0; i < p->graphs.n_spans; i++) {
+        const struct jst_graph_span *g = &p->graphs.spans[i];
+        if (g->graph < 0)
+            continue;
+        complete_begin(j, g->graph ? "CUDA graph capture" : "CUDA graph capture (failed)",
+                       "graph_capture", p->pid, g->tid, rel_ns(g->start_ns, base),
+                       (int64_t)(g->end_ns - g->start_ns));
+        jst_json_end(j);
+    }
+}
+
 static void export_process(struct jst_json *j, const struct jst_process *p, uint64_t base)
 {
     char buf[1024];
@@ -391,6 +406,7 @@ static void export_process(struct jst_json *j, const struct jst_process *p, uint
         instant(j, "process start", "p", pid, pid, rel_ns(start, base));
     export_calls(j, p, base);
     export_compiles(j, p, base);
+    export_graphs(j, p, base);
     export_cupti(j, p, base);
 }
 

@@ -48,6 +48,7 @@ static const struct {
     [JST_CAUSE_DRIVER_INIT] = {"driver_init", "driver init and context"},
     [JST_CAUSE_PYTHON] = {"python", "Python (sampled)"},
     [JST_CAUSE_UNEXPLAINED] = {"unexplained", "unexplained"},
+    [JST_CAUSE_GRAPH_CAPTURE] = {"graph_capture", "CUDA graph capture"},
 };
 
 const char *jst_compiler_name(unsigned c)
@@ -269,6 +270,14 @@ static void from_calls(struct jst_process *p, size_t *cap)
         if (k == JST_CMP_DRIVER)
             c->cache = e->cache ? jst_cache_name(e->cache) : NULL;
         c->what = k == JST_CMP_DRIVER ? kernels_what(e) : xstrdup(e->name ? e->name : e->path);
+        if (k == JST_CMP_NVRTC && e->rtc_program) {
+            /* the program's own name ("kernels.cu") says what it compiled;
+             * the -arch option is its target */
+            if (!c->target && e->name)
+                c->target = xstrdup(e->name);
+            free(c->what);
+            c->what = xstrdup(e->rtc_program);
+        }
     }
 }
 

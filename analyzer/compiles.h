@@ -53,6 +53,8 @@ enum jst_cause {
     JST_CAUSE_DRIVER_INIT,
     JST_CAUSE_PYTHON,
     JST_CAUSE_UNEXPLAINED,
+    JST_CAUSE_GRAPH_CAPTURE, /* CUDA graph capture and instantiation (graphs.h): after the
+                                compiles, so that a compile during a capture is the compile's */
     JST_CAUSE_MAX_
 };
 
@@ -124,6 +126,7 @@ struct jst_first_call {
     size_t n_phases;
     /* its framework's cache outcome (jst_fw_cache_outcome), or NULL */
     const char *cache;
+    size_t graphs;   /* CUDA graphs captured on its thread in it (graph_capture) */
 };
 
 /* The table rows: names as the JSON and the options spell them. */

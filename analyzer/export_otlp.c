@@ -463,6 +463,11 @@ static void export_process(struct jst_json *j, const struct jst_process *p)
     attr_int(j, "jitstall.jit_compile_ns", p->jit_compile_ns);
     attr_int(j, "jitstall.jit_cache_load_ns", p->jit_cache_load_ns);
     attr_int(j, "jitstall.rtc_ns", p->rtc_ns);
+    if (p->graphs.count || p->graphs.n_spans) {
+        attr_int(j, "jitstall.graphs_captured", p->graphs.count);
+        attr_int(j, "jitstall.graph_capture_ns", p->graphs.capture_ns);
+        attr_int(j, "jitstall.graph_instantiate_ns", p->graphs.instantiate_ns);
+    }
     if (p->self_ns)
         attr_int(j, "jitstall.self_ns", p->self_ns);
     char stopped[64];

@@ -15,6 +15,7 @@
 #include "labels.h"
 #include "fixes.h"
 #include "late.h"
+#include "model.h"
 #include "trace.h"
 
 /* The metric families, in output order. */
@@ -35,6 +36,8 @@ enum {
     M_READY, /* time to ready, slowest process of the set */
     M_LATE,  /* compiles after ready (analyzer/late.h) */
     M_LATE_SECONDS,
+    M_GRAPHS, /* CUDA graph capture (analyzer/graphs.h) */
+    M_GRAPH_SECONDS,
     M_N_
 };
 
@@ -69,6 +72,9 @@ static const struct {
                 "stalled a request."},
     [M_LATE_SECONDS] = {"jitstall_late_compile_seconds_total",
                         "Time in compiles that started after the process said it was ready."},
+    [M_GRAPHS] = {"jitstall_graphs_captured", "CUDA graphs captured (cuStreamEndCapture)."},
+    [M_GRAPH_SECONDS] = {"jitstall_graph_capture_seconds",
+                         "Time capturing and instantiating CUDA graphs (wall time per thread)."},
 };
 
 /* One program and label set: the figures summed (times of JIT) or maxed
@@ -172,6 +178,8 @@ static void fold_process(struct fset *s, const struct jst_process *p)
     uint64_t late_ns = 0;
     s->v[M_LATE] += (double)jst_late_count(p, &late_ns);
     s->v[M_LATE_SECONDS] += (double)late_ns / 1e9;
+    s->v[M_GRAPHS] += (double)p->graphs.count;
+    s->v[M_GRAPH_SECONDS] += (double)jst_graphs_ns(p) / 1e9;
     const struct jst_first_call *fc = jst_slowest_first_call(p);
     if (fc && (!s->has[M_FIRST_CALL] || (double)fc->dur_ns / 1e9 > s->v[M_FIRST_CALL])) {
         s->v[M_FIRST_CALL] = (double)fc->dur_ns / 1e9;

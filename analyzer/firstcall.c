@@ -195,7 +195,7 @@ static int ix_build(struct fc_ix *ix, struct jst_process *p)
 {
     memset(ix, 0, sizeof *ix);
     ix->p = p;
-    ix->v = malloc((p->n_compiles + p->n_calls + 1) * sizeof *ix->v);
+    ix->v = malloc((p->n_compiles + p->n_calls + p->graphs.n_spans + 1) * sizeof *ix->v);
     ix->samp = malloc((p->n_samples + 1) * sizeof *ix->samp);
     ix->init = malloc((p->n_calls + 1) * sizeof *ix->init);
     int oom = 0;
@@ -235,6 +235,12 @@ static int ix_build(struct fc_ix *ix, struct jst_process *p)
     }
     if (ix->n_init > 1)
         qsort(ix->init, ix->n_init, sizeof *ix->init, cmp_iv);
+    /* graph captures and instantiations: the thread's own time (graphs.c) */
+    for (size_t i = 0; i < p->graphs.n_spans; i++) {
+        const struct jst_graph_span *g = &p->graphs.spans[i];
+        ix->v[ix->n++] =
+            (struct tiv){g->tid, g->start_ns, g->end_ns, 0, JST_CAUSE_GRAPH_CAPTURE, NULL, NULL};
+    }
     for (unsigned c = 0; c < JST_CAUSE_MAX_; c++)
         ix->mn[c] = jst_iv_merge(ix->mv[c], ix->mn[c]);
     qsort(ix->v, ix->n, sizeof *ix->v, cmp_tiv);
@@ -468,6 +474,7 @@ static void blame(const struct fc_ix *ix, struct jst_first_call *f, const struct
     }
     uint64_t rest = sweep(&e, lo, hi, f->blame);
     free(e.v);
+    f->graphs = jst_graphs_within(ix->p, f->tid, lo, hi);
     /* rest * min(sampled, window) / max(window, dur): a window shorter than
      * the first call vouches only for its own part of it. */
     uint64_t w = window ? window : f->dur_ns;

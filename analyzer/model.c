@@ -372,6 +372,7 @@ void jst_model_derive(struct jst_process *p)
     known = sat_add(sat_add(known, p->pre_driver_ns), p->rtc_ns);
     p->other_ns = p->ttfk_ns > known ? p->ttfk_ns - known : 0;
     jst_compiles_derive(p);
+    jst_graphs_derive(p);
     jst_queries_derive(p);
     jst_first_calls_derive(p);
 }

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "jitstall/format.h"
+#include "graphs.h"
 
 struct jst_field_iter;
 struct jst_strtab;
@@ -23,6 +24,8 @@ struct jst_call_ev {
     uint64_t tid, start_ns, dur_ns;
     int64_t result;
     uint64_t handle, func, parent, ctx;
+    uint64_t graph;          /* CUgraph of a capture or instantiation (analyzer/graphs.c) */
+    char *rtc_program;       /* nvrtcCompileProgram: the name the program was created with */
     char *name;              /* kernel name (lookups, launches) */
     char *path;              /* file loads */
     uint64_t stack_id;       /* 0: none */
@@ -228,6 +231,8 @@ struct jst_process {
      * order; each kernel's first call that followed compile work */
     struct jst_compile *compiles; size_t n_compiles;
     struct jst_first_call *first_calls; size_t n_first_calls;
+    /* derived (analyzer/graphs.h): CUDA graph capture and instantiation */
+    struct jst_graphs graphs;
 
     /* derived by jst_model_derive() */
     uint64_t first_launch_ns;       /* start of the first launch; 0 if none */
@@ -281,6 +286,13 @@ struct jst_process {
  * ("the disk was full", ...), or NULL when it does not say (the process
  * was killed, crashed or is still running). */
 const char *jst_trace_stop_words(const struct jst_process *p);
+
+/* A call of CUDA graph capture or instantiation (analyzer/graphs.c). */
+static inline int jst_is_graph_call(unsigned call)
+{
+    return call == JST_CALL_cuStreamBeginCapture || call == JST_CALL_cuStreamEndCapture ||
+           call == JST_CALL_cuGraphInstantiate;
+}
 
 /* A runtime compiler call (NVRTC, nvJitLink), not a driver call. */
 static inline int jst_is_rtc_call(unsigned call)

@@ -35,7 +35,7 @@ static int mi_kept(unsigned call, unsigned verdict)
 {
     return verdict != JST_V_NONE || mi_is_link_add(call) || call == JST_CALL_cuLinkComplete ||
            jst_is_rtc_call(call) || call == JST_CALL_cuInit || call == JST_CALL_cuCtxCreate ||
-           call == JST_CALL_cuDevicePrimaryCtxRetain;
+           call == JST_CALL_cuDevicePrimaryCtxRetain || jst_is_graph_call(call);
 }
 
 void jst_model_note_launch(struct jst_process *p, const struct jst_record *rec, unsigned call)

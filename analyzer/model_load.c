@@ -263,6 +263,7 @@ static void free_process(struct jst_process *p)
     free(p->reaps);
     jst_queries_free(p);
     jst_compile_records_free(p);
+    jst_graphs_free(p);
 }
 
 void jst_model_free(struct jst_run *run)

@@ -87,7 +87,9 @@
     F(CUBIN_SIZE, U64, cubin_size)                       \
     F(RTC_PTX_HASH, U64, rtc_ptx_hash[0])                \
     F(RTC_PTX_HASH_T, U64, rtc_ptx_hash[1])              \
-    A(LOAD_DEVICE, UINT_HAS, load_device, has_load_device)
+    A(LOAD_DEVICE, UINT_HAS, load_device, has_load_device) \
+    F(GRAPH, U64, graph)                                 \
+    F(RTC_PROGRAM, ISTR, rtc_program)
 
 /* cache_state (4) into the struct jst_cache_state its phase names */
 #define JST_MODEL_CACHE_STATE(F, A, S) \

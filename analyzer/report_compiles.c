@@ -110,6 +110,8 @@ static void json_first_call(struct jst_json *j, const struct jst_first_call *f)
         jst_json_obj(j);
         jst_json_kstr(j, "cause", jst_cause_name(c));
         jst_json_ku64(j, "dur_ns", f->blame[c]);
+        if (c == JST_CAUSE_GRAPH_CAPTURE)
+            jst_json_ku64(j, "graphs", f->graphs);
         jst_json_end(j);
     }
     jst_json_end(j);
@@ -247,6 +249,7 @@ void rv_compiles_json(struct jst_json *j, const struct jst_process *p)
 {
     struct jst_symbolizer *sym = NULL;
     rv_ready_json(j, p);
+    rv_graphs_json(j, p);
     jst_json_key(j, "compiles");
     jst_json_arr(j);
     for (size_t i = 0; i < p->n_compiles; i++)
@@ -448,8 +451,11 @@ void rv_compiles_text(FILE *f, const struct jst_process *p)
         for (unsigned c = 0; c < JST_CAUSE_MAX_; c++) {
             if (!fc->blame[c])
                 continue;
-            fprintf(f, "      %-24s %10s %5.1f%%\n", jst_cause_label(c),
+            fprintf(f, "      %-24s %10s %5.1f%%", jst_cause_label(c),
                     rv_dur(fc->blame[c], a, sizeof a), rv_pct(fc->blame[c], fc->dur_ns));
+            if (c == JST_CAUSE_GRAPH_CAPTURE)
+                fprintf(f, "  %zu graph%s", fc->graphs, fc->graphs == 1 ? "" : "s");
+            fputc('\n', f);
             for (size_t k = 0; c == JST_CAUSE_PYTHON && k < fc->n_phases; k++) {
                 const struct jst_fc_phase *x = &fc->phases[k];
                 char lab[512], fn[256];

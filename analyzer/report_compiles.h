@@ -38,5 +38,22 @@ void rv_ready_text(FILE *f, const struct jst_process *p);
 void rv_late_text(FILE *f, const struct jst_process *p);
 void rv_late_markdown(FILE *f, const struct rv_report *r);
 void rv_ready_json(struct jst_json *j, const struct jst_process *p);
+/* CUDA graph capture (analyzer/report_graphs.c): the process's `graphs`
+ * object, its "CUDA graphs" line and the Markdown list; the words of that
+ * line ("8 captured, 40.8 ms, instantiate 16.8 ms"), or NULL when none. */
+void rv_graphs_json(struct jst_json *j, const struct jst_process *p);
+void rv_graphs_text(FILE *f, const struct jst_process *p);
+void rv_graphs_markdown(FILE *f, const struct rv_report *r);
+const char *rv_graphs_words(const struct jst_process *p, char *buf, size_t n);
+/* Whether graph capture is a main cause of p's start: the largest cause of
+ * one of its first calls, or the largest part of its time to first kernel.
+ * Then it is a culprit: "CUDA graph capture: 8 captured, ..." (else NULL),
+ * listed under Culprits with its fix (Markdown says so in its list). */
+int rv_graphs_main(const struct jst_process *p);
+const char *rv_graphs_culprit(const struct jst_process *p, char *buf, size_t n);
+void rv_graphs_culprits(FILE *f, const struct rv_report *r);
+#define RV_GRAPHS_FIX                                                                              \
+    "capture fewer graphs (one per batch size a request can have), or capture after the "        \
+    "first requests are served"
 
 #endif

@@ -438,6 +438,7 @@ int rv_write_markdown(const struct rv_report *r, FILE *f)
         write_headline(f, r);
     rv_queries_markdown(f, r);
     rv_compiles_markdown(f, r);
+    rv_graphs_markdown(f, r);
     write_culprits(f, r);
     write_races(f, r);
     write_fixes(f, r);

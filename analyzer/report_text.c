@@ -114,6 +114,9 @@ static void write_process(const struct tw *t, const struct rv_report *r, const s
         breakdown_line(t, "SASS module loads", p->sass_load_ns, p->ttfk_ns, NULL, "");
         if (p->rtc_ns)
             breakdown_line(t, "runtime compile", p->rtc_ns, p->ttfk_ns, "NVRTC / nvJitLink", RED);
+        if (p->graphs.ttfk_ns)
+            breakdown_line(t, "CUDA graph capture", p->graphs.ttfk_ns, p->ttfk_ns,
+                           "capture and instantiation", RED);
         breakdown_line(t, "before the driver", p->pre_driver_ns, p->ttfk_ns,
                        "start to the first driver call", "");
         breakdown_line(t, "everything else", p->other_ns, p->ttfk_ns, NULL, "");
@@ -125,6 +128,7 @@ static void write_process(const struct tw *t, const struct rv_report *r, const s
             rv_dur(p->jit_ns, j, sizeof(j)), rp->n_jit_loads,
             rp->n_jit_loads == 1 ? "load" : "loads", rv_dur(p->jit_compile_ns, a, sizeof(a)),
             rv_dur(p->jit_cache_load_ns, b, sizeof(b)));
+    rv_graphs_text(t->f, p);
     if (p->self_ns)
         fprintf(t->f, "  jitstall's own cost: %s\n", rv_dur(p->self_ns, a, sizeof(a)));
     rv_compiles_text(t->f, p);
@@ -250,6 +254,7 @@ static void write_culprits(const struct tw *t, const struct rv_report *r, size_t
     if (r->n_groups > max)
         fprintf(t->f, "  ... %zu more (jitstall report --per-process shows them all)\n",
                 r->n_groups - max);
+    rv_graphs_culprits(t->f, r);
     if (!r->n_groups && rv_any_first_calls(r))
         fprintf(t->f, "  none among the loads: no load needed the JIT or failed; where the first "
                       "calls' time went is under \"First calls\" above\n");

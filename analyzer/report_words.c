@@ -9,6 +9,7 @@
 #include "compiles.h"
 #include "curesult.h"
 #include "image.h"
+#include "report_compiles.h"
 #include "report_view.h"
 #include "trace.h"
 
@@ -347,11 +348,20 @@ const char *rv_answer_proc(const struct rv_report *r, const struct rv_proc *rp, 
     if (fx)
         rv_short_fix(fx, fix, sizeof fix);
     buf[0] = '\0';
+    int before = p->first_launch_ns && (m ? jst_model_before_first_kernel(p, m->c)
+                                          : x && x->k->start_ns < p->first_launch_ns);
+    /* CUDA graph capture (report_graphs.c) that took longer before the
+     * first kernel than the largest culprit did is the answer */
+    if (p->first_launch_ns && p->graphs.ttfk_ns > (before ? lost : 0) && rv_graphs_main(p)) {
+        rv_cat(buf, n, "first kernel after %s: %.0f%% was CUDA graph capture (%zu graphs in all); "
+                       "fix: %s",
+               rv_dur(p->ttfk_ns, d, sizeof d), rv_pct(p->graphs.ttfk_ns, p->ttfk_ns),
+               p->graphs.count, RV_GRAPHS_FIX);
+        return buf;
+    }
     if (p->first_launch_ns) {
         /* the culprit's share of the wait, when it came before the first
          * kernel; one after it (a later first call) is said as such */
-        int before =
-            m ? jst_model_before_first_kernel(p, m->c) : x && x->k->start_ns < p->first_launch_ns;
         rv_cat(buf, n, "first kernel after %s", rv_dur(p->ttfk_ns, d, sizeof d));
         uint64_t part = lost < p->ttfk_ns ? lost : p->ttfk_ns;
         if (what[0] && lost && before)

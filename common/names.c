@@ -78,6 +78,9 @@ static const char *const call_names[] = {
     [JST_CALL_nvJitLinkComplete] = "nvJitLinkComplete",
     [JST_CALL_nvvmCompileProgram] = "nvvmCompileProgram",
     [JST_CALL_nvPTXCompilerCompile] = "nvPTXCompilerCompile",
+    [JST_CALL_cuStreamBeginCapture] = "cuStreamBeginCapture",
+    [JST_CALL_cuStreamEndCapture] = "cuStreamEndCapture",
+    [JST_CALL_cuGraphInstantiate] = "cuGraphInstantiate",
 };
 
 static const char *const verdict_names[] = {

@@ -140,6 +140,8 @@
     X(PTX_ISA, "ptx_isa", U64, PLAIN)                                     \
     X(PTX_ISA_MAX, "ptx_isa_max", U64, PLAIN)                             \
     X(READY_SPEC, "ready_spec", STR, PLAIN)                               \
+    X(GRAPH, "graph", U64, HEX)                                           \
+    X(RTC_PROGRAM, "rtc_program", STR, PLAIN)                             \
     X(MESSAGE, "message", STR, PLAIN)                                     \
     X(LEVEL, "level", U64, PLAIN)
 

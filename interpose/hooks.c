@@ -5,7 +5,8 @@
  * family records are next to their handlers: hooks_ctx.c (cuInit, contexts),
  * hooks_load.c (module and library loads, link steps), hooks_func.c
  * (function and kernel lookups, unloads), hooks_launch.c (launches),
- * procaddr.c (cuGetProcAddress).
+ * hooks_graph.c (CUDA graph capture and instantiation), procaddr.c
+ * (cuGetProcAddress).
  */
 #include <string.h>
 

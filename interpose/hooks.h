@@ -52,6 +52,21 @@ struct jst_hook {
     X(cuLaunchKernel_ptsz, cuLaunchKernel, JST_CALL_cuLaunchKernel)                                \
     X(cuLaunchKernelEx, cuLaunchKernelEx, JST_CALL_cuLaunchKernelEx)                               \
     X(cuLaunchKernelEx_ptsz, cuLaunchKernelEx, JST_CALL_cuLaunchKernelEx)                          \
+    X(cuStreamBeginCapture, cuStreamBeginCapture, JST_CALL_cuStreamBeginCapture)                   \
+    X(cuStreamBeginCapture_ptsz, cuStreamBeginCapture, JST_CALL_cuStreamBeginCapture)              \
+    X(cuStreamBeginCapture_v2, cuStreamBeginCapture, JST_CALL_cuStreamBeginCapture)                \
+    X(cuStreamBeginCapture_v2_ptsz, cuStreamBeginCapture, JST_CALL_cuStreamBeginCapture)           \
+    X(cuStreamBeginCaptureToGraph, cuStreamBeginCaptureToGraph, JST_CALL_cuStreamBeginCapture)     \
+    X(cuStreamBeginCaptureToGraph_ptsz, cuStreamBeginCaptureToGraph,                               \
+      JST_CALL_cuStreamBeginCapture)                                                               \
+    X(cuStreamEndCapture, cuStreamEndCapture, JST_CALL_cuStreamEndCapture)                         \
+    X(cuStreamEndCapture_ptsz, cuStreamEndCapture, JST_CALL_cuStreamEndCapture)                    \
+    X(cuGraphInstantiate, cuGraphInstantiate, JST_CALL_cuGraphInstantiate)                         \
+    X(cuGraphInstantiate_v2, cuGraphInstantiate, JST_CALL_cuGraphInstantiate)                      \
+    X(cuGraphInstantiateWithFlags, cuGraphInstantiate, JST_CALL_cuGraphInstantiate)                \
+    X(cuGraphInstantiateWithParams, cuGraphInstantiateWithParams, JST_CALL_cuGraphInstantiate)     \
+    X(cuGraphInstantiateWithParams_ptsz, cuGraphInstantiateWithParams,                             \
+      JST_CALL_cuGraphInstantiate)                                                                 \
     X(cuGetProcAddress, cuGetProcAddress, 0)                                                       \
     X(cuGetProcAddress_v2, cuGetProcAddress, 0)                                                    \
     X(cuGetProcAddress_v2_ptsz, cuGetProcAddress, 0)

@@ -1,7 +1,7 @@
 /*
  * Inside the preload: how a hooked driver function is wrapped, shared by the
  * files that hold the handlers (hooks_ctx.c, hooks_load.c, hooks_func.c,
- * hooks_launch.c, procaddr.c). A handler takes the hook and the route first,
+ * hooks_launch.c, hooks_graph.c, procaddr.c). A handler takes the hook and the route first,
  * then the exact arguments of the variant; every wrapper calls it.
  */
 #ifndef JST_INTERPOSE_HOOKS_WRAP_H
@@ -22,6 +22,11 @@
 #undef cuGetProcAddress_v2
 #undef cuLaunchKernel
 #undef cuLaunchKernelEx
+#undef cuStreamBeginCapture
+#undef cuStreamBeginCaptureToGraph
+#undef cuStreamEndCapture
+#undef cuGraphInstantiate
+#undef cuGraphInstantiateWithParams
 
 /* What a wrapper returns when no real function exists to call (the driver
  * could not be found, so the program could not have called it either). */

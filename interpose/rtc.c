@@ -7,11 +7,15 @@
  * and written like a driver call. Reached directly (the program links the
  * library) or through dlsym on a libnvrtc / libnvJitLink handle (CuPy dlopens
  * it). Only the toolkit's headers are used: libjitstall never links either
- * library; the real function is looked up on first use.
+ * library; the real function is looked up on first use. nvrtcCreateProgram
+ * is hooked too, only to keep the program's name (its `name` argument, a
+ * file name such as "kernels.cu") for that program's compile record.
  */
 #include <dlfcn.h>
 #include <errno.h>
 #include <link.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,6 +37,9 @@ extern nvJitLinkResult __nvJitLinkComplete_12_0(nvJitLinkHandle handle);
 /* The exports, one per exact name a program can call. */
 JST_EXPORT nvrtcResult nvrtcCompileProgram(nvrtcProgram prog, int numOptions,
                                            const char *const *options);
+JST_EXPORT nvrtcResult nvrtcCreateProgram(nvrtcProgram *prog, const char *src, const char *name,
+                                          int numHeaders, const char *const *headers,
+                                          const char *const *includeNames);
 JST_EXPORT nvJitLinkResult nvJitLinkComplete(nvJitLinkHandle handle);
 JST_EXPORT nvJitLinkResult __nvJitLinkComplete_13_0(nvJitLinkHandle handle);
 JST_EXPORT nvJitLinkResult __nvJitLinkComplete_12_0(nvJitLinkHandle handle);
@@ -46,6 +53,9 @@ static int jst_l_nvPTXCompilerCompile(void *compiler, int numOptions, const char
 static nvrtcResult jst_l_nvrtcCompileProgram(nvrtcProgram prog, int numOptions,
                                              const char *const *options);
 static nvJitLinkResult jst_l_nvJitLinkComplete(nvJitLinkHandle handle);
+static nvrtcResult jst_l_nvrtcCreateProgram(nvrtcProgram *prog, const char *src, const char *name,
+                                            int numHeaders, const char *const *headers,
+                                            const char *const *includeNames);
 static nvJitLinkResult jst_l___nvJitLinkComplete_13_0(nvJitLinkHandle handle);
 static nvJitLinkResult jst_l___nvJitLinkComplete_12_0(nvJitLinkHandle handle);
 
@@ -67,6 +77,7 @@ enum {
     JST_RTC_LINK_12,
     JST_RTC_NVVM,
     JST_RTC_PTXC,
+    JST_RTC_CREATE, /* nvrtcCreateProgram: no record of its own (call id 0) */
     JST_RTC_COUNT
 };
 static struct jst_hook rtc_hooks[JST_RTC_COUNT] = {
@@ -76,6 +87,7 @@ static struct jst_hook rtc_hooks[JST_RTC_COUNT] = {
     JST_RTC_ROW(__nvJitLinkComplete_12_0, JST_CALL_nvJitLinkComplete),
     JST_RTC_ROW(nvvmCompileProgram, JST_CALL_nvvmCompileProgram),
     JST_RTC_ROW(nvPTXCompilerCompile, JST_CALL_nvPTXCompilerCompile),
+    JST_RTC_ROW(nvrtcCreateProgram, 0),
 };
 
 /* The definition of name that is not ours. RTLD_NEXT finds it in the global
@@ -181,6 +193,75 @@ static void nvrtc_ptx_hashes(void *compile, nvrtcProgram prog, uint64_t h[2])
     errno = saved;
 }
 
+/* The names programs were created with, by handle: a small table that a
+ * newer program of the same slot replaces (a compile follows its create);
+ * each name cut to fit. Creates are few and never on a launch path. */
+#define RTC_NAMES 64
+#define RTC_NAME_MAX 128
+static struct {
+    uintptr_t prog;
+    char name[RTC_NAME_MAX];
+} rtc_names[RTC_NAMES];
+static pthread_mutex_t rtc_names_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static size_t rtc_slot(uintptr_t prog)
+{
+    return (size_t)(jst_hash64(&prog, sizeof prog) % RTC_NAMES);
+}
+
+/* The name prog was created with, into out (n bytes); 0 when unknown. */
+static int rtc_name_of(nvrtcProgram prog, char *out, size_t n)
+{
+    size_t i = rtc_slot((uintptr_t)prog);
+    int found = 0;
+    pthread_mutex_lock(&rtc_names_lock);
+    if (prog && rtc_names[i].prog == (uintptr_t)prog) {
+        snprintf(out, n, "%s", rtc_names[i].name);
+        found = 1;
+    }
+    pthread_mutex_unlock(&rtc_names_lock);
+    return found;
+}
+
+typedef nvrtcResult (*nvrtc_create_fn)(nvrtcProgram *, const char *, const char *, int,
+                                       const char *const *, const char *const *);
+static nvrtcResult h_create(struct jst_hook *h, int route, nvrtcProgram *prog, const char *src,
+                            const char *name, int nh, const char *const *headers,
+                            const char *const *inc)
+{
+    nvrtc_create_fn real = (nvrtc_create_fn)rtc_real(h, route);
+    if (!real)
+        return NVRTC_ERROR_INTERNAL_ERROR; /* no real one: the program could not call it */
+    nvrtcResult r = real(prog, src, name, nh, headers, inc);
+    if (r != NVRTC_SUCCESS || !prog || !*prog || !name || jst_guard ||
+        atomic_load_explicit(&jst_state, memory_order_relaxed) == JST_ST_OFF)
+        return r;
+    int saved = errno;
+    size_t i = rtc_slot((uintptr_t)*prog), len = strnlen(name, RTC_NAME_MAX - 1);
+    pthread_mutex_lock(&rtc_names_lock);
+    rtc_names[i].prog = (uintptr_t)*prog;
+    memcpy(rtc_names[i].name, name, len);
+    rtc_names[i].name[len] = '\0';
+    pthread_mutex_unlock(&rtc_names_lock);
+    errno = saved;
+    return r;
+}
+
+nvrtcResult nvrtcCreateProgram(nvrtcProgram *prog, const char *src, const char *name,
+                               int numHeaders, const char *const *headers,
+                               const char *const *includeNames)
+{
+    return h_create(&rtc_hooks[JST_RTC_CREATE], JST_ROUTE_DIRECT, prog, src, name, numHeaders,
+                    headers, includeNames);
+}
+static nvrtcResult jst_l_nvrtcCreateProgram(nvrtcProgram *prog, const char *src, const char *name,
+                                            int numHeaders, const char *const *headers,
+                                            const char *const *includeNames)
+{
+    return h_create(&rtc_hooks[JST_RTC_CREATE], JST_ROUTE_DLSYM, prog, src, name, numHeaders,
+                    headers, includeNames);
+}
+
 typedef nvrtcResult (*nvrtc_compile_fn)(nvrtcProgram, int, const char *const *);
 static nvrtcResult h_nvrtc(struct jst_hook *h, int route, nvrtcProgram prog, int n,
                            const char *const *opts)
@@ -199,13 +280,17 @@ static nvrtcResult h_nvrtc(struct jst_hook *h, int route, nvrtcProgram prog, int
         strncpy(arch_buf, arch, sizeof arch_buf - 1);
         arch_buf[sizeof arch_buf - 1] = '\0';
     }
-    uint8_t buf[512];
+    char pname[RTC_NAME_MAX];
+    int has_name = rtc_name_of(prog, pname, sizeof pname);
+    uint8_t buf[640];
     struct jst_rec rec;
     jst_inflight_open(&ev, &rec, buf, sizeof buf);
     jst_rec_u64(&rec, JST_F_HANDLE, (uint64_t)(uintptr_t)prog);
     jst_rec_u64(&rec, JST_F_NUM_OPTIONS, (uint64_t)(n > 0 ? n : 0));
     if (arch)
         jst_rec_str(&rec, JST_F_NAME, arch_buf);
+    if (has_name)
+        jst_rec_str(&rec, JST_F_RTC_PROGRAM, pname);
     jst_inflight_emit(&ev, &rec, 1);
     nvrtcResult r;
     JST_TIMED(ev, r, real(prog, n, opts));
@@ -215,6 +300,8 @@ static nvrtcResult h_nvrtc(struct jst_hook *h, int route, nvrtcProgram prog, int
     jst_rec_u64(&rec, JST_F_NUM_OPTIONS, (uint64_t)(n > 0 ? n : 0));
     if (arch)
         jst_rec_str(&rec, JST_F_NAME, arch_buf);
+    if (has_name)
+        jst_rec_str(&rec, JST_F_RTC_PROGRAM, pname);
     uint64_t ptx_hash[2] = {0, 0};
     if (r == NVRTC_SUCCESS)
         nvrtc_ptx_hashes((void *)real, prog, ptx_hash);

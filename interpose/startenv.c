@@ -31,9 +31,9 @@ extern char **environ;
  * too, near the data the loader's relocations have written already (which
  * page each lands on is the linker's choice; e2e.idle checks the count of
  * page faults). What does not fit (long paths, an environment of more than
- * about a hundred variables) goes to a large arena in .bss: a page fault
+ * about seventy variables) goes to a large arena in .bss: a page fault
  * more, for those processes only. */
-#define JST_START_SMALL 1024
+#define JST_START_SMALL 768
 JST_START_DATA static struct {
     char *preload, *dir, *self;
     struct jst_file_id *err;

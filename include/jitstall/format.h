@@ -143,7 +143,8 @@ enum jst_key {
     JST_F_IMAGE_SIZE = 61,
     JST_F_IMAGE_HASH = 62,   /* jst_hash64 of the image bytes */
     JST_F_PATH = 63,         /* file path (cuModuleLoad, cuLibraryLoadFromFile, cuLinkAddFile) */
-    JST_F_HANDLE = 64,       /* CUmodule / CUlibrary / CUlinkState produced or used */
+    JST_F_HANDLE = 64,       /* CUmodule / CUlibrary / CUlinkState produced or used; the
+                                CUstream of a capture; the CUgraphExec instantiated */
     JST_F_FUNC = 65,         /* CUfunction / CUkernel produced or launched */
     JST_F_NAME = 66,         /* kernel or link input name */
     JST_F_SOURCE = 67,       /* ELF object holding the image pointer (dladdr), if any */
@@ -223,6 +224,8 @@ enum jst_key {
     /* runtime compiler output (on nvrtcCompileProgram records), 200-209 */
     JST_F_RTC_PTX_HASH = 200,   /* jst_hash64 of the PTX text after the call, its NUL included */
     JST_F_RTC_PTX_HASH_T = 201, /* the same without the NUL */
+    JST_F_RTC_PROGRAM = 202,    /* the name nvrtcCreateProgram gave the program ("kernels.cu"),
+                                   at most 127 bytes */
     /* device (keys 250-259) */
     JST_F_DRIVER_RELEASE = 250, /* on JST_REC_DEVICE: the kernel module's version,
                                    "580.159.04", from /proc/driver/nvidia/version */
@@ -235,6 +238,9 @@ enum jst_key {
                                    (JST_F_JIT_FROM's entry), major*10+minor (9.0 is 90) */
     JST_F_PTX_ISA_MAX = 301,    /* on a load: the newest .version of any PTX entry, same form */
     JST_F_READY_SPEC = 350,     /* READY: the JITSTALL_READY spec that fired, e.g. "nvtx:warmup_done" */
+    /* CUDA graphs, 360-369 */
+    JST_F_GRAPH = 360,          /* CALL: the CUgraph cuStreamEndCapture made, cuGraphInstantiate
+                                   was given, or cuStreamBeginCaptureToGraph captures into */
 
     /* compilers, sampled frames, framework caches (270-299) */
     JST_F_COMPILER = 270,    /* COMPILE: "ptxas", "nvcc", "cicc", "nvlink", "fatbinary",
@@ -305,6 +311,11 @@ enum jst_call {
     JST_CALL_nvJitLinkComplete = 22,     /* runtime linker (nvJitLink); result is nvJitLinkResult */
     JST_CALL_nvvmCompileProgram = 23,    /* NVVM (libnvvm); result is nvvmResult */
     JST_CALL_nvPTXCompilerCompile = 24,  /* nvPTXCompiler as a shared library; nvPTXCompileResult */
+    JST_CALL_cuStreamBeginCapture = 25,  /* any variant, cuStreamBeginCaptureToGraph too;
+                                            JST_F_HANDLE: the stream */
+    JST_CALL_cuStreamEndCapture = 26,    /* JST_F_HANDLE: the stream, JST_F_GRAPH: the graph */
+    JST_CALL_cuGraphInstantiate = 27,    /* any variant (WithFlags, WithParams);
+                                            JST_F_GRAPH: the graph, JST_F_HANDLE: the CUgraphExec */
     JST_CALL_MAX_
 };
 

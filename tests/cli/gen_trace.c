@@ -152,6 +152,8 @@ static const struct keydef keys[] = {
     {"entries_more", JST_F_ENTRIES_MORE, V_U64, NULL},
     {"cache_path_len", JST_F_PATH_LEN, V_U64, NULL},
     {"ready_spec", JST_F_READY_SPEC, V_STR, NULL},
+    {"graph", JST_F_GRAPH, V_U64, NULL},
+    {"rtc_program", JST_F_RTC_PROGRAM, V_STR, NULL},
     {"in_flight", JST_F_IN_FLIGHT, V_U64, NULL},
 };
 

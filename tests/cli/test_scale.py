@@ -579,6 +579,46 @@ def test_many_samples_linear(env):
            f"the hot function first: {str(fc)[:600]}")
 
 
+def graphs_spec(n):
+    """n rounds on one thread, each a first call: a JIT load, a CUDA graph
+    captured on a stream of its own and instantiated, then its kernel's
+    first launch; and n more captures begun on streams never ended (a
+    damaged trace), all before the first round."""
+    s = head() + call("cuInit", 1_010_000, 1000)
+    rows = [call("cuStreamBeginCapture", 1_020_000 + i, 0, handle=hex(0x100000 + i))
+            for i in range(n)]
+    t = 2_000_000
+    for i in range(n):
+        rows.append(load(i, t, 50))
+        rows.append(call("cuStreamBeginCapture", t + 60, 1, handle=hex(i + 1)))
+        rows.append(call("cuStreamEndCapture", t + 70, 20, handle=hex(i + 1),
+                         graph=hex(0x900000 + i)))
+        rows.append(call("cuGraphInstantiate", t + 100, 10, graph=hex(0x900000 + i),
+                         handle=hex(0xa00000 + i)))
+        rows.append(call("cuLaunchKernel", t + 200, 5, name=f"_Z2k{i}v", func=hex(0x500000 + i)))
+        t += 1000
+    s += "".join(rows)
+    return s + "end exit_status=0 end_reason=exit\n"
+
+
+@case
+def test_graphs_linear(env):
+    # A first call per capture, and captures never ended: each first call's
+    # graphs are found by a search, not a scan of every capture, and the
+    # captures open at once are bounded.
+    traces = {n: env.trace(f"graphs{n}", graphs_spec(n)) for n in (2000, 8000)}
+    expect_n_log_n(env, traces, (["report"], ["report", "--json"],
+                                 ["check", "--max-graph-capture-ms", "1e12"]),
+                   2000, 8000, ("2,000 rounds", "8,000 rounds"))
+    rc, out, err = env.run("report", "--json", traces[8000])
+    p = json.loads(out)["processes"][0]
+    expect(p["graphs"]["count"] == 8000 and p["graphs"]["instantiated"] == 8000,
+           f"8,000 graphs: {p['graphs']}")
+    gc = [b for f in p["first_calls"] for b in f["blame"] if b["cause"] == "graph_capture"]
+    expect(len(gc) == 8000 and all(b["graphs"] == 1 for b in gc),
+           f"one graph in each first call: {len(gc)}")
+
+
 def notes_spec(notes, with_launch=True):
     """A process whose notes are given as (count, bytes) pairs, each note its
     own block (as the writer writes a record larger than a block), then its

@@ -4,7 +4,8 @@
  * $JST_FAKE_RTC_MS milliseconds (a compile) and returns $JST_FAKE_RTC_RESULT
  * (default NVRTC_SUCCESS). nvrtcGetPTXSize and nvrtcGetPTX give the bytes of
  * the file $JST_FAKE_RTC_PTX and a NUL (an error when it is not set or
- * unreadable), as the compiled program's PTX. Nothing else of NVRTC is here.
+ * unreadable), as the compiled program's PTX. nvrtcCreateProgram hands out
+ * the program 0x1234 whatever it is given. Nothing else of NVRTC is here.
  */
 #include <nvrtc.h>
 #include <stdio.h>
@@ -24,6 +25,21 @@ static int fake_compile(void)
     }
     const char *res = getenv("JST_FAKE_RTC_RESULT");
     return res ? atoi(res) : 0;
+}
+
+nvrtcResult nvrtcCreateProgram(nvrtcProgram *prog, const char *src, const char *name,
+                               int numHeaders, const char *const *headers,
+                               const char *const *includeNames)
+{
+    (void)src;
+    (void)name;
+    (void)numHeaders;
+    (void)headers;
+    (void)includeNames;
+    if (!prog)
+        return NVRTC_ERROR_INVALID_INPUT;
+    *prog = (nvrtcProgram)0x1234;
+    return NVRTC_SUCCESS;
 }
 
 nvrtcResult nvrtcCompileProgram(nvrtcProgram prog, int numOptions, const char *const *options)

@@ -19,6 +19,7 @@ for prog in direct dlsym; do
         expect_rc "$n.plain" 5
         same_behaviour "$n.plain" "$n"
         grep -q "^nvrtcCompileProgram: $res\$" "$WORK/$n.out" || fail "$n: the result $res did not reach the program"
+        grep -q "^nvrtcCreateProgram: 0\$" "$WORK/$n.out" || fail "$n: nvrtcCreateProgram's result"
         dump_json "$(the_trace "$n")" "$WORK/$n.json"
         check_json "$WORK/$n.json" route="$prog" res="$res" ms="$MS" <<'PY'
 route, res, ms = arg["route"], int(arg["res"]), int(arg["ms"])
@@ -29,6 +30,9 @@ expect(rc["result"] == res, f"nvrtcCompileProgram result {res} passed through")
 expect(rc["dur_ns"] >= ms * 1000000, f"nvrtcCompileProgram took the fake's {ms} ms")
 expect(rc["num_options"] == 3, "three options")
 expect(rc["name"] == "sm_90", "-arch=sm_90 recorded as the name")
+expect(rc.get("rtc_program") == "kernels.cu", f"the name nvrtcCreateProgram gave: {rc.get('rtc_program')}")
+expect(not calls("nvrtcCreateProgram") and not [r for r in recs if r.get("call") == "nvrtcCreateProgram"],
+       "nvrtcCreateProgram writes no record of its own")
 expect(rc.get("stack_id", 0) > 0, "a call stack")
 expect(isinstance(rc.get("tid"), int) and rc["tid"] > 0, "a thread id")
 lk = one("nvJitLinkComplete")
@@ -62,6 +66,9 @@ mods = [m for m in rep["processes"][0]["modules"] if m["call"] in
         ("nvrtcCompileProgram", "__nvJitLinkComplete_13_0")]
 assert len(mods) == 2 and all(m["culprit"] and m["lost_ns"] >= ms * 10**6 for m in mods), mods
 assert any(f["kind"] == "rtc_cache" for f in rep["fixes"]), rep["fixes"]
+# the compile is named by the program's own name, its target by -arch
+nv = [c for c in rep["processes"][0]["compiles"] if c["compiler"] == "nvrtc"]
+assert len(nv) == 1 and nv[0]["what"] == "kernels.cu" and nv[0]["target"] == "sm_90", nv
 PY
 # libnvrtc loaded RTLD_LOCAL by a plugin, not in the global scope: the
 # plugin's call still reaches the preload's export, which must find the real

@@ -21,6 +21,8 @@
  *                              CUDA_ERROR_UNSUPPORTED_PTX_VERSION, as the real driver does
  *   JITSTALL_SIM_JIT_US_PER_KB JIT cost in microseconds per KiB of PTX (default 100);
  *                              a cache hit costs 1/100 of that, at least 100 us
+ *   JITSTALL_SIM_CAPTURE_US    what cuStreamEndCapture costs, in microseconds (default 0)
+ *   JITSTALL_SIM_INSTANTIATE_US what a cuGraphInstantiate* costs (default 0)
  *   CUDA_CACHE_PATH, CUDA_CACHE_DISABLE, CUDA_CACHE_MAXSIZE, CUDA_FORCE_PTX_JIT,
  *   CUDA_FORCE_JIT, CUDA_DISABLE_PTX_JIT, CUDA_DISABLE_JIT as documented by NVIDIA.
  *
@@ -65,6 +67,9 @@ enum {
     SIM_MAGIC_KERN = 0x4a53584b, /* CUkernel */
     SIM_MAGIC_LINK = 0x4a53584e,
     SIM_MAGIC_MEM = 0x4a535852,
+    SIM_MAGIC_STREAM = 0x4a535853,
+    SIM_MAGIC_GRAPH = 0x4a535847,
+    SIM_MAGIC_GEXEC = 0x4a535845,
 };
 
 struct sim_ctx {
@@ -114,6 +119,7 @@ static struct {
     int ndev;
     unsigned cc[SIM_MAX_DEV];
     uint64_t us_per_kb;
+    uint64_t capture_us, instantiate_us;
     int env_flags;
     unsigned driver; /* CUDA version, 13000 for 13.0 */
     int bad_env;     /* a setting was refused: cuInit fails */
@@ -244,6 +250,8 @@ static void sim_read_env(void)
         g.primary[d] = (struct sim_ctx){SIM_MAGIC_CTX, d, 1};
     }
     g.us_per_kb = env_u64("JITSTALL_SIM_JIT_US_PER_KB", 100);
+    g.capture_us = env_u64("JITSTALL_SIM_CAPTURE_US", 0);
+    g.instantiate_us = env_u64("JITSTALL_SIM_INSTANTIATE_US", 0);
     const char *dv = getenv("JITSTALL_SIM_DRIVER_VERSION");
     uint64_t drv = env_u64("JITSTALL_SIM_DRIVER_VERSION", 0);
     g.driver = SIM_DRIVER_VERSION;
@@ -1180,6 +1188,236 @@ CUresult CUDAAPI cuLinkDestroy(CUlinkState state)
     return CUDA_SUCCESS;
 }
 
+/* ---- streams and graph capture ---- */
+
+/* A stream: its capture state. Capture of the NULL (legacy) stream is refused,
+ * as the real driver refuses it. */
+struct sim_stream {
+    uint32_t magic;
+    atomic_int capturing;
+    void *into; /* cuStreamBeginCaptureToGraph's graph, or NULL: a new one */
+};
+
+struct sim_graph {
+    uint32_t magic;
+};
+
+static struct sim_stream *sim_stream_of(CUstream s)
+{
+    struct sim_stream *x = (struct sim_stream *)s;
+    return x && x->magic == SIM_MAGIC_STREAM ? x : NULL;
+}
+
+static struct sim_graph *sim_graph_of(CUgraph gr)
+{
+    struct sim_graph *x = (struct sim_graph *)gr;
+    return x && x->magic == SIM_MAGIC_GRAPH ? x : NULL;
+}
+
+CUresult CUDAAPI cuStreamCreate(CUstream *phStream, unsigned int Flags)
+{
+    SIM_REQUIRE_INIT();
+    if (!phStream)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!t_current)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    struct sim_stream *x = calloc(1, sizeof *x);
+    if (!x)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    x->magic = SIM_MAGIC_STREAM;
+    *phStream = (CUstream)x;
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuStreamDestroy_v2(CUstream hStream)
+{
+    SIM_REQUIRE_INIT();
+    struct sim_stream *x = sim_stream_of(hStream);
+    if (!x)
+        return CUDA_ERROR_INVALID_HANDLE;
+    x->magic = 0;
+    free(x);
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuStreamDestroy(CUstream hStream)
+{
+    return cuStreamDestroy_v2(hStream);
+}
+
+static CUresult sim_begin_capture(CUstream hStream, CUgraph into)
+{
+    SIM_REQUIRE_INIT();
+    if (!hStream)
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    struct sim_stream *x = sim_stream_of(hStream);
+    if (!x)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (into && !sim_graph_of(into))
+        return CUDA_ERROR_INVALID_VALUE;
+    int idle = 0;
+    if (!atomic_compare_exchange_strong(&x->capturing, &idle, 1))
+        return CUDA_ERROR_ILLEGAL_STATE; /* already capturing */
+    x->into = into;
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuStreamBeginCapture(CUstream hStream)
+{
+    return sim_begin_capture(hStream, NULL);
+}
+
+CUresult CUDAAPI cuStreamBeginCapture_ptsz(CUstream hStream)
+{
+    return sim_begin_capture(hStream, NULL);
+}
+
+CUresult CUDAAPI cuStreamBeginCapture_v2(CUstream hStream, CUstreamCaptureMode mode)
+{
+    return sim_begin_capture(hStream, NULL);
+}
+
+CUresult CUDAAPI cuStreamBeginCapture_v2_ptsz(CUstream hStream, CUstreamCaptureMode mode);
+CUresult CUDAAPI cuStreamBeginCapture_v2_ptsz(CUstream hStream, CUstreamCaptureMode mode)
+{
+    return sim_begin_capture(hStream, NULL);
+}
+
+CUresult CUDAAPI cuStreamBeginCaptureToGraph(CUstream hStream, CUgraph hGraph,
+                                             const CUgraphNode *dependencies,
+                                             const CUgraphEdgeData *dependencyData,
+                                             size_t numDependencies, CUstreamCaptureMode mode)
+{
+    return hGraph ? sim_begin_capture(hStream, hGraph) : CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult CUDAAPI cuStreamBeginCaptureToGraph_ptsz(CUstream hStream, CUgraph hGraph,
+                                                  const CUgraphNode *dependencies,
+                                                  const CUgraphEdgeData *dependencyData,
+                                                  size_t numDependencies, CUstreamCaptureMode mode)
+{
+    return hGraph ? sim_begin_capture(hStream, hGraph) : CUDA_ERROR_INVALID_VALUE;
+}
+
+/* Ends the capture of hStream: the graph it captured into (a new one unless
+ * cuStreamBeginCaptureToGraph gave one), after JITSTALL_SIM_CAPTURE_US. An end
+ * without a begin is CUDA_ERROR_ILLEGAL_STATE. */
+CUresult CUDAAPI cuStreamEndCapture(CUstream hStream, CUgraph *phGraph)
+{
+    SIM_REQUIRE_INIT();
+    if (!phGraph)
+        return CUDA_ERROR_INVALID_VALUE;
+    struct sim_stream *x = sim_stream_of(hStream);
+    if (!hStream)
+        return CUDA_ERROR_ILLEGAL_STATE;
+    if (!x)
+        return CUDA_ERROR_INVALID_HANDLE;
+    int busy = 1;
+    if (!atomic_compare_exchange_strong(&x->capturing, &busy, 0))
+        return CUDA_ERROR_ILLEGAL_STATE;
+    sim_sleep_us(g.capture_us);
+    if (x->into) {
+        *phGraph = (CUgraph)x->into;
+        return CUDA_SUCCESS;
+    }
+    struct sim_graph *gr = calloc(1, sizeof *gr);
+    if (!gr)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    gr->magic = SIM_MAGIC_GRAPH;
+    *phGraph = (CUgraph)gr;
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuStreamEndCapture_ptsz(CUstream hStream, CUgraph *phGraph);
+CUresult CUDAAPI cuStreamEndCapture_ptsz(CUstream hStream, CUgraph *phGraph)
+{
+    return cuStreamEndCapture(hStream, phGraph);
+}
+
+CUresult CUDAAPI cuGraphCreate(CUgraph *phGraph, unsigned int flags)
+{
+    SIM_REQUIRE_INIT();
+    if (!phGraph || flags)
+        return CUDA_ERROR_INVALID_VALUE;
+    struct sim_graph *gr = calloc(1, sizeof *gr);
+    if (!gr)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    gr->magic = SIM_MAGIC_GRAPH;
+    *phGraph = (CUgraph)gr;
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuGraphDestroy(CUgraph hGraph)
+{
+    SIM_REQUIRE_INIT();
+    struct sim_graph *gr = sim_graph_of(hGraph);
+    if (!gr)
+        return CUDA_ERROR_INVALID_VALUE;
+    gr->magic = 0;
+    free(gr);
+    return CUDA_SUCCESS;
+}
+
+/* An executable graph of hGraph, after JITSTALL_SIM_INSTANTIATE_US. */
+static CUresult sim_instantiate(CUgraphExec *phGraphExec, CUgraph hGraph)
+{
+    SIM_REQUIRE_INIT();
+    if (!phGraphExec || !sim_graph_of(hGraph))
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!t_current)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    sim_sleep_us(g.instantiate_us);
+    struct sim_graph *x = calloc(1, sizeof *x);
+    if (!x)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    x->magic = SIM_MAGIC_GEXEC;
+    *phGraphExec = (CUgraphExec)x;
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuGraphInstantiate(CUgraphExec *phGraphExec, CUgraph hGraph,
+                                    CUgraphNode *phErrorNode, char *logBuffer, size_t bufferSize)
+{
+    return sim_instantiate(phGraphExec, hGraph);
+}
+
+CUresult CUDAAPI cuGraphInstantiate_v2(CUgraphExec *phGraphExec, CUgraph hGraph,
+                                       CUgraphNode *phErrorNode, char *logBuffer, size_t bufferSize)
+{
+    return sim_instantiate(phGraphExec, hGraph);
+}
+
+CUresult CUDAAPI cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUgraph hGraph,
+                                             unsigned long long flags)
+{
+    return sim_instantiate(phGraphExec, hGraph);
+}
+
+CUresult CUDAAPI cuGraphInstantiateWithParams(CUgraphExec *phGraphExec, CUgraph hGraph,
+                                              CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams)
+{
+    return instantiateParams ? sim_instantiate(phGraphExec, hGraph) : CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult CUDAAPI cuGraphInstantiateWithParams_ptsz(
+    CUgraphExec *phGraphExec, CUgraph hGraph, CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams);
+CUresult CUDAAPI cuGraphInstantiateWithParams_ptsz(CUgraphExec *phGraphExec, CUgraph hGraph,
+                                                   CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams)
+{
+    return cuGraphInstantiateWithParams(phGraphExec, hGraph, instantiateParams);
+}
+
+CUresult CUDAAPI cuGraphExecDestroy(CUgraphExec hGraphExec)
+{
+    SIM_REQUIRE_INIT();
+    struct sim_graph *x = (struct sim_graph *)hGraphExec;
+    if (!x || x->magic != SIM_MAGIC_GEXEC)
+        return CUDA_ERROR_INVALID_VALUE;
+    x->magic = 0;
+    free(x);
+    return CUDA_SUCCESS;
+}
+
 /* ---- errors ---- */
 
 static const struct {
@@ -1205,6 +1443,10 @@ static const struct {
     {CUDA_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
     {CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
     {CUDA_ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED", "operation not supported"},
+    {CUDA_ERROR_ILLEGAL_STATE, "CUDA_ERROR_ILLEGAL_STATE",
+     "the operation is not permitted when the stream is capturing"},
+    {CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED",
+     "operation not permitted when stream is capturing"},
 };
 
 static CUresult sim_error_lookup(CUresult error, const char **pStr, int text)
@@ -1307,6 +1549,25 @@ static const struct sim_sym sim_syms[] = {
     SIM_SYM_PT("cuLaunchKernel", 7000, cuLaunchKernel_ptsz),
     SIM_SYM("cuLaunchKernelEx", 11060, cuLaunchKernelEx),
     SIM_SYM_PT("cuLaunchKernelEx", 11060, cuLaunchKernelEx_ptsz),
+    SIM_SYM("cuStreamCreate", 2000, cuStreamCreate),
+    SIM_SYM("cuStreamDestroy", 2000, cuStreamDestroy),
+    SIM_SYM("cuStreamDestroy", 4000, cuStreamDestroy_v2),
+    SIM_SYM("cuStreamBeginCapture", 10000, cuStreamBeginCapture),
+    SIM_SYM_PT("cuStreamBeginCapture", 10000, cuStreamBeginCapture_ptsz),
+    SIM_SYM("cuStreamBeginCapture", 10010, cuStreamBeginCapture_v2),
+    SIM_SYM_PT("cuStreamBeginCapture", 10010, cuStreamBeginCapture_v2_ptsz),
+    SIM_SYM("cuStreamBeginCaptureToGraph", 12030, cuStreamBeginCaptureToGraph),
+    SIM_SYM_PT("cuStreamBeginCaptureToGraph", 12030, cuStreamBeginCaptureToGraph_ptsz),
+    SIM_SYM("cuStreamEndCapture", 10000, cuStreamEndCapture),
+    SIM_SYM_PT("cuStreamEndCapture", 10000, cuStreamEndCapture_ptsz),
+    SIM_SYM("cuGraphCreate", 10000, cuGraphCreate),
+    SIM_SYM("cuGraphDestroy", 10000, cuGraphDestroy),
+    SIM_SYM("cuGraphInstantiate", 10000, cuGraphInstantiate),
+    SIM_SYM("cuGraphInstantiate", 11000, cuGraphInstantiate_v2),
+    SIM_SYM("cuGraphInstantiateWithFlags", 11040, cuGraphInstantiateWithFlags),
+    SIM_SYM("cuGraphInstantiateWithParams", 12000, cuGraphInstantiateWithParams),
+    SIM_SYM_PT("cuGraphInstantiateWithParams", 12000, cuGraphInstantiateWithParams_ptsz),
+    SIM_SYM("cuGraphExecDestroy", 10000, cuGraphExecDestroy),
     SIM_SYM("cuGetErrorName", 6000, cuGetErrorName),
     SIM_SYM("cuGetErrorString", 6000, cuGetErrorString),
     SIM_SYM("cuGetExportTable", 3000, cuGetExportTable),

@@ -449,7 +449,7 @@ def test_bundle_compiles_again(env):
     # An NVRTC program has no cache of its own: it compiles on every start.
     out, _ = bundle_run(env, 1, env.path("b2"), [os.environ["JST_PROG_RTC"], env.fix, "0",
                                                  "module", "sm90.fatbin"], JST_FAKE_RTC_MS="5")
-    expect(re.search(r"^  compiled +NVRTC: sm_90 \(prog_rtc_direct, pid \d+, [0-9.]+ ms\): an "
+    expect(re.search(r"^  compiled +NVRTC: kernels\.cu \(prog_rtc_direct, pid \d+, [0-9.]+ ms\): an "
                      r"NVRTC program with no cache of its own: it compiles on every start", out,
                      re.M), out)
     m = json.load(open(env.path("b2", "jitstall-bundle.json")))
