@@ -92,7 +92,7 @@ same_behaviour iplain inductor
 parent="" worker=""
 for t in $(traces_of inductor); do
     dump_json "$t" "$WORK/i.json"
-    if grep -q compile_worker.py "$WORK/i.json" && grep -q '"type":"compile"' "$WORK/i.json"; then
+    if grep -q compile_worker.py "$WORK/i.json" && grep -q '"compiler":"ptxas"' "$WORK/i.json"; then
         worker=$WORK/i.json.w
         cp "$WORK/i.json" "$worker"
     elif grep -q '"cuLaunchKernel"' "$WORK/i.json"; then
