@@ -30,6 +30,7 @@ static const struct compiler_row compilers[JST_CMP_MAX_] = {
     [JST_CMP_FATBINARY] = {"fatbinary", "fatbinary (subprocess)", JST_CAUSE_SUBPROCESS},
     [JST_CMP_HOST_CC] = {"host_cc", "host C compiler (subprocess)", JST_CAUSE_SUBPROCESS},
     [JST_CMP_XLA] = {"xla", "XLA compile", JST_CAUSE_FRAMEWORK_COMPILE, 1},
+    [JST_CMP_BUILD] = {"build", "build tool (subprocess)", JST_CAUSE_BUILD, 1},
 };
 
 static const char *const frameworks[JST_FW_MAX_] = {
@@ -48,6 +49,7 @@ static const struct {
     [JST_CAUSE_DRIVER_INIT] = {"driver_init", "driver init and context"},
     [JST_CAUSE_PYTHON] = {"python", "Python (sampled)"},
     [JST_CAUSE_UNEXPLAINED] = {"unexplained", "unexplained"},
+    [JST_CAUSE_BUILD] = {"build", "build tools"},
 };
 
 const char *jst_compiler_name(unsigned c)
@@ -369,6 +371,7 @@ void jst_compiles_free(struct jst_process *p)
         free(p->compiles[i].target);
         free(p->compiles[i].what);
         free(p->compiles[i].kernel);
+        free(p->compiles[i].dir);
     }
     free(p->compiles);
     p->compiles = NULL;
@@ -443,6 +446,70 @@ static void link_parents(struct jst_process *p)
             r = &p->compiles[r->parent];
         if (r != c && r->framework)
             c->framework = r->framework;
+        for (r = c; r->has_parent && !c->in_build; r = &p->compiles[r->parent])
+            c->in_build = p->compiles[r->parent].compiler == JST_CMP_BUILD;
+    }
+}
+
+/* The innermost row of par that ran process pid (its own compile, or a
+ * build) and holds [s, e): the shortest. (size_t)-1 when none. */
+static size_t row_of_child(const struct jst_process *par, uint64_t pid, uint64_t s, uint64_t e)
+{
+    size_t best = (size_t)-1;
+    uint64_t len = UINT64_MAX;
+    for (size_t i = 0; i < par->n_compiles; i++) {
+        const struct jst_compile *r = &par->compiles[i];
+        uint64_t re = compile_end(r);
+        if (r->pid != pid || r->start_ns > s || re < e || re - r->start_ns >= len)
+            continue;
+        best = i;
+        len = re - r->start_ns;
+    }
+    return best;
+}
+
+void jst_compiles_link_builds(struct jst_run *run)
+{
+    for (size_t i = 0; i < run->n_procs; i++) {
+        struct jst_process *ch = &run->procs[i];
+        for (size_t j = 0; j < ch->n_compiles; j++) {
+            struct jst_compile *c = &ch->compiles[j];
+            if (c->has_parent)
+                continue; /* its parent in its own process is tied (or is itself) */
+            /* up the chain: the row of an ancestor that ran the process c
+             * (or the process that ran it ...) ran in */
+            const struct jst_process *cur = ch;
+            for (size_t hops = 0; hops < 16 && cur->parent_ix < run->n_procs; hops++) {
+                struct jst_process *par = &run->procs[cur->parent_ix];
+                size_t r = row_of_child(par, cur->pid, c->start_ns, compile_end(c));
+                if (r != (size_t)-1) {
+                    const struct jst_compile *pr = &par->compiles[r];
+                    c->has_parent = 1;
+                    c->parent = r;
+                    c->parent_pid = par->pid;
+                    c->in_build = pr->in_build || pr->compiler == JST_CMP_BUILD;
+                    if (pr->framework)
+                        c->framework = pr->framework;
+                    break;
+                }
+                cur = par;
+            }
+        }
+    }
+    /* rows below those just tied take their build and framework */
+    for (size_t i = 0; i < run->n_procs; i++) {
+        struct jst_process *p = &run->procs[i];
+        for (size_t j = 0; j < p->n_compiles; j++) {
+            struct jst_compile *c = &p->compiles[j];
+            const struct jst_compile *r = c;
+            for (size_t hops = 0; r->has_parent && !r->parent_pid && hops < 64; hops++)
+                r = &p->compiles[r->parent];
+            if (r != c && r->parent_pid) {
+                c->in_build |= r->in_build;
+                if (r->framework)
+                    c->framework = r->framework;
+            }
+        }
     }
 }
 
@@ -480,7 +547,8 @@ uint64_t jst_compiler_wall(const struct jst_process *p, unsigned k)
 
 int jst_compile_is_culprit(const struct jst_compile *k)
 {
-    return !k->call && (k->dur_ns || k->in_flight || (k->has_exit && k->exit_status != 0));
+    return !k->call && !k->in_build &&
+           (k->dur_ns || k->in_flight || (k->has_exit && k->exit_status != 0));
 }
 
 uint64_t jst_compile_ns_within(const struct jst_process *p, uint64_t a, uint64_t b)

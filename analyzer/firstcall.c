@@ -107,12 +107,17 @@ static uint64_t sweep(struct edges *e, uint64_t lo, uint64_t hi, uint64_t *blame
     for (size_t i = 0; i <= e->n; i++) {
         uint64_t t = i < e->n ? e->v[i].t : hi;
         if (t > at) {
-            for (unsigned c = 0; c < 2 * JST_CAUSE_MAX_; c++)
+            /* the thread's wait on a build tool first: its compilers ran in it */
+            for (unsigned k = 0; k <= 2 * JST_CAUSE_MAX_; k++) {
+                unsigned c = k == 0 ? JST_CAUSE_BUILD : k - 1;
+                if (k && c == JST_CAUSE_BUILD)
+                    continue;
                 if (open[c]) {
                     blame[c % JST_CAUSE_MAX_] += t - at;
                     covered += t - at;
                     break;
                 }
+            }
             at = t;
         }
         if (i < e->n) {
@@ -680,7 +685,8 @@ static void keep_compiling(struct jst_process *p)
     for (size_t i = 0; i < p->n_first_calls; i++) {
         struct jst_first_call *f = &p->first_calls[i];
         if (f->blame[JST_CAUSE_DRIVER_JIT] || f->blame[JST_CAUSE_RUNTIME_COMPILER] ||
-            f->blame[JST_CAUSE_SUBPROCESS] || f->blame[JST_CAUSE_FRAMEWORK_COMPILE]) {
+            f->blame[JST_CAUSE_SUBPROCESS] || f->blame[JST_CAUSE_FRAMEWORK_COMPILE] ||
+            f->blame[JST_CAUSE_BUILD]) {
             p->first_calls[n++] = *f;
             continue;
         }
@@ -748,6 +754,7 @@ static int extra_of(const struct jst_run *run, const struct jst_process *p, stru
  * the first calls without compile work are dropped (keep_compiling). */
 void jst_compiles_link(struct jst_run *run)
 {
+    jst_compiles_link_builds(run);
     for (size_t i = 0; i < run->n_procs; i++) {
         struct jst_process *p = &run->procs[i];
         struct fc_extra x;

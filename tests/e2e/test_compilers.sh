@@ -34,7 +34,7 @@ expect(any(f.split("\t")[0] == "make_cubin" and
            f.split("\t")[1].endswith("triton/backends/nvidia/compiler.py") for f in frames),
        f"the stack is in Triton's compiler: {frames}")
 fw = {r["framework"]: r for r in of_type("fw_cache")}
-expect(sorted(fw) == ["cupy", "inductor", "jax", "numba", "triton"], f"frameworks {sorted(fw)}")
+expect(sorted(fw) == ["cupy", "inductor", "jax", "numba", "torch_extensions", "triton"], f"frameworks {sorted(fw)}")
 t = fw["triton"]
 expect(t["cache_path"] == arg["tcache"] and t["cache_path_env"] == 1 and t["exists"] == 0,
        f"triton cache as set and missing: {t}")
