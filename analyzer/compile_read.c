@@ -84,30 +84,12 @@ struct fmap {
     size_t off, has;
 };
 
-#define U64(t, k, m)                                                                               \
-    {                                                                                              \
-        k, F_U64, offsetof(t, m), NO_HAS                                                           \
-    }
-#define U64H(t, k, m, h)                                                                           \
-    {                                                                                              \
-        k, F_U64, offsetof(t, m), offsetof(t, h)                                                   \
-    }
-#define FLAG(t, k, m)                                                                              \
-    {                                                                                              \
-        k, F_FLAG, offsetof(t, m), NO_HAS                                                          \
-    }
-#define FLAGH(t, k, m, h)                                                                          \
-    {                                                                                              \
-        k, F_FLAG, offsetof(t, m), offsetof(t, h)                                                  \
-    }
-#define STR(t, k, m)                                                                               \
-    {                                                                                              \
-        k, F_STR, offsetof(t, m), NO_HAS                                                           \
-    }
-#define LIST(t, k, m, n)                                                                           \
-    {                                                                                              \
-        k, F_LIST, offsetof(t, m), offsetof(t, n)                                                  \
-    }
+#define U64(t, k, m) {k, F_U64, offsetof(t, m), NO_HAS}
+#define U64H(t, k, m, h) {k, F_U64, offsetof(t, m), offsetof(t, h)}
+#define FLAG(t, k, m) {k, F_FLAG, offsetof(t, m), NO_HAS}
+#define FLAGH(t, k, m, h) {k, F_FLAG, offsetof(t, m), offsetof(t, h)}
+#define STR(t, k, m) {k, F_STR, offsetof(t, m), NO_HAS}
+#define LIST(t, k, m, n) {k, F_LIST, offsetof(t, m), offsetof(t, n)}
 
 #define SP struct jst_subproc_ev
 static const struct fmap subproc_map[] = {

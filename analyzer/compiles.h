@@ -29,8 +29,9 @@ enum jst_compiler {
     JST_CMP_FATBINARY,
     JST_CMP_HOST_CC,
     JST_CMP_XLA,
-    JST_CMP_BUILD, /* a build tool or any other child a process waited for (ninja, make, a
-                      script): its span holds the compiles of its descendants */
+    /* a build tool or any other child a process waited for (ninja, make, a
+     * script): its span holds the compiles of its descendants */
+    JST_CMP_BUILD,
     JST_CMP_MAX_
 };
 
@@ -55,8 +56,9 @@ enum jst_cause {
     JST_CAUSE_DRIVER_INIT,
     JST_CAUSE_PYTHON,
     JST_CAUSE_UNEXPLAINED,
-    JST_CAUSE_BUILD, /* waiting for a build tool; counts before every other cause (its
-                        compilers run inside it) */
+    /* waiting for a build tool; counts before every other cause (its
+     * compilers run inside it) */
+    JST_CAUSE_BUILD,
     JST_CAUSE_MAX_
 };
 
@@ -122,9 +124,9 @@ struct jst_first_call {
 };
 
 /* The table rows: names as the JSON and the options spell them. */
-const char *jst_compiler_name(unsigned compiler);  /* "ptxas"; NULL when out of range */
-const char *jst_compiler_label(unsigned compiler); /* "driver PTX JIT", "ptxas (subprocess)" */
-unsigned jst_compiler_cause(unsigned compiler);    /* enum jst_cause */
+const char *jst_compiler_name(unsigned compiler);   /* "ptxas"; NULL when out of range */
+const char *jst_compiler_label(unsigned compiler);  /* "driver PTX JIT", "ptxas (subprocess)" */
+unsigned jst_compiler_cause(unsigned compiler);     /* enum jst_cause */
 /* Whether a compile of this compiler spans the work of others (a framework's
  * compile range does; a ptxas child does not, even when a parallel one falls
  * inside its time): compiles inside such a span belong to it. */
@@ -133,8 +135,8 @@ unsigned jst_compiler_by_name(const char *name);    /* 0 when unknown */
 const char *jst_framework_name(unsigned framework); /* "triton"; NULL for none */
 /* The framework whose code lives at path (a Python file or an object), or 0. */
 unsigned jst_framework_of_file(const char *path);
-const char *jst_cause_name(unsigned cause);  /* "driver_jit" */
-const char *jst_cause_label(unsigned cause); /* "driver JIT" */
+const char *jst_cause_name(unsigned cause);         /* "driver_jit" */
+const char *jst_cause_label(unsigned cause);        /* "driver JIT" */
 
 /* A range name that marks a framework's compile (XLA's "XlaCompile:..."): the
  * compiler, else 0. Such ranges are never queries. */

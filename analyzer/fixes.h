@@ -44,17 +44,17 @@ enum jst_fix_kind {
     JST_FIX_CACHE_REWARM = 16,  /* the cache was warmed for another driver or GPU */
     JST_FIX_PTX_TOO_NEW = 17,   /* PTX newer than the driver: upgrade it, or build to match */
     /* a framework's own compile cache (analyzer/fixes_fw.c) */
-    JST_FIX_TRITON_CACHE = 40,    /* TRITON_CACHE_DIR on a persistent volume */
-    JST_FIX_INDUCTOR_CACHE = 41,  /* TORCHINDUCTOR_CACHE_DIR, or save/load_cache_artifacts */
-    JST_FIX_JAX_CACHE = 42,       /* turn on JAX's persistent compilation cache */
-    JST_FIX_NUMBA_CACHE = 43,     /* @cuda.jit(cache=True) */
-    JST_FIX_CUPY_CACHE = 44,      /* CUPY_CACHE_DIR on a persistent volume */
-    JST_FIX_COMPILE_AHEAD = 45,   /* a compiler subprocess no framework owns: run it at build */
-    JST_FIX_WARMUP = 46,          /* a compile after ready: add it to the warm-up or ship it
-                                     (analyzer/late.c) */
-    JST_FIX_EXTENSION_CACHE = 47, /* a build tool's output: keep the directory it builds in
-                                     (TORCH_EXTENSIONS_DIR, a library's cache), or build it
-                                     when the package is installed */
+    JST_FIX_TRITON_CACHE = 40,   /* TRITON_CACHE_DIR on a persistent volume */
+    JST_FIX_INDUCTOR_CACHE = 41, /* TORCHINDUCTOR_CACHE_DIR, or save/load_cache_artifacts */
+    JST_FIX_JAX_CACHE = 42,      /* turn on JAX's persistent compilation cache */
+    JST_FIX_NUMBA_CACHE = 43,    /* @cuda.jit(cache=True) */
+    JST_FIX_CUPY_CACHE = 44,     /* CUPY_CACHE_DIR on a persistent volume */
+    JST_FIX_COMPILE_AHEAD = 45,  /* a compiler subprocess no framework owns: run it at build */
+    JST_FIX_WARMUP = 46,         /* a compile after ready: add it to the warm-up or ship it
+                                    (analyzer/late.c) */
+    /* a build tool's output: keep the directory it builds in (TORCH_EXTENSIONS_DIR, a
+     * library's cache), or build it when the package is installed (analyzer/fixes_fw.c) */
+    JST_FIX_EXTENSION_CACHE = 47,
 };
 
 struct jst_fix {

@@ -17,49 +17,49 @@ struct jst_seq_pos;
 /* One hooked call, as recorded (all JST_REC_CALL records, in order). */
 struct jst_call_ev {
     uint64_t seq;
-    unsigned call;   /* enum jst_call */
-    char *call_name; /* exact API name, e.g. "cuCtxCreate_v4" */
-    unsigned route;  /* enum jst_route, 0 if unknown */
+    unsigned call;           /* enum jst_call */
+    char *call_name;         /* exact API name, e.g. "cuCtxCreate_v4" */
+    unsigned route;          /* enum jst_route, 0 if unknown */
     uint64_t tid, start_ns, dur_ns;
     int64_t result;
     uint64_t handle, func, parent, ctx;
-    char *name;        /* kernel name (lookups, launches) */
-    char *path;        /* file loads */
-    uint64_t stack_id; /* 0: none */
+    char *name;              /* kernel name (lookups, launches) */
+    char *path;              /* file loads */
+    uint64_t stack_id;       /* 0: none */
 
     /* loads only (verdict != JST_V_NONE) */
     unsigned image_kind;
     uint64_t image_size, image_hash;
-    char *source;     /* ELF object the image came from */
-    unsigned verdict; /* enum jst_verdict */
+    char *source;            /* ELF object the image came from */
+    unsigned verdict;        /* enum jst_verdict */
     char *sass_arch, *jit_from, *reason;
     char **kernels;
     size_t n_kernels;
-    char **entries; /* "ptx compute_75 zstd" */
+    char **entries;          /* "ptx compute_75 zstd" */
     size_t n_entries;
     uint64_t ptx_size;
     unsigned target_cc;
     unsigned ptx_isa, ptx_isa_max; /* .version x10 of the PTX it would JIT / of its newest PTX */
     unsigned ptx_isa_driver;       /* ptx_too_new (derived): the newest ISA the driver JITs */
     unsigned ptx_driver_cuda;      /* ptx_too_new: the driver's CUDA version, 13000 */
-    unsigned cache, cache_reason;  /* enum jst_cache_outcome / jst_cache_reason */
+    unsigned cache, cache_reason; /* enum jst_cache_outcome / jst_cache_reason */
     uint64_t cache_new_bytes, cache_new_entries;
 
     /* CUPTI ground truth tied to this load, ns; 0 when absent */
     uint64_t cupti_compile_ns, cupti_cache_load_ns, cupti_cache_store_ns;
 
     /* added by analyzer/model.c: links and the device of a load */
-    int has_jit_input;        /* JST_F_JIT_INPUT was recorded */
-    unsigned jit_input;       /* CUjitInputType (CU_JIT_INPUT_PTX = 1) */
-    uint64_t cubin_size;      /* cuLinkComplete output size */
+    int has_jit_input;       /* JST_F_JIT_INPUT was recorded */
+    unsigned jit_input;      /* CUjitInputType (CU_JIT_INPUT_PTX = 1) */
+    uint64_t cubin_size;     /* cuLinkComplete output size */
     uint64_t rtc_ptx_hash[2]; /* nvrtcCompileProgram: its PTX's hash with, without the NUL */
     int has_load_device;
-    unsigned load_device; /* JST_F_LOAD_DEVICE */
+    unsigned load_device;    /* JST_F_LOAD_DEVICE */
 
     /* added: a BEGIN record with no call record of its seq: the call had not
      * returned when the trace ends; dur_ns runs to the trace's last record */
     int in_flight;
-    int link_nvvm; /* cuLinkComplete of a link fed LTO-IR (model_index.c) */
+    int link_nvvm;           /* cuLinkComplete of a link fed LTO-IR (model_index.c) */
     /* added by jst_origin_name_files (origin.c): an image in memory's file,
      * found by content; NULL when unknown */
     const char *read_from;
@@ -73,7 +73,7 @@ struct jst_device {
 };
 
 struct jst_cache_state {
-    int present; /* the record was in the trace */
+    int present;             /* the record was in the trace */
     char *path;
     int from_env, exists, writable, disabled;
     uint64_t size_bytes, entries, max_bytes;
@@ -92,8 +92,8 @@ struct jst_stack {
 };
 
 struct jst_modmap {
-    unsigned event;     /* enum jst_mod_event */
-    uint64_t seq_after; /* number of calls recorded before this entry */
+    unsigned event;          /* enum jst_mod_event */
+    uint64_t seq_after;      /* number of calls recorded before this entry */
     char *path;
     uint64_t bias, start, end, file_size, mtime_ns;
     uint8_t *build_id;
@@ -101,7 +101,7 @@ struct jst_modmap {
 };
 
 struct jst_cupti_ev {
-    unsigned op; /* enum jst_cupti_op */
+    unsigned op;             /* enum jst_cupti_op */
     uint64_t start_ns, end_ns, load_seq, cache_size;
     char *cache_path;
 };
@@ -115,13 +115,13 @@ struct jst_range_ev {
 
 /* A top-level NVTX range of a process: one query (analyzer/queries.c). */
 struct jst_query {
-    char *name;         /* as recorded, numbered when repeated: "query1#2" */
-    const char *domain; /* NULL: the default domain */
+    char *name;           /* as recorded, numbered when repeated: "query1#2" */
+    const char *domain;   /* NULL: the default domain */
     uint64_t tid, start_ns, dur_ns;
-    uint64_t jit_ns, rtc_ns;           /* JIT / runtime compile inside it */
-    uint64_t compile_ns;               /* any compiler inside it (union) */
-    int open;                          /* not ended before the trace did */
-    const struct jst_call_ev *top_jit; /* the JIT event longest inside it */
+    uint64_t jit_ns, rtc_ns;                /* JIT / runtime compile inside it */
+    uint64_t compile_ns;                    /* any compiler inside it (union) */
+    int open;                               /* not ended before the trace did */
+    const struct jst_call_ev *top_jit;      /* the JIT event longest inside it */
 };
 
 /* A compiler the process ran as a child (JST_REC_COMPILE), as recorded. */
@@ -143,7 +143,7 @@ struct jst_subproc_ev {
 struct jst_sample_ev {
     uint64_t tid, stack_id, sample_ns, samples, before_seq, period_ns, window_ns;
     uint64_t start_ns, dur_ns; /* first sample of this stack; first to last (0: not recorded) */
-    char **py;                 /* "func\tfile\tline" innermost first, when on the record */
+    char **py; /* "func\tfile\tline" innermost first, when on the record */
     size_t n_py;
 };
 
@@ -185,51 +185,36 @@ struct jst_ready {
 struct jst_process {
     char *trace_path;
     unsigned format_version;
-    int truncated;       /* stream ended early or no END record */
-    unsigned trace_stop; /* enum jst_trace_stop: why the preload stopped writing, 0 unknown */
-    char *damage;        /* non-NULL: reading stopped at damage (message) */
+    int truncated;           /* stream ended early or no END record */
+    unsigned trace_stop;     /* enum jst_trace_stop: why the preload stopped writing, 0 unknown */
+    char *damage;            /* non-NULL: reading stopped at damage (message) */
     uint64_t pid, ppid;
     char *host, *exe, *cwd, *jst_version;
-    char **argv;
-    size_t argc;
-    char **env;
-    size_t n_env;
-    uint64_t realtime_ns, mono_ns; /* the anchor pair */
-    uint64_t proc_start_ns;        /* CLOCK_MONOTONIC; 0 if unknown */
-    uint64_t end_ns;               /* END record's time, or last event's end */
+    char **argv; size_t argc;
+    char **env; size_t n_env;
+    uint64_t realtime_ns, mono_ns;  /* the anchor pair */
+    uint64_t proc_start_ns;         /* CLOCK_MONOTONIC; 0 if unknown */
+    uint64_t end_ns;                /* END record's time, or last event's end */
     int has_end;
     int64_t exit_status;
-    char *end_reason; /* "exit", "atexit", "destructor"; NULL */
-    uint64_t self_ns; /* jitstall's own time (END self_ns); 0 if absent */
-    size_t n_unknown; /* records of unknown type skipped */
+    char *end_reason;               /* "exit", "atexit", "destructor"; NULL */
+    uint64_t self_ns;               /* jitstall's own time (END self_ns); 0 if absent */
+    size_t n_unknown;               /* records of unknown type skipped */
 
-    struct jst_device *devices;
-    size_t n_devices;
-    struct jst_call_ev *calls;
-    size_t n_calls;
-    struct jst_launch *launches;
-    size_t n_launches; /* every launch, compact */
+    struct jst_device *devices; size_t n_devices;
+    struct jst_call_ev *calls; size_t n_calls;
+    struct jst_launch *launches; size_t n_launches; /* every launch, compact */
     struct jst_cache_state cache_start, cache_end;
-    struct jst_stack *stacks;
-    size_t n_stacks;
-    struct jst_modmap *mods;
-    size_t n_mods;
-    struct jst_cupti_ev *cupti;
-    size_t n_cupti;
-    char **notes;
-    size_t n_notes;
-    struct jst_range_ev *ranges;
-    size_t n_ranges, cap_ranges;
-    struct jst_query *queries;
-    size_t n_queries; /* derived, in start order */
-    struct jst_subproc_ev *subprocs;
-    size_t n_subprocs;
-    struct jst_sample_ev *samples;
-    size_t n_samples;
-    struct jst_fw_cache *fw_caches;
-    size_t n_fw_caches;
-    struct jst_reap_ev *reaps;
-    size_t n_reaps;
+    struct jst_stack *stacks; size_t n_stacks;
+    struct jst_modmap *mods; size_t n_mods;
+    struct jst_cupti_ev *cupti; size_t n_cupti;
+    char **notes; size_t n_notes;
+    struct jst_range_ev *ranges; size_t n_ranges, cap_ranges;
+    struct jst_query *queries; size_t n_queries; /* derived, in start order */
+    struct jst_subproc_ev *subprocs; size_t n_subprocs;
+    struct jst_sample_ev *samples; size_t n_samples;
+    struct jst_fw_cache *fw_caches; size_t n_fw_caches;
+    struct jst_reap_ev *reaps; size_t n_reaps;
     /* derived for the run (analyzer/model_tree.c): the trace of this
      * process's parent in the run, or (size_t)-1; for a trace without END,
      * the pid of the parent that reaped or outlived it (a pool's worker ended
@@ -239,37 +224,35 @@ struct jst_process {
     uint64_t ended_by;
     size_t n_ended;
     struct jst_ready ready;
-    uint64_t ttr_ns; /* derived: process start (or first event) to ready; 0 none */
+    uint64_t ttr_ns;         /* derived: process start (or first event) to ready; 0 none */
     /* derived (analyzer/compiles.h): every compile, any compiler, in start
      * order; each kernel's first call that followed compile work */
-    struct jst_compile *compiles;
-    size_t n_compiles;
-    struct jst_first_call *first_calls;
-    size_t n_first_calls;
+    struct jst_compile *compiles; size_t n_compiles;
+    struct jst_first_call *first_calls; size_t n_first_calls;
 
     /* derived by jst_model_derive() */
-    uint64_t first_launch_ns; /* start of the first launch; 0 if none */
-    uint64_t ttfk_ns;         /* process start (or first event) to first launch */
+    uint64_t first_launch_ns;       /* start of the first launch; 0 if none */
+    uint64_t ttfk_ns;               /* process start (or first event) to first launch */
     uint64_t jit_ns, jit_compile_ns, jit_cache_load_ns;
     uint64_t init_ns, ctx_ns, sass_load_ns;
     /* added: the part of jit_* that happened before the first launch (the
      * ttfk breakdown), and what is left of ttfk after jit, init, ctx, sass */
     uint64_t ttfk_jit_ns, ttfk_jit_compile_ns, ttfk_jit_cache_load_ns;
-    uint64_t pre_driver_ns; /* process start to the first driver call (imports, setup) */
+    uint64_t pre_driver_ns;  /* process start to the first driver call (imports, setup) */
     uint64_t other_ns;
     /* added: runtime compilers (nvrtcCompileProgram, nvJitLinkComplete)
      * before the first launch; not part of other_ns */
     uint64_t rtc_ns;
     /* added: calls in flight when the trace ends (jst_call_ev.in_flight) */
-    uint64_t last_record_ns; /* latest time any record carries */
+    uint64_t last_record_ns;        /* latest time any record carries */
     size_t n_in_flight;
     /* added: a fatal signal (SIGTERM, SIGINT) the preload recorded on a
      * progress record, and when: the calls in flight end there, exactly;
      * 0 when none (an in-flight time is then at least what is shown) */
     unsigned fatal_signal;
     uint64_t fatal_signal_ns;
-    int ttfk_in_flight; /* no launch, a call in flight: ttfk_ns is how long
-                           the process had waited for its first kernel so far */
+    int ttfk_in_flight;             /* no launch, a call in flight: ttfk_ns is how long
+                                       the process had waited for its first kernel so far */
     /* added (analyzer/model_index.c): JIT before the first launch as work
      * (summed durations) and how many of those loads overlapped another;
      * ttfk_jit_ns above is their union, the wall time they took */
@@ -277,15 +260,15 @@ struct jst_process {
     size_t ttfk_jit_overlap;
 
     /* added (analyzer/model_index.c): memory and lookups that stay linear */
-    struct jst_strtab *strs; /* call strings, each distinct one once */
-    uint64_t n_folded;       /* calls counted but not kept, see jst_run */
+    struct jst_strtab *strs;      /* call strings, each distinct one once */
+    uint64_t n_folded;            /* calls counted but not kept, see jst_run */
     uint64_t fold_first_start, fold_last_end, fold_first_launch;
-    uint64_t n_oom;             /* records or fields lost for lack of memory */
-    struct jst_seq_pos *seq_ix; /* calls sorted by seq */
-    size_t *stack_ix;           /* stack positions sorted by id */
-    uint64_t est_sass_ns;       /* mean successful SASS load, 0 if none */
-    uint64_t est_hit_ns;        /* mean successful JIT cache hit, 0 if none */
-    uint64_t cache_want_bytes;  /* what the JIT stored or failed to store */
+    uint64_t n_oom;               /* records or fields lost for lack of memory */
+    struct jst_seq_pos *seq_ix;   /* calls sorted by seq */
+    size_t *stack_ix;             /* stack positions sorted by id */
+    uint64_t est_sass_ns;         /* mean successful SASS load, 0 if none */
+    uint64_t est_hit_ns;          /* mean successful JIT cache hit, 0 if none */
+    uint64_t cache_want_bytes;    /* what the JIT stored or failed to store */
     /* analyzer/origin.c's lookups, built on first use, and how they are
      * freed (jst_model_index_free calls it; the model does not link origin.c
      * everywhere it is built) */
@@ -342,7 +325,7 @@ const struct jst_query *jst_first_jit_query(const struct jst_process *p);
 struct jst_run {
     struct jst_process *procs;
     size_t n_procs;
-    size_t n_unreadable; /* files that could not be read at all */
+    size_t n_unreadable;            /* files that could not be read at all */
     /* Set before jst_model_add to keep every call. Otherwise calls no command
      * but export needs one by one (lookups, launches, unloads: every call that
      * is not a load, link step, runtime compile, cuInit or context creation)
@@ -369,7 +352,8 @@ void jst_model_free(struct jst_run *run);
  * (ended_by). Run again after every jst_model_add: it starts afresh. */
 void jst_model_link_tree(struct jst_run *run);
 /* The parent of p in the run, or NULL. */
-const struct jst_process *jst_model_parent(const struct jst_run *run, const struct jst_process *p);
+const struct jst_process *jst_model_parent(const struct jst_run *run,
+                                           const struct jst_process *p);
 /* Whether anc is p's parent, its parent's parent, and so on. */
 int jst_model_descends(const struct jst_run *run, const struct jst_process *p,
                        const struct jst_process *anc);
