@@ -1303,7 +1303,8 @@ size_t jst_spawn_running(unsigned *kind, uint64_t *start, size_t n)
     int me = (int)getpid();
     for (int i = 0; t && i < SPAWN_SLOTS && k < n; i++) {
         struct spawn_slot *s = &t->slot[i];
-        if (atomic_load_explicit(&s->state, memory_order_acquire) != SLOT_READY || s->ppid != me)
+        if (atomic_load_explicit(&s->state, memory_order_acquire) != SLOT_READY ||
+            s->ppid != me)
             continue;
         kind[k] = (unsigned)jst_compiler_kind(s->text);
         start[k] = s->start_ns;
