@@ -377,6 +377,16 @@ static void slot_fill(struct spawn_slot *s, const char *path, char *const argv[]
     s->nargs = 0;
     for (size_t i = 0; argv && argv[i] && i < SPAWN_MAX_ARGS; i++) {
         size_t l = strlen(argv[i]);
+        if (at + l + 1 > SPAWN_TEXT && i >= 1 && argv[i - 1][0] == '-' &&
+            strchr(argv[i - 1], 'c') && at + 1 < SPAWN_TEXT) {
+            /* a long command after "-c" (sh -c, as ninja runs a step): its start */
+            l = SPAWN_TEXT - at - 1;
+            memcpy(s->text + at, argv[i], l);
+            s->text[at + l] = '\0';
+            at += l + 1;
+            s->nargs++;
+            break;
+        }
         if (at + l + 1 > SPAWN_TEXT)
             break;
         memcpy(s->text + at, argv[i], l + 1);

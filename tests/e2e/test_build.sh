@@ -5,7 +5,8 @@
 # parallel and then c++ (fake_cc, 300 ms each):
 #  - the parent's trace has a compile record of compiler "build" for mybuild
 #    (program, argv, cwd), the script's own trace (a descendant: followed by
-#    its marker) the three compiles;
+#    its marker) the three compiles, c++ run through `sh -c` with a command
+#    longer than a slot (as ninja runs a step) recorded as that compiler;
 #  - the report names `build` as the first call's largest cause, with the
 #    compiles under it as a tree (targets, outputs), little unexplained; JSON
 #    has cause `build`, the children's `parent` and `parent_pid`;
@@ -25,7 +26,10 @@ cd "$1" || exit 9
 nvcc -arch=sm_90 -c -o op.cuda.o op.cu &
 ptxas --gpu-name sm_90 -o op.cubin op.ptx &
 wait
-c++ -shared -o myop.so op.cuda.o
+# as ninja runs a step: sh -c with a command longer than a slot holds
+inc=""
+for i in $(seq 40); do inc="$inc -isystem /opt/some/long/include/directory/number/$i"; done
+sh -c "c++ -shared $inc -o myop.so op.cuda.o"
 echo built
 SH
 chmod +x "$WORK/bin/mybuild"
