@@ -212,16 +212,17 @@ JST_IDLE_TEXT int jst_compiler_kind(const char *path)
  * by the constructor; empty when JITSTALL_DIR is unset (nothing followed:
  * a marker may only go where the traces go). */
 #define FOLLOW_PREFIX 448
-JST_START_DATA static char follow_prefix[FOLLOW_PREFIX];
+static char follow_prefix[FOLLOW_PREFIX]; /* not start-up data: touched only when set */
 JST_START_DATA static size_t follow_len;
 /* This process descends from a traced one (its marker or its parent's). */
 JST_START_DATA static _Atomic int spawn_follow;
-/* Py_IsInitialized, when the program has one (read after vfork: a flag). */
-typedef int (*py_init_fn)(void);
-JST_START_DATA static void *_Atomic spawn_py;
+/* The program is a Python interpreter (its executable's name): read after
+ * vfork, where nothing may be looked up. */
+JST_START_DATA static _Atomic int spawn_py;
 JST_START_RODATA static const char follow_env[] = "JITSTALL_DIR=";
 JST_START_RODATA static const char follow_mid[] = "/.jst-follow-";
-JST_START_RODATA static const char name_py_init[] = "Py_IsInitialized";
+JST_START_RODATA static const char name_self_exe[] = "/proc/self/exe";
+JST_START_RODATA static const char name_python[] = "python";
 
 /* The marker's path for pid into buf (FOLLOW_PREFIX + 16 bytes). */
 JST_IDLE_TEXT static const char *follow_path(char *buf, int pid)
@@ -270,8 +271,7 @@ JST_IDLE_TEXT int jst_spawn_following(void)
         return 0;
     if (atomic_load(&spawn_follow) || st == JST_ST_ON || jst_sink_forked_traced())
         return 1;
-    py_init_fn py = (py_init_fn)atomic_load(&spawn_py);
-    return py && py();
+    return atomic_load(&spawn_py);
 }
 
 static struct spawn_table *spawn_table(void);
@@ -297,7 +297,15 @@ JST_IDLE_TEXT void jst_spawn_start(void)
         follow_prefix[dl + ml + i] = host[i] == '/' ? '_' : host[i];
     follow_prefix[dl + ml + hl] = '-';
     follow_len = dl + ml + hl + 1;
-    atomic_store(&spawn_py, jst_real_dlsym(RTLD_DEFAULT, name_py_init));
+    /* No lookup here (the constructor must not touch the heap): the name */
+    char exe[256];
+    ssize_t n = readlink(name_self_exe, exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = '\0';
+        const char *b = strrchr(exe, '/');
+        b = b ? b + 1 : exe;
+        atomic_store(&spawn_py, !strncmp(b, name_python, sizeof name_python - 1));
+    }
     int me = (int)getpid();
     if (!follow_marked(me) && !follow_marked((int)getppid()))
         return;

@@ -106,7 +106,10 @@ wc = [c for w in workers for c in w["compiles"] if c["compiler"] == "ptxas"]
 expect(wc, "the worker's ptxas")
 f = parent[0]["first_calls"][0]
 sums(f)
-expect(blame(f).get("subprocess", 0) >= 25_000_000, f"the worker's ptxas counts: {f['blame']}")
+# the parent waited for the worker (subprocess.run): a build row whose
+# compiles (the worker's ptxas, tied to it by parent_pid) count as build
+expect(blame(f).get("build", 0) >= 25_000_000, f"the worker's ptxas counts: {f['blame']}")
+expect(any(c.get("parent_pid") == parent[0]["pid"] for c in wc), f"the ptxas is under the worker's row: {wc}")
 PY
 fi
 
