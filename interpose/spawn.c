@@ -306,6 +306,8 @@ JST_IDLE_TEXT void jst_spawn_start(void)
         b = b ? b + 1 : exe;
         atomic_store(&spawn_py, !strncmp(b, name_python, sizeof name_python - 1));
     }
+    if (atomic_load(&spawn_py))
+        (void)spawn_table(); /* its fork children (not only vfork's) write to it */
     int me = (int)getpid();
     if (!follow_marked(me) && !follow_marked((int)getppid()))
         return;
