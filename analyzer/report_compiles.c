@@ -295,7 +295,8 @@ static void tree_line(FILE *f, int md, unsigned depth, const struct jst_compile 
         fprintf(f, "%*s- ", (int)(2 * depth), "");
     else
         fprintf(f, "    %*s%s", (int)(2 * depth), "", depth ? "`- " : "");
-    fprintf(f, "%s %s", jst_compiler_name(c->compiler), rv_dur(c->dur_ns, a, sizeof a));
+    put_clean(f, jst_compiler_name(c->compiler), md);
+    fprintf(f, " %s", rv_dur(c->dur_ns, a, sizeof a));
     if (c->target) {
         fputs("  ", f);
         put_clean(f, c->target, md);

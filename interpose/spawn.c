@@ -281,8 +281,8 @@ JST_IDLE_TEXT void jst_spawn_start(void)
 {
     const char *d = jst_start_dir();
     size_t el = sizeof follow_env - 1, ml = sizeof follow_mid - 1;
-    if (strncmp(d, follow_env, el) != 0 || !d[el])
-        return;
+    if (strncmp(d, follow_env, el) != 0 || d[el] != '/')
+        return; /* unset, or relative: a marker would land in each process's cwd */
     d += el;
     char host[128];
     if (gethostname(host, sizeof host) != 0)
@@ -314,7 +314,8 @@ JST_IDLE_TEXT void jst_spawn_start(void)
     atomic_store(&spawn_follow, 1);
     jst_spawn_follow_mark(me); /* for children that look at their parent's */
     (void)spawn_table();       /* before any fork: the children write to it */
-    spawn_arm();
+    /* spawn_arm (lookups, fork handlers) later, from a normal context: the
+     * constructor must not touch the heap */
 }
 
 /* ---- the table ---- */
@@ -591,6 +592,8 @@ static void spawn_drain(int trusted, uint64_t here_t0)
     if (!trusted && !context_normal())
         return;
     int saved = errno;
+    if (atomic_load(&spawn_follow))
+        spawn_arm(); /* a followed process: not in a handler here */
     atomic_store(&spawn_pending, 0);
     int me = (int)getpid(), wanted = -1;
     uint32_t tid = jst_tid();
@@ -686,6 +689,8 @@ void jst_spawn_posix(const char *path, char *const argv[], pid_t pid, uint64_t s
         kind = JST_CC_BUILD;
     if (!kind || !spawn_wanted())
         return;
+    if (atomic_load(&spawn_follow))
+        spawn_arm();
     int saved = errno;
     /* Slots of children gone or due are written first: room for this one. */
     spawn_sweep();
