@@ -451,64 +451,91 @@ static void link_parents(struct jst_process *p)
     }
 }
 
-/* The innermost row of par that ran process pid (its own compile, or a
- * build) and holds [s, e): the shortest. (size_t)-1 when none. */
-static size_t row_of_child(const struct jst_process *par, uint64_t pid, uint64_t s, uint64_t e)
+/* The ancestor of q in the run whose pid is pid, or NULL. */
+static const struct jst_process *ancestor_of(const struct jst_run *run, const struct jst_process *q,
+                                             uint64_t pid)
 {
-    size_t best = (size_t)-1;
-    uint64_t len = UINT64_MAX;
-    for (size_t i = 0; i < par->n_compiles; i++) {
-        const struct jst_compile *r = &par->compiles[i];
-        uint64_t re = compile_end(r);
-        if (r->pid != pid || r->start_ns > s || re < e || re - r->start_ns >= len)
-            continue;
-        best = i;
-        len = re - r->start_ns;
+    for (size_t hops = 0; hops < 64 && q->parent_ix < run->n_procs; hops++) {
+        q = &run->procs[q->parent_ix];
+        if (q->pid == pid)
+            return q;
     }
-    return best;
+    return NULL;
 }
 
 void jst_compiles_link_builds(struct jst_run *run)
 {
+    size_t *cand = NULL, cap = 0;
+    /* Up each process's chain: the rows of an ancestor that ran it (or ran
+     * the process that ran it ...), found once per hop; each compile not yet
+     * tied takes the shortest of them that holds it. */
     for (size_t i = 0; i < run->n_procs; i++) {
         struct jst_process *ch = &run->procs[i];
-        for (size_t j = 0; j < ch->n_compiles; j++) {
-            struct jst_compile *c = &ch->compiles[j];
-            if (c->has_parent)
-                continue; /* its parent in its own process is tied (or is itself) */
-            /* up the chain: the row of an ancestor that ran the process c
-             * (or the process that ran it ...) ran in */
-            const struct jst_process *cur = ch;
-            for (size_t hops = 0; hops < 16 && cur->parent_ix < run->n_procs; hops++) {
-                struct jst_process *par = &run->procs[cur->parent_ix];
-                size_t r = row_of_child(par, cur->pid, c->start_ns, compile_end(c));
-                if (r != (size_t)-1) {
-                    const struct jst_compile *pr = &par->compiles[r];
-                    c->has_parent = 1;
-                    c->parent = r;
-                    c->parent_pid = par->pid;
-                    c->in_build = pr->in_build || pr->compiler == JST_CMP_BUILD;
-                    if (pr->framework)
-                        c->framework = pr->framework;
-                    break;
+        const struct jst_process *cur = ch;
+        for (size_t hops = 0; ch->n_compiles && hops < 16 && cur->parent_ix < run->n_procs;
+             hops++) {
+            const struct jst_process *par = &run->procs[cur->parent_ix];
+            size_t n = 0;
+            for (size_t r = 0; r < par->n_compiles; r++) {
+                if (par->compiles[r].pid != cur->pid)
+                    continue;
+                if (n == cap) {
+                    size_t nc = cap ? cap * 2 : 8;
+                    size_t *v = realloc(cand, nc * sizeof *v);
+                    if (!v) {
+                        ch->n_oom++;
+                        free(cand);
+                        return;
+                    }
+                    cand = v;
+                    cap = nc;
                 }
-                cur = par;
+                cand[n++] = r;
             }
+            for (size_t j = 0; n && j < ch->n_compiles; j++) {
+                struct jst_compile *c = &ch->compiles[j];
+                uint64_t e = compile_end(c), len = UINT64_MAX;
+                for (size_t k = 0; !c->has_parent && k < n; k++) {
+                    const struct jst_compile *r = &par->compiles[cand[k]];
+                    uint64_t re = compile_end(r);
+                    if (r->start_ns > c->start_ns || re < e || re - r->start_ns >= len)
+                        continue;
+                    len = re - r->start_ns;
+                    c->parent = cand[k];
+                    c->parent_pid = par->pid;
+                }
+                if (c->parent_pid)
+                    c->has_parent = 1;
+            }
+            cur = par;
         }
     }
-    /* rows below those just tied take their build and framework */
+    free(cand);
+    /* Then each compile up its whole chain, across processes: under a
+     * build anywhere above it, it is in that build; the outermost framework
+     * is its own. */
     for (size_t i = 0; i < run->n_procs; i++) {
-        struct jst_process *p = &run->procs[i];
+        const struct jst_process *p = &run->procs[i];
         for (size_t j = 0; j < p->n_compiles; j++) {
             struct jst_compile *c = &p->compiles[j];
+            const struct jst_process *q = p;
             const struct jst_compile *r = c;
-            for (size_t hops = 0; r->has_parent && !r->parent_pid && hops < 64; hops++)
-                r = &p->compiles[r->parent];
-            if (r != c && r->parent_pid) {
-                c->in_build |= r->in_build;
+            unsigned fw = 0;
+            int crossed = 0;
+            for (size_t hops = 0; r->has_parent && hops < 64; hops++) {
+                if (r->parent_pid) {
+                    q = ancestor_of(run, q, r->parent_pid);
+                    crossed = 1;
+                }
+                if (!q || r->parent >= q->n_compiles)
+                    break;
+                r = &q->compiles[r->parent];
+                c->in_build |= r->compiler == JST_CMP_BUILD;
                 if (r->framework)
-                    c->framework = r->framework;
+                    fw = r->framework;
             }
+            if (crossed && fw)
+                c->framework = fw;
         }
     }
 }

@@ -816,6 +816,13 @@ def build_run(env, d, build_dir, children_ms=((1200, 500, "nvcc", "sm_90", "a.o"
     tool += end()
     env.trace("parent", parent, subdir=d)
     env.trace("tool", tool, subdir=d)
+    # nvcc's own trace (pid 400, under the tool): its cicc. Named to come
+    # first in the run, before the traces above it.
+    nv = process(pid=400, exe="/usr/bin/nvcc", args=("nvcc",)).replace("ppid=1", "ppid=300")
+    nv += child(1210, 200, 500, 0, "/usr/bin/cicc", 0, compiler="cicc", output="a.ptx").replace(
+        "tid=100", "tid=400")
+    nv += end()
+    env.trace("a_nvcc", nv, subdir=d)
     return report_json(env, env.path(d))
 
 
@@ -835,6 +842,11 @@ def test_compiles_build_tool_is_a_compile_with_children(env):
     t = [x for x in r["processes"] if x["pid"] == 300][0]
     expect(all(c["parent"] == bi and c["parent_pid"] == 100 and not c["culprit"]
                for c in t["compiles"]), t["compiles"])
+    # a level further down: cicc in nvcc's trace is under the tool's nvcc row
+    nv = [x for x in r["processes"] if x["pid"] == 400][0]["compiles"]
+    ni = [k for k, c in enumerate(t["compiles"]) if c["compiler"] == "nvcc"][0]
+    expect(len(nv) == 1 and nv[0]["parent"] == ni and nv[0]["parent_pid"] == 300, nv)
+    expect(not nv[0]["culprit"] and nv[0]["fix"] is None, nv)
     f = [x for x in p["first_calls"] if x["kernel"] == "my_op"][0]
     b = blame(f)
     expect(b["build"] == 1100 * MS and sum(b.values()) == f["dur_ns"], b)
