@@ -5,6 +5,7 @@
  * (analyzer/compiles.h). Unknown keys are skipped, as everywhere.
  */
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -106,6 +107,7 @@ static const struct fmap subproc_map[] = {
     STR(SP, JST_F_PROGRAM, program),
     STR(SP, JST_F_TARGET, target),
     STR(SP, JST_F_OUTPUT, output),
+    STR(SP, JST_F_CWD, cwd),
     LIST(SP, JST_F_INPUT, inputs, n_inputs),
     LIST(SP, JST_F_ARG, args, n_args),
 };
@@ -214,6 +216,7 @@ void jst_compile_records_free(struct jst_process *p)
         struct jst_subproc_ev *e = &p->subprocs[i];
         free(e->compiler);
         free(e->program);
+        free(e->cwd);
         free(e->target);
         free(e->output);
         for (size_t k = 0; k < e->n_inputs; k++)
@@ -314,6 +317,38 @@ int jst_subproc_is_probe(const struct jst_subproc_ev *e)
     return 1;
 }
 
+/* A build tool's directory: "-C DIR" (ninja, make), else its working
+ * directory, else the directory of its output (-o). Allocated, or NULL. */
+static char *build_dir(const struct jst_subproc_ev *e)
+{
+    const char *d = NULL;
+    for (size_t i = 1; i < e->n_args && !d; i++) {
+        const char *a = e->args[i];
+        if (!strcmp(a, "-C") && i + 1 < e->n_args)
+            d = e->args[i + 1];
+        else if (!strncmp(a, "-C", 2) && a[2])
+            d = a + 2;
+        else if (!strncmp(a, "--directory=", 12))
+            d = a + 12;
+    }
+    if (d && d[0] != '/' && e->cwd && e->cwd[0] == '/') { /* relative to its cwd */
+        size_t n = strlen(e->cwd) + strlen(d) + 2;
+        char *s = malloc(n);
+        if (s)
+            snprintf(s, n, "%s/%s", e->cwd, d);
+        return s;
+    }
+    if (d)
+        return strdup(d);
+    if (e->cwd)
+        return strdup(e->cwd);
+    if (e->output && strrchr(e->output, '/')) {
+        const char *sl = strrchr(e->output, '/');
+        return strndup(e->output, (size_t)(sl - e->output) ? (size_t)(sl - e->output) : 1);
+    }
+    return NULL;
+}
+
 void jst_subprocs_compiles(struct jst_process *p, size_t *cap)
 {
     for (size_t i = 0; i < p->n_subprocs; i++) {
@@ -322,6 +357,12 @@ void jst_subprocs_compiles(struct jst_process *p, size_t *cap)
         if (!k)
             k = compiler_of_program(e->program);
         if (!k || jst_subproc_is_probe(e))
+            continue;
+        /* A build tool only when it took time: short children (uname, git
+         * rev-parse) are no build; one still running at the end (a worker
+         * pool the process never waited for) neither. */
+        if (k == JST_CMP_BUILD &&
+            (!(e->has_status || e->end_unseen) || e->dur_ns < JST_BUILD_MIN_NS))
             continue;
         struct jst_compile *c = jst_compiles_push(p, cap);
         if (!c)
@@ -338,6 +379,10 @@ void jst_subprocs_compiles(struct jst_process *p, size_t *cap)
         c->pid = e->child_pid;
         c->target = e->target ? strdup(e->target) : NULL;
         const char *what = e->output ? e->output : e->n_inputs ? e->inputs[0] : e->program;
+        if (k == JST_CMP_BUILD) { /* the tool and what it built */
+            what = e->program;
+            c->dir = build_dir(e);
+        }
         c->what = what ? strdup(what) : NULL;
         if (e->has_status) {
             int st = (int)e->wait_status;

@@ -30,6 +30,7 @@ static const struct compiler_row compilers[JST_CMP_MAX_] = {
     [JST_CMP_FATBINARY] = {"fatbinary", "fatbinary (subprocess)", JST_CAUSE_SUBPROCESS},
     [JST_CMP_HOST_CC] = {"host_cc", "host C compiler (subprocess)", JST_CAUSE_SUBPROCESS},
     [JST_CMP_XLA] = {"xla", "XLA compile", JST_CAUSE_FRAMEWORK_COMPILE, 1},
+    [JST_CMP_BUILD] = {"build", "build tool (subprocess)", JST_CAUSE_BUILD, 1},
 };
 
 static const char *const frameworks[JST_FW_MAX_] = {
@@ -49,6 +50,7 @@ static const struct {
     [JST_CAUSE_PYTHON] = {"python", "Python (sampled)"},
     [JST_CAUSE_UNEXPLAINED] = {"unexplained", "unexplained"},
     [JST_CAUSE_GRAPH_CAPTURE] = {"graph_capture", "CUDA graph capture"},
+    [JST_CAUSE_BUILD] = {"build", "build tools"},
 };
 
 const char *jst_compiler_name(unsigned c)
@@ -383,6 +385,7 @@ void jst_compiles_free(struct jst_process *p)
         free(p->compiles[i].target);
         free(p->compiles[i].what);
         free(p->compiles[i].kernel);
+        free(p->compiles[i].dir);
     }
     free(p->compiles);
     p->compiles = NULL;
@@ -457,6 +460,97 @@ static void link_parents(struct jst_process *p)
             r = &p->compiles[r->parent];
         if (r != c && r->framework)
             c->framework = r->framework;
+        for (r = c; r->has_parent && !c->in_build; r = &p->compiles[r->parent])
+            c->in_build = p->compiles[r->parent].compiler == JST_CMP_BUILD;
+    }
+}
+
+/* The ancestor of q in the run whose pid is pid, or NULL. */
+static const struct jst_process *ancestor_of(const struct jst_run *run, const struct jst_process *q,
+                                             uint64_t pid)
+{
+    for (size_t hops = 0; hops < 64 && q->parent_ix < run->n_procs; hops++) {
+        q = &run->procs[q->parent_ix];
+        if (q->pid == pid)
+            return q;
+    }
+    return NULL;
+}
+
+void jst_compiles_link_builds(struct jst_run *run)
+{
+    size_t *cand = NULL, cap = 0;
+    /* Up each process's chain: the rows of an ancestor that ran it (or ran
+     * the process that ran it ...), found once per hop; each compile not yet
+     * tied takes the shortest of them that holds it. */
+    for (size_t i = 0; i < run->n_procs; i++) {
+        struct jst_process *ch = &run->procs[i];
+        const struct jst_process *cur = ch;
+        for (size_t hops = 0; ch->n_compiles && hops < 16 && cur->parent_ix < run->n_procs;
+             hops++) {
+            const struct jst_process *par = &run->procs[cur->parent_ix];
+            size_t n = 0;
+            for (size_t r = 0; r < par->n_compiles; r++) {
+                if (par->compiles[r].pid != cur->pid)
+                    continue;
+                if (n == cap) {
+                    size_t nc = cap ? cap * 2 : 8;
+                    size_t *v = realloc(cand, nc * sizeof *v);
+                    if (!v) {
+                        ch->n_oom++;
+                        free(cand);
+                        return;
+                    }
+                    cand = v;
+                    cap = nc;
+                }
+                cand[n++] = r;
+            }
+            for (size_t j = 0; n && j < ch->n_compiles; j++) {
+                struct jst_compile *c = &ch->compiles[j];
+                uint64_t e = compile_end(c), len = UINT64_MAX;
+                for (size_t k = 0; !c->has_parent && k < n; k++) {
+                    const struct jst_compile *r = &par->compiles[cand[k]];
+                    uint64_t re = compile_end(r);
+                    if (r->start_ns > c->start_ns || re < e || re - r->start_ns >= len)
+                        continue;
+                    len = re - r->start_ns;
+                    c->parent = cand[k];
+                    c->parent_pid = par->pid;
+                }
+                if (c->parent_pid)
+                    c->has_parent = 1;
+            }
+            cur = par;
+        }
+    }
+    free(cand);
+    /* Then each compile up its whole chain, across processes: under a
+     * build anywhere above it, it is in that build; the outermost framework
+     * is its own. */
+    for (size_t i = 0; i < run->n_procs; i++) {
+        const struct jst_process *p = &run->procs[i];
+        for (size_t j = 0; j < p->n_compiles; j++) {
+            struct jst_compile *c = &p->compiles[j];
+            const struct jst_process *q = p;
+            const struct jst_compile *r = c;
+            unsigned fw = 0;
+            int crossed = 0;
+            for (size_t hops = 0; r->has_parent && hops < 64; hops++) {
+                if (r->parent_pid) {
+                    q = ancestor_of(run, q, r->parent_pid);
+                    crossed = 1;
+                }
+                if (!q || r->parent >= q->n_compiles)
+                    break;
+                r = &q->compiles[r->parent];
+                c->in_build |= r->compiler == JST_CMP_BUILD;
+                if (r->framework)
+                    fw = r->framework;
+            }
+            if (crossed && fw)
+                c->framework = fw;
+        }
     }
 }
 
@@ -494,7 +588,8 @@ uint64_t jst_compiler_wall(const struct jst_process *p, unsigned k)
 
 int jst_compile_is_culprit(const struct jst_compile *k)
 {
-    return !k->call && (k->dur_ns || k->in_flight || (k->has_exit && k->exit_status != 0));
+    return !k->call && !k->in_build &&
+           (k->dur_ns || k->in_flight || (k->has_exit && k->exit_status != 0));
 }
 
 uint64_t jst_compile_ns_within(const struct jst_process *p, uint64_t a, uint64_t b)

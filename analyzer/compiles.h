@@ -29,6 +29,9 @@ enum jst_compiler {
     JST_CMP_FATBINARY,
     JST_CMP_HOST_CC,
     JST_CMP_XLA,
+    /* a build tool or any other child a process waited for (ninja, make, a
+     * script): its span holds the compiles of its descendants */
+    JST_CMP_BUILD,
     JST_CMP_MAX_
 };
 
@@ -55,6 +58,9 @@ enum jst_cause {
     JST_CAUSE_UNEXPLAINED,
     JST_CAUSE_GRAPH_CAPTURE, /* CUDA graph capture and instantiation (graphs.h): after the
                                 compiles, so that a compile during a capture is the compile's */
+    /* waiting for a build tool; counts before every other cause (its
+     * compilers run inside it) */
+    JST_CAUSE_BUILD,
     JST_CAUSE_MAX_
 };
 
@@ -79,6 +85,11 @@ struct jst_compile {
                             an XLA compile range), the innermost such: */
     size_t parent;       /* that compile's index in the process's compiles, whose
                             framework (and so fix) it has */
+    uint64_t parent_pid; /* nonzero: parent indexes the compiles of the process of this pid
+                            (an ancestor in the run: a build tool's descendants) */
+    int in_build;        /* a build tool's row encloses it, here or in an ancestor: the
+                            build's fix is its fix */
+    char *dir;           /* a build tool's directory (-C DIR, else its cwd), or NULL */
 };
 
 /* A kernel's first call: the compile work on its thread before its first launch. */
@@ -126,13 +137,13 @@ struct jst_first_call {
     size_t n_phases;
     /* its framework's cache outcome (jst_fw_cache_outcome), or NULL */
     const char *cache;
-    size_t graphs;   /* CUDA graphs captured on its thread in it (graph_capture) */
+    size_t graphs; /* CUDA graphs captured on its thread in it (graph_capture) */
 };
 
 /* The table rows: names as the JSON and the options spell them. */
-const char *jst_compiler_name(unsigned compiler);   /* "ptxas"; NULL when out of range */
-const char *jst_compiler_label(unsigned compiler);  /* "driver PTX JIT", "ptxas (subprocess)" */
-unsigned jst_compiler_cause(unsigned compiler);     /* enum jst_cause */
+const char *jst_compiler_name(unsigned compiler);  /* "ptxas"; NULL when out of range */
+const char *jst_compiler_label(unsigned compiler); /* "driver PTX JIT", "ptxas (subprocess)" */
+unsigned jst_compiler_cause(unsigned compiler);    /* enum jst_cause */
 /* Whether a compile of this compiler spans the work of others (a framework's
  * compile range does; a ptxas child does not, even when a parallel one falls
  * inside its time): compiles inside such a span belong to it. */
@@ -141,8 +152,8 @@ unsigned jst_compiler_by_name(const char *name);    /* 0 when unknown */
 const char *jst_framework_name(unsigned framework); /* "triton"; NULL for none */
 /* The framework whose code lives at path (a Python file or an object), or 0. */
 unsigned jst_framework_of_file(const char *path);
-const char *jst_cause_name(unsigned cause);         /* "driver_jit" */
-const char *jst_cause_label(unsigned cause);        /* "driver JIT" */
+const char *jst_cause_name(unsigned cause);  /* "driver_jit" */
+const char *jst_cause_label(unsigned cause); /* "driver JIT" */
 
 /* A range name that marks a framework's compile (XLA's "XlaCompile:..."): the
  * compiler, else 0. Such ranges are never queries. */
@@ -171,6 +182,11 @@ void jst_first_calls_derive(struct jst_process *p);
  * the program's Python alone has none). */
 struct jst_run;
 void jst_compiles_link(struct jst_run *run);
+/* Ties the compiles of a build tool's descendants (the traces of the child a
+ * build row names, and of their children) to that row, or to the innermost
+ * compile row of an ancestor that ran their process (nvcc under ninja):
+ * parent_pid, parent and in_build (jst_compiles_link calls it first). */
+void jst_compiles_link_builds(struct jst_run *run);
 void jst_compiles_free(struct jst_process *p);
 /* Frees what one first call owns (its kernel name and sampled functions). */
 void jst_first_call_free(struct jst_first_call *f);
@@ -209,9 +225,13 @@ uint64_t jst_compiler_wall(const struct jst_process *p, unsigned k);
 uint64_t jst_first_calls_wall(const struct jst_process *p,
                               int (*pick)(const struct jst_compile *, const void *),
                               const void *arg);
+/* Is a compiler child that no compiler list knows a build tool of its
+ * process? When it lasted at least this long; a short one (uname, git
+ * rev-parse, ldconfig -p) has no row. */
+#define JST_BUILD_MIN_NS 100000000ull
 /* A compile that ranks among the Culprits of its own: one that is no driver
- * or library call (those rank as the calls they are), that took time, failed
- * or was still running. */
+ * or library call (those rank as the calls they are) nor part of a build
+ * (the build ranks for it), that took time, failed or was still running. */
 int jst_compile_is_culprit(const struct jst_compile *k);
 /* The first call that took longest, or NULL. */
 const struct jst_first_call *jst_slowest_first_call(const struct jst_process *p);

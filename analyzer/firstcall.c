@@ -4,9 +4,11 @@
  * launch. Its time runs from the start of that work (or of the sampler's
  * window) to the launch, and never starts before set-up is over: the thread's
  * previous launch, or its last driver start-up call (cuInit, context
- * creation) before the launch, whichever ended later. Driver start-up that
- * came before the program's call is set-up, which time to first kernel
- * already shows; the call is what followed it. Its blame table splits that
+ * creation) that ended before that compile work began (before the launch,
+ * when none), whichever ended later. Driver start-up that came before the
+ * program's call is set-up, which time to first kernel already shows; the
+ * call is what followed it. A context the call creates lazily after it
+ * compiled is the call's own. Its blame table splits that
  * time by cause with
  * one rule: intervals of every cause are laid on the window, and each moment
  * counts once, for the first cause of enum jst_cause that covers it (the
@@ -115,12 +117,17 @@ static uint64_t sweep(struct edges *e, uint64_t lo, uint64_t hi, uint64_t *blame
     for (size_t i = 0; i <= e->n; i++) {
         uint64_t t = i < e->n ? e->v[i].t : hi;
         if (t > at) {
-            for (unsigned c = 0; c < 2 * JST_CAUSE_MAX_; c++)
+            /* the thread's wait on a build tool first: its compilers ran in it */
+            for (unsigned k = 0; k <= 2 * JST_CAUSE_MAX_; k++) {
+                unsigned c = k == 0 ? JST_CAUSE_BUILD : k - 1;
+                if (k && c == JST_CAUSE_BUILD)
+                    continue;
                 if (open[c]) {
                     blame[c % JST_CAUSE_MAX_] += t - at;
                     covered += t - at;
                     break;
                 }
+            }
             at = t;
         }
         if (i < e->n) {
@@ -590,14 +597,24 @@ static void name_call(const struct fc_ix *ix, struct jst_first_call *f, uint64_t
             fw_seen = 1;
         }
     int any_fw_compile = fw_seen && f->top_framework;
+    /* the launched kernel when one of those loads holds it (the compiled
+     * module's first kernel may be a helper of it), else that first kernel */
+    const char *first = NULL;
     for (size_t i = ix_find(ix, f->tid, from);
          f->top_framework && !f->function && i < ix->n && ix->v[i].tid == f->tid && ix->v[i].s < hi;
          i++) {
         const struct jst_call_ev *ld = ix->v[i].call;
-        if (ld && ld->verdict != JST_V_NONE && ld->n_kernels && ld->kernels[0] &&
-            (any_fw_compile || ix->v[i].s >= f->start_ns))
-            f->function = strdup(ld->kernels[0]);
+        if (!ld || ld->verdict == JST_V_NONE || !ld->n_kernels || !ld->kernels[0] ||
+            (!any_fw_compile && ix->v[i].s < f->start_ns))
+            continue;
+        if (!first)
+            first = ld->kernels[0];
+        for (size_t k = 0; f->kernel && k < ld->n_kernels && !f->function; k++)
+            if (ld->kernels[k] && !strcmp(ld->kernels[k], f->kernel))
+                f->function = strdup(f->kernel);
     }
+    if (!f->function && first)
+        f->function = strdup(first);
     size_t a = 0, b = ix->n_samp; /* the launch's samples, by before_seq */
     while (a < b) {
         size_t m = a + (b - a) / 2;
@@ -728,12 +745,19 @@ static void first_calls_derive(struct jst_process *p, const struct fc_extra *x)
         const struct jst_launch *c = &p->launches[l[i].i];
         const struct jst_launch *prev = i ? &p->launches[l[i - 1].i] : NULL;
         uint64_t lo = prev && prev->tid == c->tid ? end_of(prev->start_ns, prev->dur_ns) : floor0;
-        uint64_t setup = setup_end(&ix, c->tid, c->start_ns);
+        if (lo > c->start_ns)
+            lo = c->start_ns;
+        /* set-up is what ended before the call's compile work began: a
+         * context the call itself created lazily, after it compiled, is part
+         * of the call */
+        unsigned fw = 0;
+        const struct jst_compile *w0 = first_compile(&ix, c->tid, lo, c->start_ns, &fw);
+        uint64_t setup = setup_end(&ix, c->tid, w0 ? w0->start_ns : c->start_ns);
         if (setup > lo)
             lo = setup;
         if (lo > c->start_ns)
             lo = c->start_ns;
-        unsigned fw = 0;
+        fw = 0;
         const struct jst_compile *w = first_compile(&ix, c->tid, lo, c->start_ns, &fw);
         uint64_t window = 0, first = 0, sampled = take_samples(&ix, c->seq, NULL, &window, &first);
         uint64_t x0 = 0;
@@ -884,6 +908,7 @@ static void keep_compiling(struct jst_process *p, unsigned compiled)
         f->cache = fw ? jst_fw_cache_outcome(p, fw, (compiled >> fw) & 1) : NULL;
         if (f->blame[JST_CAUSE_DRIVER_JIT] || f->blame[JST_CAUSE_RUNTIME_COMPILER] ||
             f->blame[JST_CAUSE_SUBPROCESS] || f->blame[JST_CAUSE_FRAMEWORK_COMPILE] ||
+            f->blame[JST_CAUSE_BUILD] ||
             (f->cache && !strcmp(f->cache, "hit") && f->blame[JST_CAUSE_PYTHON])) {
             p->first_calls[n++] = *f;
             continue;
@@ -952,6 +977,7 @@ static int extra_of(const struct jst_run *run, const struct jst_process *p, stru
  * the first calls without compile work are dropped (keep_compiling). */
 void jst_compiles_link(struct jst_run *run)
 {
+    jst_compiles_link_builds(run);
     for (size_t i = 0; i < run->n_procs; i++) {
         struct jst_process *p = &run->procs[i];
         struct fc_extra x;

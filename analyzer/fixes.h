@@ -54,6 +54,9 @@ enum jst_fix_kind {
     JST_FIX_COMPILE_AHEAD = 45,  /* a compiler subprocess no framework owns: run it at build */
     JST_FIX_WARMUP = 46,         /* a compile after ready: add it to the warm-up or ship it
                                     (analyzer/late.c) */
+    /* a build tool's output: keep the directory it builds in (TORCH_EXTENSIONS_DIR, a
+     * library's cache), or build it when the package is installed (analyzer/fixes_fw.c) */
+    JST_FIX_EXTENSION_CACHE = 47,
 };
 
 struct jst_fix {

@@ -17,6 +17,14 @@
  * A compiler subprocess that no framework owns (a library that runs nvcc or
  * ptxas on first use) has no cache to name: its fix is to run that compiler
  * when the program is built, one fix per compiler.
+ *
+ * A build tool (ninja under torch.utils.cpp_extension, make, a library's
+ * build script) builds into a directory: when that lies under the torch
+ * extensions' directory (TORCH_EXTENSIONS_DIR, as the FW_CACHE record
+ * "torch_extensions" found it, else any ".../torch_extensions/...") or a
+ * library's own cache (a directory named "cache" or "~/.cache/LIB"), the fix
+ * is to keep that directory; else to build when the package is installed.
+ * The compilers under a build have the build's fix, not one of their own.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,16 +86,20 @@ static const struct fw_fix aot_row = {0,   JST_FIX_FRAMEWORK_AOT, "framework_aot
                                       NULL};
 static const struct fw_fix cost_row = {
     0, JST_FIX_FRAMEWORK_COST, "framework_cost", NULL, NULL, NULL, NULL};
+/* A build tool's run (build_text words it). */
+static const struct fw_fix build_row = {
+    0, JST_FIX_EXTENSION_CACHE, "extension_cache", NULL, NULL, NULL, NULL};
 
 const char *jst_fix_fw_kind_name(unsigned kind)
 {
     for (size_t i = 0; i < N_ROWS; i++)
         if (rows[i].kind == kind)
             return rows[i].kind_name;
-    return kind == ahead_row.kind  ? ahead_row.kind_name
-           : kind == aot_row.kind  ? aot_row.kind_name
-           : kind == cost_row.kind ? cost_row.kind_name
-                                   : NULL;
+    return kind == ahead_row.kind   ? ahead_row.kind_name
+           : kind == aot_row.kind   ? aot_row.kind_name
+           : kind == cost_row.kind  ? cost_row.kind_name
+           : kind == build_row.kind ? build_row.kind_name
+                                    : NULL;
 }
 
 static const struct jst_fw_cache *cache_of(const struct jst_process *p, const char *name)
@@ -230,7 +242,102 @@ static const struct fw_fix *row_of(unsigned framework)
 static int ahead_of_time(const struct jst_compile *k)
 {
     return !k->call && jst_compiler_cause(k->compiler) == JST_CAUSE_SUBPROCESS &&
-           !row_of(k->framework) && !k->in_flight && !(k->has_exit && k->exit_status != 0);
+           !row_of(k->framework) && !k->in_flight && !(k->has_exit && k->exit_status != 0) &&
+           !k->in_build;
+}
+
+/* A build tool's own row that has a fix: the outermost build, finished well. */
+static int build_fixable(const struct jst_compile *k)
+{
+    return k->compiler == JST_CMP_BUILD && !k->in_build && !k->in_flight &&
+           !(k->has_exit && k->exit_status != 0);
+}
+
+/* Is path under dir (dir itself, or below it)? */
+static int path_under(const char *path, const char *dir)
+{
+    size_t n = dir ? strlen(dir) : 0;
+    while (n > 1 && dir[n - 1] == '/')
+        n--;
+    return path && n && !strncmp(path, dir, n) && (path[n] == '/' || path[n] == 0);
+}
+
+/* The cache directory that holds build directory d, into out: the torch
+ * extensions' (*torch = 1), a library's own, or "" (none). */
+static void build_cache(const struct jst_process *p, const char *d, char *out, size_t n, int *torch)
+{
+    const struct jst_fw_cache *st = cache_of(p, "torch_extensions");
+    out[0] = 0;
+    *torch = 0;
+    if (!d)
+        return;
+    if (st && st->path && path_under(d, st->path)) {
+        jst_sfmt(out, n, "%s", st->path);
+        *torch = 1;
+        return;
+    }
+    const char *t = strstr(d, "/torch_extensions");
+    if (t && (t[17] == '/' || !t[17])) {
+        jst_sfmt(out, n, "%.*s", (int)(t + 17 - d), d);
+        *torch = 1;
+        return;
+    }
+    /* ".../.cache/LIB/..." -> ".../.cache/LIB"; ".../cache/..." -> ".../cache" */
+    for (const char *c = d; (c = strstr(c, "/")) != NULL; c++) {
+        const char *w = c + 1;
+        size_t l = strcspn(w, "/");
+        if (l == 6 && !strncmp(w, ".cache", 6) && w[6] == '/' && w[7]) {
+            size_t lib = strcspn(w + 7, "/");
+            jst_sfmt(out, n, "%.*s", (int)(w + 7 + lib - d), d);
+            return;
+        }
+        if (l == 5 && !strncmp(w, "cache", 5)) {
+            jst_sfmt(out, n, "%.*s", (int)(w + 5 - d), d);
+            return;
+        }
+    }
+}
+
+static const char *build_text(const struct jst_process *p, const struct jst_compile *k, char *buf,
+                              size_t n, char *target, size_t tn)
+{
+    char cache[512];
+    int torch;
+    const char *tool = k->what ? strrchr(k->what, '/') : NULL;
+    tool = tool ? tool + 1 : k->what ? k->what : "a build tool";
+    build_cache(p, k->dir, cache, sizeof cache, &torch);
+    if (torch)
+        jst_sfmt(buf, n,
+                 "keep the torch extensions' build directory: set TORCH_EXTENSIONS_DIR to a "
+                 "directory on a persistent volume (this run built in %s, under %s), or build the "
+                 "extension ahead of time (a setuptools CUDAExtension installed with the package) "
+                 "instead of at its first use",
+                 k->dir, cache);
+    else if (cache[0])
+        jst_sfmt(buf, n,
+                 "keep %s, the library's own build cache, on a persistent volume (this run built "
+                 "in %s with %s): later runs then load the output instead of building it",
+                 cache, k->dir, tool);
+    else
+        jst_sfmt(buf, n,
+                 "build it when the package is installed: the program runs %s%s%s while it runs "
+                 "and waits for it; run that build at install time and load its output",
+                 tool, k->dir ? " in " : "", k->dir ? k->dir : "");
+    jst_sfmt(target, tn, "%s", cache[0] ? cache : k->dir ? k->dir : tool);
+    return buf;
+}
+
+/* What keeping build k's output saves: its wall time, never more than the
+ * first calls it ran in took. */
+static int is_row(const struct jst_compile *k, const void *row)
+{
+    return k == row;
+}
+
+static uint64_t build_saves(const struct jst_process *p, const struct jst_compile *k)
+{
+    uint64_t fc = jst_first_calls_wall(p, is_row, k);
+    return fc && fc < k->dur_ns ? fc : k->dur_ns;
 }
 
 static int ahead_by(const struct jst_compile *k, const void *compiler)
@@ -345,6 +452,14 @@ int jst_fixes_frameworks(const struct jst_run *run, struct jst_fixes *out)
                     r->remedy ? aot_skips(f) : 0, 1) < 0)
                 return -1;
         }
+        for (size_t c = 0; c < p->n_compiles; c++) {
+            const struct jst_compile *k = &p->compiles[c];
+            char text[1024], target[512];
+            if (build_fixable(k) &&
+                add(out, &build_row, build_text(p, k, text, sizeof text, target, sizeof target),
+                    target, build_saves(p, k), 1) < 0)
+                return -1;
+        }
         for (unsigned k = 1; k < JST_CMP_MAX_; k++) {
             size_t n = 0;
             uint64_t s = ahead_saves(p, k, &n);
@@ -367,6 +482,15 @@ const char *jst_fix_for_compile(const struct jst_process *p, const struct jst_co
     }
     if (ahead_of_time(k))
         return ahead_text(k, buf, n);
+    const struct jst_compile *b = k;
+    for (size_t hops = 0; b->has_parent && !b->parent_pid && hops < 64; hops++)
+        b = &p->compiles[b->parent]; /* a build of this process holds it: the build's fix */
+    if (build_fixable(b)) {
+        char target[512];
+        return build_text(p, b, buf, n, target, sizeof target);
+    }
+    if (k->in_build)
+        return NULL; /* a build in an ancestor process holds it: that row has the fix */
     const struct fw_fix *r = row_of(k->framework);
     const struct jst_fw_cache *st;
     return r ? fw_text(p, r, buf, n, &st) : NULL;
@@ -395,6 +519,10 @@ void jst_fix_compile_saves(const struct jst_process *p, uint64_t *out)
         out[i] = 0;
         if (k->call)
             out[i] = jst_fix_load_saves(p, k->call); /* 0 without a fix */
+        else if (build_fixable(k))
+            out[i] = build_saves(p, k);
+        else if (k->in_build)
+            out[i] = 0; /* its build's fix saves it */
         else if (ahead_of_time(k) && k->compiler < JST_CMP_MAX_ && ah_n[k->compiler])
             out[i] = share(ah_saves[k->compiler], ah_at[k->compiler]++, ah_n[k->compiler]);
         else if (fw && row_of(fw) && fw_n[fw])
@@ -413,7 +541,8 @@ uint64_t jst_fixes_projected_first_call(const struct jst_process *p)
         /* The driver's JIT and runtime compiles go with their own fixes
          * (SASS shipped, the output kept); a framework's whole compile with
          * its cache, but for the module loads and driver start-up. */
-        uint64_t gone = f->blame[JST_CAUSE_DRIVER_JIT] + f->blame[JST_CAUSE_RUNTIME_COMPILER];
+        uint64_t gone = f->blame[JST_CAUSE_DRIVER_JIT] + f->blame[JST_CAUSE_RUNTIME_COMPILER] +
+                        f->blame[JST_CAUSE_BUILD]; /* the build's output kept */
         int fixed = 0;
         for (size_t r = 0; r < N_ROWS; r++)
             fixed |= rows[r].framework == f->top_framework;

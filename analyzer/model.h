@@ -134,6 +134,7 @@ struct jst_subproc_ev {
     int has_status;      /* reaped: wait_status is its waitpid status */
     uint64_t end_unseen; /* reaped by the kernel: ended, status unknown */
     char *compiler, *program, *target, *output;
+    char *cwd; /* a build tool's working directory, when recorded */
     char **inputs;
     size_t n_inputs;
     char **args; /* argv, argv[0] first, when recorded */

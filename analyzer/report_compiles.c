@@ -82,6 +82,8 @@ static void json_compile(struct jst_json *j, struct jst_symbolizer **sym,
     jst_json_kopt_i64(j, "exit_status", c->has_exit, c->exit_status);
     jst_json_kbool(j, "in_flight", c->in_flight);
     jst_json_kopt_u64(j, "parent", c->has_parent, c->parent);
+    jst_json_kopt_u64(j, "parent_pid", c->parent_pid != 0, c->parent_pid);
+    jst_json_kstr(j, "dir", c->dir);
     json_late(j, p, c);
     char fix[1024];
     /* in the Culprits as the call it is, or as a compile of its own */
@@ -343,6 +345,85 @@ static const char *py_site(const struct jst_process *p, const struct jst_compile
 
 #define RV_COMPILES_SHOWN 5
 
+/* ---- build trees: a build tool's row, then each compile under it (in this
+ * process or a descendant's trace), with its target, output and time ---- */
+
+#define RV_TREE_LINES 24
+#define RV_TREE_DEPTH 6
+
+/* Is x (a compile of process q) a direct child of row i of process p? */
+static int child_of(const struct jst_process *q, const struct jst_compile *x,
+                    const struct jst_process *p, size_t i)
+{
+    if (!x->has_parent || x->parent != i)
+        return 0;
+    return x->parent_pid ? x->parent_pid == p->pid : q == p;
+}
+
+static void tree_line(FILE *f, int md, unsigned depth, const struct jst_compile *c)
+{
+    char a[32];
+    if (md)
+        fprintf(f, "%*s- ", (int)(2 * depth), "");
+    else
+        fprintf(f, "    %*s%s", (int)(2 * depth), "", depth ? "`- " : "");
+    put_clean(f, jst_compiler_name(c->compiler), md);
+    fprintf(f, " %s", rv_dur(c->dur_ns, a, sizeof a));
+    if (c->target) {
+        fputs("  ", f);
+        put_clean(f, c->target, md);
+    }
+    if (c->what) {
+        fputs(c->compiler == JST_CMP_BUILD ? "  " : "  -> ", f);
+        put_clean(f, c->what, md);
+    }
+    if (c->dir) {
+        fputs(" in ", f);
+        put_clean(f, c->dir, md);
+    }
+    if (c->has_exit && c->exit_status)
+        fprintf(f, "  (exit %" PRId64 ")", c->exit_status);
+    fputc('\n', f);
+}
+
+/* Row i of p and, below it, its children (any process of the run), by
+ * start; *lines counts what is printed. */
+static void tree_of(FILE *f, int md, const struct jst_run *run, const struct jst_process *p,
+                    size_t i, unsigned depth, size_t *lines)
+{
+    if (*lines >= RV_TREE_LINES) {
+        if ((*lines)++ == RV_TREE_LINES)
+            fprintf(f, "    %*s... (all in --json)\n", (int)(2 * depth), "");
+        return;
+    }
+    (*lines)++;
+    tree_line(f, md, depth, &p->compiles[i]);
+    if (depth >= RV_TREE_DEPTH)
+        return;
+    for (size_t k = 0; k < run->n_procs; k++) {
+        const struct jst_process *q = &run->procs[k];
+        for (size_t x = 0; x < q->n_compiles; x++)
+            if (child_of(q, &q->compiles[x], p, i))
+                tree_of(f, md, run, q, x, depth + 1, lines);
+    }
+}
+
+void rv_builds_text(FILE *f, const struct jst_run *run, const struct jst_process *p, int md)
+{
+    for (size_t i = 0; run && i < p->n_compiles; i++) {
+        const struct jst_compile *c = &p->compiles[i];
+        if (c->compiler != JST_CMP_BUILD || c->in_build)
+            continue;
+        size_t lines = 0;
+        fputs(
+            md ? "\nBuild tree (a build tool the program waited for, and the compiles under "
+                 "it):\n\n"
+               : "  Build tree (a build tool the program waited for, and the compiles under it)\n",
+            f);
+        tree_of(f, md, run, p, i, 0, &lines);
+    }
+}
+
 /* The longest compiles that are not the driver's (those are culprits). */
 static void top_compiles(FILE *f, const struct jst_process *p)
 {
@@ -491,6 +572,8 @@ void rv_compiles_markdown(FILE *f, const struct rv_report *r)
     char a[32];
     int any = 0;
     rv_late_markdown(f, r);
+    for (size_t i = 0; i < r->n_procs; i++)
+        rv_builds_text(f, r->run, r->procs[i].p, 1);
     for (size_t i = 0; i < r->n_procs; i++)
         any |= rv_first_calls_shown(r->procs[i].p);
     if (!any)

@@ -12,6 +12,10 @@ struct jst_json;
 void rv_compiles_json(struct jst_json *j, const struct jst_process *p);
 /* The per-compiler line and the first calls with their blame, under a process. */
 void rv_compiles_text(FILE *f, const struct jst_process *p);
+/* Each build tool's row of p and the compiles under it, as a tree (text, or
+ * Markdown when md): those of its descendants' traces in run too. */
+struct jst_run;
+void rv_builds_text(FILE *f, const struct jst_run *run, const struct jst_process *p, int md);
 void rv_compiles_markdown(FILE *f, const struct rv_report *r);
 /* The pool workers of p (jst_model_is_pool_worker), one line each with its
  * compiles, under p: the report shows them there, not as processes. */

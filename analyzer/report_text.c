@@ -132,6 +132,7 @@ static void write_process(const struct tw *t, const struct rv_report *r, const s
     if (p->self_ns)
         fprintf(t->f, "  jitstall's own cost: %s\n", rv_dur(p->self_ns, a, sizeof(a)));
     rv_compiles_text(t->f, p);
+    rv_builds_text(t->f, r->run, p, 0);
     rv_workers_text(t->f, r, p);
     rv_queries_text(t->f, r, p);
     for (size_t i = 0; i < rp->n_missing; i++)

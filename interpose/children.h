@@ -15,6 +15,7 @@ enum {
     JST_CC_NVLINK,
     JST_CC_FATBINARY,
     JST_CC_HOST,
+    JST_CC_BUILD, /* any other program a followed process runs (a build tool) */
 };
 
 /* Which compiler the program at path is (by its file name), JST_CC_NONE
@@ -29,6 +30,18 @@ void jst_spawn_exec_failed(void *slot);
 /* After a posix_spawn(p) of path that started pid (the call began at
  * start_ns): notes a compiler child for the parent's wait. */
 void jst_spawn_posix(const char *path, char *const argv[], pid_t pid, uint64_t start_ns);
+/* From the constructor: is this process a descendant of a traced one (its
+ * marker, or its parent's, in JITSTALL_DIR)? Then it follows its own
+ * children too (spawn.c, "descendants"). Only when JITSTALL_DIR is set. */
+void jst_spawn_start(void);
+/* Does this process (or, after fork or vfork, the process it is a copy of)
+ * follow every child, not only compilers? Only reads memory: safe after
+ * vfork. */
+int jst_spawn_following(void);
+/* Marks pid (this process about to exec, or a child posix_spawn started) as
+ * a descendant of a traced process: a file in JITSTALL_DIR. System calls
+ * only: safe after vfork. */
+void jst_spawn_follow_mark(int pid);
 /* The trace opened: make the table a fork child can write to. */
 void jst_spawn_opened(void);
 /* May this thread be running a signal handler? 1 when a signal it blocks

@@ -190,8 +190,12 @@ JST_IDLE_TEXT static int exec_call_real(const struct exec_call *c, void *fn, cha
 JST_IDLE_TEXT static int exec_run(const struct exec_call *c, void *fn, const char *shown,
                                   char *const *env)
 {
-    int cc = jst_compiler_kind(shown);
+    int cc = jst_compiler_kind(shown), follow = jst_spawn_following();
+    if (!cc && follow)
+        cc = JST_CC_BUILD; /* any child of a followed process (spawn.c) */
     void *note = cc ? jst_spawn_exec_note(cc, shown, c->argv) : NULL; /* for the parent's wait */
+    if (follow)
+        jst_spawn_follow_mark((int)getpid()); /* the new program descends from a traced one */
     /* A signal handler may exec (it is async-signal-safe), but the END
      * record allocates and locks: from a handler the trace goes without it
      * (its reader says it ended early) rather than risk the program. */
@@ -414,9 +418,12 @@ JST_IDLE_TEXT static void spawn_go(void *p)
         c->rc = ENOSYS;
         return;
     }
-    uint64_t t0 = jst_compiler_kind(c->path) ? jst_now_ns() : 0;
+    int follow = jst_spawn_following();
+    uint64_t t0 = jst_compiler_kind(c->path) || follow ? jst_now_ns() : 0;
     c->rc = spawn_fix(fn, c->pid, c->path, c->fa, c->attr, c->argv, c->envp);
     c->err = errno; /* as the real call left it */
+    if (follow && c->rc == 0 && c->pid)
+        jst_spawn_follow_mark((int)*c->pid);
     if (t0 && c->rc == 0 && c->pid)
         jst_spawn_posix(c->path, c->argv, *c->pid, t0);
 }
@@ -431,8 +438,10 @@ JST_IDLE_TEXT static int spawn_named(void *_Atomic *slot, const char *name, pid_
                                      char *const envp[])
 {
     struct spawn_call c = {slot, name, pid, path, fa, attr, argv, envp, ENOSYS, errno};
-    jst_big_stack_call(spawn_go, &c,
-                       JST_BIG_MUST_RUN | (jst_compiler_kind(path) ? JST_BIG_OWN_STACK : 0));
+    jst_big_stack_call(
+        spawn_go, &c,
+        JST_BIG_MUST_RUN |
+            (jst_compiler_kind(path) || jst_spawn_following() ? JST_BIG_OWN_STACK : 0));
     errno = c.err;
     return c.rc;
 }

@@ -240,10 +240,16 @@ void jst_fwcache_once(void)
         return;
     int saved = errno; /* its time counts in the caller's event */
     const char *home = getenv("HOME");
-    char *d = malloc(3 * PATH_MAX);
+    char *d = malloc(4 * PATH_MAX);
     if (d) {
         char *triton = d, *inductor = d + PATH_MAX, *cupy = d + 2 * PATH_MAX, user[256];
+        char *ext = d + 3 * PATH_MAX; /* torch.utils.cpp_extension's build root */
         int have_home = home && *home;
+        const char *xdg = getenv("XDG_CACHE_HOME");
+        if (xdg && *xdg)
+            snprintf(ext, PATH_MAX, "%s/torch_extensions", xdg);
+        else
+            snprintf(ext, PATH_MAX, "%s/.cache/torch_extensions", have_home ? home : "");
         snprintf(triton, PATH_MAX, "%s/.triton/cache", have_home ? home : "");
         snprintf(cupy, PATH_MAX, "%s/.cupy/kernel_cache", have_home ? home : "");
         const char *tmp = getenv("TMPDIR");
@@ -254,6 +260,8 @@ void jst_fwcache_once(void)
         fw_record("jax", "JAX_COMPILATION_CACHE_DIR", NULL);
         fw_record("numba", "NUMBA_CACHE_DIR", NULL);
         fw_record("cupy", "CUPY_CACHE_DIR", have_home ? cupy : NULL);
+        fw_record("torch_extensions", "TORCH_EXTENSIONS_DIR",
+                  have_home || (xdg && *xdg) ? ext : NULL);
         free(d);
     }
     errno = saved;

@@ -183,6 +183,7 @@ __attribute__((constructor)) static void jst_ctor(void)
         return;
     jst_startenv_save();
     jst_nvtx_start();
+    jst_spawn_start();
 }
 
 /* Called by the sink once a trace file is open: the END record is written

@@ -31,12 +31,30 @@
  *
  * system and popen run a shell, which shares no memory with this process:
  * their command line says what compiler runs (see shell_words).
+ *
+ * Build tools and descendants: a traced process follows every child, not
+ * only compilers (ninja, make, a build script, `sh -c`): each gets a COMPILE
+ * record of compiler "build" from the parent's table, whatever the child is
+ * (the slot is written before its exec, so a program the preload cannot
+ * enter still counts, by its name). Its descendants are followed too: a
+ * process learns that an ancestor is traced from a marker file in
+ * JITSTALL_DIR named after its pid, made by itself just before its exec or
+ * by its parent right after a posix_spawn, never from the environment; or
+ * from its parent's marker (a followed process marks itself at start, so
+ * that a shell's children see it). A traced process has no marker: a shell
+ * of its system() or popen() is not followed (the command line says what
+ * compiler it runs). A followed process records its own children the same
+ * way, so its trace joins the run by parent pid (docs/FORMAT.md,
+ * "Descendants"). A shell's `-c` command that runs a compiler is recorded
+ * as that compiler (ninja runs each command through /bin/sh -c).
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +62,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -55,12 +74,14 @@
 #include "fwcache.h"
 #include "real.h"
 #include "children.h"
+#include "startenv.h"
 #include "state.h"
 
 #define SPAWN_SLOTS 32
 #define SPAWN_TEXT 1536
 #define SPAWN_MAX_ARGS 64
 #define SPAWN_FULL 16
+#define SPAWN_CWD 256
 
 /* A slot's life: FREE, WRITING (claimed, being filled), READY (the child
  * runs), then TAKEN (one party changes it) and ENDED (the child is gone, the
@@ -86,8 +107,9 @@ struct spawn_slot {
     _Atomic int state;
     int pid, ppid;
     uint16_t how, nargs;
-    uint32_t len; /* bytes of text used: program NUL, then each argument NUL */
-    uint32_t tid; /* posix_spawn, system, popen: the spawning thread */
+    uint16_t kind; /* JST_CC_*: JST_CC_BUILD for any other program */
+    uint32_t len;  /* bytes of text used: program NUL, then each argument NUL */
+    uint32_t tid;  /* posix_spawn, system, popen: the spawning thread */
     uint64_t start_ns;
     uint64_t stack_id; /* posix_spawn, popen: the parent's stack */
     /* Set when it ends (SLOT_ENDED), in whatever context that is. */
@@ -95,6 +117,7 @@ struct spawn_slot {
     uint32_t end_tid;
     uint64_t end_ns, wait_t0;
     char text[SPAWN_TEXT];
+    char cwd[SPAWN_CWD]; /* a build tool's working directory, "" if unknown */
 };
 
 /* Children that found every slot taken, counted per parent. */
@@ -182,6 +205,119 @@ JST_IDLE_TEXT int jst_compiler_kind(const char *path)
     return in_list(cc_host, b + s, m - s) ? JST_CC_HOST : JST_CC_NONE;
 }
 
+/* ---- descendants of a traced process (runs at every exec and process
+ * start: start-up pages, system calls and plain memory only) ---- */
+
+/* "<JITSTALL_DIR>/.jst-follow-<host>-": a marker is this and a pid. Made
+ * by the constructor; empty when JITSTALL_DIR is unset (nothing followed:
+ * a marker may only go where the traces go). */
+#define FOLLOW_PREFIX 448
+static char follow_prefix[FOLLOW_PREFIX]; /* not start-up data: touched only when set */
+JST_START_DATA static size_t follow_len;
+/* This process descends from a traced one (its marker or its parent's). */
+JST_START_DATA static _Atomic int spawn_follow;
+/* The program is a Python interpreter (its executable's name): read after
+ * vfork, where nothing may be looked up. */
+JST_START_DATA static _Atomic int spawn_py;
+JST_START_RODATA static const char follow_env[] = "JITSTALL_DIR=";
+JST_START_RODATA static const char follow_mid[] = "/.jst-follow-";
+JST_START_RODATA static const char name_self_exe[] = "/proc/self/exe";
+JST_START_RODATA static const char name_python[] = "python";
+
+/* The marker's path for pid into buf (FOLLOW_PREFIX + 16 bytes). */
+JST_IDLE_TEXT static const char *follow_path(char *buf, int pid)
+{
+    char digits[12];
+    size_t n = 0;
+    unsigned v = pid > 0 ? (unsigned)pid : 0;
+    do {
+        digits[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v && n < sizeof digits);
+    memcpy(buf, follow_prefix, follow_len);
+    for (size_t i = 0; i < n; i++)
+        buf[follow_len + i] = digits[n - 1 - i];
+    buf[follow_len + n] = '\0';
+    return buf;
+}
+
+JST_IDLE_TEXT static int follow_marked(int pid)
+{
+    char buf[FOLLOW_PREFIX + 16];
+    if (!follow_len || pid <= 1)
+        return 0;
+    int saved = errno;
+    int r = access(follow_path(buf, pid), F_OK) == 0;
+    errno = saved;
+    return r;
+}
+
+JST_IDLE_TEXT void jst_spawn_follow_mark(int pid)
+{
+    char buf[FOLLOW_PREFIX + 16];
+    if (!follow_len || pid <= 1)
+        return;
+    int saved = errno;
+    int fd = open(follow_path(buf, pid), O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd >= 0)
+        close(fd);
+    errno = saved;
+}
+
+JST_IDLE_TEXT int jst_spawn_following(void)
+{
+    int st = atomic_load(&jst_state);
+    if (!follow_len || st == JST_ST_OFF)
+        return 0;
+    if (atomic_load(&spawn_follow) || st == JST_ST_ON || jst_sink_forked_traced())
+        return 1;
+    return atomic_load(&spawn_py);
+}
+
+static struct spawn_table *spawn_table(void);
+static void spawn_arm(void);
+
+JST_IDLE_TEXT void jst_spawn_start(void)
+{
+    const char *d = jst_start_dir();
+    size_t el = sizeof follow_env - 1, ml = sizeof follow_mid - 1;
+    if (strncmp(d, follow_env, el) != 0 || d[el] != '/')
+        return; /* unset, or relative: a marker would land in each process's cwd */
+    d += el;
+    char host[128];
+    if (gethostname(host, sizeof host) != 0)
+        host[0] = '\0';
+    host[sizeof host - 1] = '\0';
+    size_t dl = strlen(d), hl = strlen(host);
+    if (dl + ml + hl + 2 > FOLLOW_PREFIX)
+        return; /* no marker fits: nothing followed */
+    memcpy(follow_prefix, d, dl);
+    memcpy(follow_prefix + dl, follow_mid, ml);
+    for (size_t i = 0; i < hl; i++)
+        follow_prefix[dl + ml + i] = host[i] == '/' ? '_' : host[i];
+    follow_prefix[dl + ml + hl] = '-';
+    follow_len = dl + ml + hl + 1;
+    /* No lookup here (the constructor must not touch the heap): the name */
+    char exe[256];
+    ssize_t n = readlink(name_self_exe, exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = '\0';
+        const char *b = strrchr(exe, '/');
+        b = b ? b + 1 : exe;
+        atomic_store(&spawn_py, !strncmp(b, name_python, sizeof name_python - 1));
+    }
+    if (atomic_load(&spawn_py))
+        (void)spawn_table(); /* its fork children (not only vfork's) write to it */
+    int me = (int)getpid();
+    if (!follow_marked(me) && !follow_marked((int)getppid()))
+        return;
+    atomic_store(&spawn_follow, 1);
+    jst_spawn_follow_mark(me); /* for children that look at their parent's */
+    (void)spawn_table();       /* before any fork: the children write to it */
+    /* spawn_arm (lookups, fork handlers) later, from a normal context: the
+     * constructor must not touch the heap */
+}
+
 /* ---- the table ---- */
 
 /* The table, made on first use (a plain system call: safe after vfork,
@@ -252,6 +388,16 @@ static void slot_fill(struct spawn_slot *s, const char *path, char *const argv[]
     s->nargs = 0;
     for (size_t i = 0; argv && argv[i] && i < SPAWN_MAX_ARGS; i++) {
         size_t l = strlen(argv[i]);
+        if (at + l + 1 > SPAWN_TEXT && i >= 1 && argv[i - 1][0] == '-' &&
+            strchr(argv[i - 1], 'c') && at + 1 < SPAWN_TEXT) {
+            /* a long command after "-c" (sh -c, as ninja runs a step): its start */
+            l = SPAWN_TEXT - at - 1;
+            memcpy(s->text + at, argv[i], l);
+            s->text[at + l] = '\0';
+            at += l + 1;
+            s->nargs++;
+            break;
+        }
         if (at + l + 1 > SPAWN_TEXT)
             break;
         memcpy(s->text + at, argv[i], l + 1);
@@ -265,7 +411,6 @@ static void slot_fill(struct spawn_slot *s, const char *path, char *const argv[]
  * (after vfork this runs on the parent's stack and heap). */
 void *jst_spawn_exec_note(int kind, const char *path, char *const argv[])
 {
-    (void)kind;
     int saved = errno;
     struct spawn_table *t = spawn_table();
     struct spawn_slot *s = t ? slot_claim(t) : NULL;
@@ -273,6 +418,10 @@ void *jst_spawn_exec_note(int kind, const char *path, char *const argv[])
         s->pid = (int)getpid();
         s->ppid = (int)getppid();
         s->how = JST_SPAWN_EXEC;
+        s->kind = (uint16_t)kind;
+        s->cwd[0] = '\0';
+        if (kind == JST_CC_BUILD && syscall(SYS_getcwd, s->cwd, sizeof s->cwd) <= 0)
+            s->cwd[0] = '\0';
         s->tid = 0;
         s->stack_id = 0;
         s->start_ns = jst_now_ns();
@@ -300,7 +449,8 @@ static int spawn_wanted(void)
 {
     if (jst_guard || atomic_load(&jst_state) == JST_ST_OFF || !jst_config())
         return 0;
-    if (atomic_load(&jst_state) == JST_ST_ON || jst_sink_forked_traced())
+    if (atomic_load(&jst_state) == JST_ST_ON || jst_sink_forked_traced() ||
+        atomic_load(&spawn_follow))
         return 1;
     return jst_fwcache_python();
 }
@@ -442,6 +592,8 @@ static void spawn_drain(int trusted, uint64_t here_t0)
     if (!trusted && !context_normal())
         return;
     int saved = errno;
+    if (atomic_load(&spawn_follow))
+        spawn_arm(); /* a followed process: not in a handler here */
     atomic_store(&spawn_pending, 0);
     int me = (int)getpid(), wanted = -1;
     uint32_t tid = jst_tid();
@@ -510,24 +662,35 @@ static void spawn_atfork_child(void)
     atomic_store(&spawn_gone_noted, 0);
 }
 
-void jst_spawn_opened(void)
+/* The wait functions looked up and the fork handlers registered: from the
+ * call that opens the trace or the constructor, never first in a signal
+ * handler (dlsym takes the loader's lock). */
+static void spawn_arm(void)
 {
-    (void)spawn_table();
-    /* Looked up now, from the call that opens the trace: never first in a
-     * signal handler (dlsym takes the loader's lock). */
     (void)spawn_real(&real_waitpid, name_waitpid);
     (void)spawn_real(&real_wait4, name_wait4);
     (void)spawn_real(&real_waitid, name_waitid);
     static _Atomic int armed;
     if (!atomic_exchange(&armed, 1))
         pthread_atfork(spawn_prepare, NULL, spawn_atfork_child);
+}
+
+void jst_spawn_opened(void)
+{
+    (void)spawn_table();
+    spawn_arm();
     atomic_store(&spawn_gone_noted, 0);
 }
 
 void jst_spawn_posix(const char *path, char *const argv[], pid_t pid, uint64_t start_ns)
 {
-    if (!jst_compiler_kind(path) || !spawn_wanted())
+    int kind = jst_compiler_kind(path);
+    if (!kind && jst_spawn_following())
+        kind = JST_CC_BUILD;
+    if (!kind || !spawn_wanted())
         return;
+    if (atomic_load(&spawn_follow))
+        spawn_arm();
     int saved = errno;
     /* Slots of children gone or due are written first: room for this one. */
     spawn_sweep();
@@ -540,6 +703,10 @@ void jst_spawn_posix(const char *path, char *const argv[], pid_t pid, uint64_t s
         s->pid = (int)pid;
         s->ppid = (int)getpid();
         s->how = JST_SPAWN_POSIX;
+        s->kind = (uint16_t)kind;
+        s->cwd[0] = '\0';
+        if (kind == JST_CC_BUILD && !getcwd(s->cwd, sizeof s->cwd))
+            s->cwd[0] = '\0';
         s->tid = jst_tid();
         s->start_ns = start_ns;
         s->stack_id = jst_bt_capture();
@@ -558,7 +725,40 @@ void jst_spawn_posix(const char *path, char *const argv[], pid_t pid, uint64_t s
 static const char *const cc_names[] = {
     [JST_CC_PTXAS] = "ptxas",   [JST_CC_NVCC] = "nvcc",           [JST_CC_CICC] = "cicc",
     [JST_CC_NVLINK] = "nvlink", [JST_CC_FATBINARY] = "fatbinary", [JST_CC_HOST] = "host_cc",
+    [JST_CC_BUILD] = "build",
 };
+
+static size_t shell_words(const char *cmd, char *buf, size_t cap, char **argv, size_t max);
+
+/* A shell's "-c COMMAND" whose first compiler command is the compiler
+ * (ninja and make run each command so): a copy of build slot s as that
+ * compiler with its words, else NULL. */
+static struct spawn_slot *shell_compiler(const struct spawn_slot *s, const char *const *args,
+                                         size_t nargs)
+{
+    const char *b = strrchr(s->text, '/');
+    b = b ? b + 1 : s->text;
+    if (strcmp(b, "sh") && strcmp(b, "bash") && strcmp(b, "dash"))
+        return NULL;
+    const char *cmd = NULL;
+    for (size_t i = 1; i + 1 < nargs && !cmd; i++)
+        if (args[i][0] == '-' && args[i][1] != '-' && strchr(args[i], 'c'))
+            cmd = args[i + 1];
+    char *buf = cmd ? malloc(SPAWN_TEXT) : NULL;
+    struct spawn_slot *c = buf ? malloc(sizeof *c) : NULL;
+    char *argv[SPAWN_MAX_ARGS + 1];
+    if (c && shell_words(cmd, buf, SPAWN_TEXT, argv, SPAWN_MAX_ARGS + 1)) {
+        memcpy(c, s, offsetof(struct spawn_slot, text));
+        c->kind = (uint16_t)jst_compiler_kind(argv[0]);
+        c->cwd[0] = '\0';
+        slot_fill(c, argv[0], argv);
+    } else {
+        free(c);
+        c = NULL;
+    }
+    free(buf);
+    return c;
+}
 
 /* Does option a take the next argument as its value? (the options of
  * NVIDIA's tools and of gcc/clang whose value is a separate argument) */
@@ -678,7 +878,7 @@ static void spawn_record(struct spawn_slot *s, uint64_t stack)
 {
     uint64_t t0 = jst_now_ns();
     const char *prog = s->text;
-    int kind = jst_compiler_kind(prog);
+    int kind = s->kind ? s->kind : jst_compiler_kind(prog);
     if (!kind || !jst_trace())
         return;
     jst_fwcache_once();
@@ -693,7 +893,15 @@ static void spawn_record(struct spawn_slot *s, uint64_t stack)
         args[nargs++] = s->text + at;
         at += strlen(s->text + at) + 1;
     }
-    size_t cap = SPAWN_TEXT * 2 + 2048;
+    if (kind == JST_CC_BUILD) {
+        struct spawn_slot *cc = shell_compiler(s, args, nargs);
+        if (cc) {
+            spawn_record(cc, stack);
+            free(cc);
+            return;
+        }
+    }
+    size_t cap = SPAWN_TEXT * 2 + SPAWN_CWD + 2048;
     uint8_t *buf = malloc(cap);
     char *tmp = malloc(SPAWN_TEXT);
     if (!buf || !tmp) {
@@ -744,6 +952,10 @@ static void spawn_record(struct spawn_slot *s, uint64_t stack)
     }
     if (target[0])
         jst_rec_str(&r, JST_F_TARGET, target);
+    if (want_args && kind == JST_CC_BUILD && s->cwd[0] == '/') {
+        int sec = 0;
+        put_redacted(&r, JST_F_CWD, s->cwd, &sec, tmp, SPAWN_TEXT);
+    }
     if (want_args) {
         int sec = 0;
         for (size_t i = 1; i < nargs; i++) {
@@ -1005,6 +1217,7 @@ static struct spawn_slot *shell_slot(const char *cmd, int how)
         jst_guard++;
         s->ppid = (int)getpid();
         s->how = (uint16_t)how;
+        s->kind = (uint16_t)jst_compiler_kind(argv[0]);
         s->tid = jst_tid();
         s->start_ns = jst_now_ns();
         s->stack_id = jst_trace() ? jst_bt_capture() : 0; /* a Python process may open it here */

@@ -1037,5 +1037,87 @@ def test_first_call_named_by_call_site_and_function(env):
            "sm90_xmma_gemm_bf16) |" in out, out)
 
 
+def build_run(env, d, build_dir, children_ms=((1200, 500, "nvcc", "sm_90", "a.o"),
+                                             (1250, 500, "ptxas", "sm_90", "b.cubin"),
+                                             (1800, 300, "host_cc", None, "m.so"))):
+    """A Python parent (pid 100) that waits 1100-2200 ms for a build tool
+    (pid 300, `ninja -C build_dir`), whose own trace has its compilers (two in
+    parallel), and a 5 ms `uname` child before it; then the first launch."""
+    parent = process(pid=100, exe="/usr/bin/python3", args=("python3", "ext.py"))
+    parent += launch(1050, kernel="fill", seq=1)
+    parent += child(1060, 5, 299, 0, "/usr/bin/uname", 2, compiler="build", arg="uname")
+    parent += child(1100, 1100, 300, 0, "/usr/bin/ninja", 3, compiler="build",
+                    arg=f"ninja arg=-C arg={build_dir}", cwd="/home/u")
+    parent += launch(2210, kernel="my_op", seq=4)
+    parent += end()
+    tool = process(pid=300, exe="/usr/bin/ninja", args=("ninja",)).replace("ppid=1", "ppid=100")
+    for k, (s, dur, cc, tgt, out) in enumerate(children_ms):
+        more = {"compiler": cc, "output": out}
+        if tgt:
+            more["target"] = tgt
+        tool += child(s, dur, 400 + k, 0, "/usr/bin/" + cc, k, **more).replace("tid=100", "tid=300")
+    tool += end()
+    env.trace("parent", parent, subdir=d)
+    env.trace("tool", tool, subdir=d)
+    # nvcc's own trace (pid 400, under the tool): its cicc. Named to come
+    # first in the run, before the traces above it.
+    nv = process(pid=400, exe="/usr/bin/nvcc", args=("nvcc",)).replace("ppid=1", "ppid=300")
+    nv += child(1210, 200, 500, 0, "/usr/bin/cicc", 0, compiler="cicc", output="a.ptx").replace(
+        "tid=100", "tid=400")
+    nv += end()
+    env.trace("a_nvcc", nv, subdir=d)
+    return report_json(env, env.path(d))
+
+
+@case
+def test_compiles_build_tool_is_a_compile_with_children(env):
+    # A build tool the parent waited for is a compile row (`build`) whose
+    # span holds its descendants' compiles: they tie to it (parent,
+    # parent_pid), its wait counts first in blame as `build` (the two
+    # parallel children once), the Culprits rank the build, not its
+    # compilers, and a short child (uname) is no row at all.
+    r = build_run(env, "lib", "/home/u/.cache/flashinfer/90/jit")
+    p = [x for x in r["processes"] if x["pid"] == 100][0]
+    rows = [c for c in p["compiles"] if c["compiler"] == "build"]
+    expect(len(rows) == 1 and rows[0]["what"] == "/usr/bin/ninja", p["compiles"])
+    expect(rows[0]["dir"] == "/home/u/.cache/flashinfer/90/jit" and rows[0]["culprit"], rows)
+    bi = p["compiles"].index(rows[0])
+    t = [x for x in r["processes"] if x["pid"] == 300][0]
+    expect(all(c["parent"] == bi and c["parent_pid"] == 100 and not c["culprit"]
+               for c in t["compiles"]), t["compiles"])
+    # a level further down: cicc in nvcc's trace is under the tool's nvcc row
+    nv = [x for x in r["processes"] if x["pid"] == 400][0]["compiles"]
+    ni = [k for k, c in enumerate(t["compiles"]) if c["compiler"] == "nvcc"][0]
+    expect(len(nv) == 1 and nv[0]["parent"] == ni and nv[0]["parent_pid"] == 300, nv)
+    expect(not nv[0]["culprit"] and nv[0]["fix"] is None, nv)
+    f = [x for x in p["first_calls"] if x["kernel"] == "my_op"][0]
+    b = blame(f)
+    expect(b["build"] == 1100 * MS and sum(b.values()) == f["dur_ns"], b)
+    # the library's own cache named; no compile_ahead for the compilers
+    fx = [x for x in r["fixes"] if x["kind"] == "extension_cache"]
+    expect(len(fx) == 1 and "keep /home/u/.cache/flashinfer, the library's own build cache"
+           in fx[0]["text"], r["fixes"])
+    expect(fx[0]["saves_ns"] <= f["dur_ns"], fx)
+    expect(not any(x["kind"] == "compile_ahead" for x in r["fixes"]), r["fixes"])
+    # check's per-compiler budget names the build
+    out, _ = env.expect_rc(1, "check", "--max-compile-ms=build=1000", env.path("lib"))
+    expect("max-compile-ms=build" in out, out)
+    env.expect_rc(0, "check", "--max-compile-ms=build=2000", env.path("lib"))
+    txt, _ = env.expect_rc(0, "report", env.path("lib"))
+    expect("Build tree" in txt and "`- nvcc" in txt and "-> a.o" in txt, txt)
+
+
+@case
+def test_compiles_build_fix_by_directory(env):
+    # Under the torch extensions' directory: TORCH_EXTENSIONS_DIR; elsewhere:
+    # build it when the package is installed.
+    r = build_run(env, "torch", "/home/u/.cache/torch_extensions/py311_cu124/my_op")
+    fx = [x for x in r["fixes"] if x["kind"] == "extension_cache"]
+    expect(len(fx) == 1 and "TORCH_EXTENSIONS_DIR" in fx[0]["text"] and
+           "under /home/u/.cache/torch_extensions" in fx[0]["text"], fx)
+    r = build_run(env, "plain", "/srv/app/build")
+    fx = [x for x in r["fixes"] if x["kind"] == "extension_cache"]
+    expect(len(fx) == 1 and fx[0]["text"].startswith("build it when the package is installed"), fx)
+
 if __name__ == "__main__":
     sys.exit(main(sys.argv))

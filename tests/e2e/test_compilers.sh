@@ -34,7 +34,7 @@ expect(any(f.split("\t")[0] == "make_cubin" and
            f.split("\t")[1].endswith("triton/backends/nvidia/compiler.py") for f in frames),
        f"the stack is in Triton's compiler: {frames}")
 fw = {r["framework"]: r for r in of_type("fw_cache")}
-expect(sorted(fw) == ["cupy", "inductor", "jax", "numba", "triton"], f"frameworks {sorted(fw)}")
+expect(sorted(fw) == ["cupy", "inductor", "jax", "numba", "torch_extensions", "triton"], f"frameworks {sorted(fw)}")
 t = fw["triton"]
 expect(t["cache_path"] == arg["tcache"] and t["cache_path_env"] == 1 and t["exists"] == 0,
        f"triton cache as set and missing: {t}")
@@ -92,7 +92,7 @@ same_behaviour iplain inductor
 parent="" worker=""
 for t in $(traces_of inductor); do
     dump_json "$t" "$WORK/i.json"
-    if grep -q compile_worker.py "$WORK/i.json" && grep -q '"type":"compile"' "$WORK/i.json"; then
+    if grep -q compile_worker.py "$WORK/i.json" && grep -q '"compiler":"ptxas"' "$WORK/i.json"; then
         worker=$WORK/i.json.w
         cp "$WORK/i.json" "$worker"
     elif grep -q '"cuLaunchKernel"' "$WORK/i.json"; then

@@ -27,7 +27,7 @@ same_behaviour plain traced
 dump_json "$(the_trace traced)" "$WORK/t.json"
 check_json "$WORK/t.json" fifo="$WORK/fifo" long="$long" <<'PY'
 fw = {r["framework"]: r for r in of_type("fw_cache")}
-expect(sorted(fw) == ["cupy", "inductor", "jax", "numba", "triton"], f"five records: {sorted(fw)}")
+expect(sorted(fw) == ["cupy", "inductor", "jax", "numba", "torch_extensions", "triton"], f"six records: {sorted(fw)}")
 for name in ("triton", "cupy", "numba"):
     r = fw[name]
     expect(r["writable"] == 0 and r["exists"] == 0 and r.get("not_dir") == 1, f"{name}: {r}")
