@@ -151,7 +151,7 @@ static const char *blame_detail(const struct jst_first_call *f, char *buf, size_
 static void budget_first_call(struct ctx *x, struct cproc *cp)
 {
     const struct jst_process *p = cp->s.p;
-    char a[64], b[64], d[64], det[512];
+    char a[64], b[64], d[64], det[512], nm[1536];
     struct ccase *c = chk_add_case(cp, "max-first-call-ms", "budget");
     const struct jst_first_call *w = jst_slowest_first_call(p);
     uint64_t lim = (uint64_t)(x->o.max_first_call_ms * 1e6);
@@ -161,7 +161,7 @@ static void budget_first_call(struct ctx *x, struct cproc *cp)
         if (f->dur_ns <= lim)
             continue;
         chk_fail_line(x, cp, c, "first call of %s took %s, budget %s (+%s)%s",
-                      f->kernel ? f->kernel : "?", jst_fmt_ms(f->dur_ns, a, 64),
+                      jst_first_call_title(f, nm, sizeof nm), jst_fmt_ms(f->dur_ns, a, 64),
                       jst_fmt_ms(lim, b, 64), jst_fmt_ms(f->dur_ns - lim, d, 64),
                       blame_detail(f, det, sizeof det));
     }

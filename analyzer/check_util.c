@@ -13,6 +13,7 @@
 #include "hashidx.h"
 #include "image.h"
 #include "outfile.h"
+#include "report_compiles.h"
 #include "symbolize.h"
 #include "trace.h"
 
@@ -499,5 +500,16 @@ const char *jst_call_site_str(struct jst_symbolizer *sym, const struct jst_call_
     else
         snprintf(buf, n, "unknown (stack %llu missing)", (unsigned long long)c->stack_id);
     free(frames);
+    return buf;
+}
+
+const char *jst_first_call_title(const struct jst_first_call *f, char *buf, size_t n)
+{
+    char nm[1024];
+    rv_first_call_name(f, nm, sizeof nm);
+    if (rv_first_call_kernel_aside(f))
+        snprintf(buf, n, "%s (first kernel %s)", nm, f->kernel);
+    else
+        snprintf(buf, n, "%s", nm);
     return buf;
 }

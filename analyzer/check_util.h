@@ -60,6 +60,11 @@ int jst_psum_from_process(const struct jst_process *p, struct jst_psum *s);
 void jst_psum_free(struct jst_psum *s);
 
 const char *jst_exe_base(const struct jst_process *p);
+/* A first call as the report names it, for check, diff and export: the
+ * framework's function from the program's call site, the kernel that
+ * launched first aside ("gelu_0 from forward (/app/mlp.py:20) (first kernel
+ * gemm)"); the kernel alone when neither is known. */
+const char *jst_first_call_title(const struct jst_first_call *f, char *buf, size_t n);
 /* FNV-1a over argv[1..] (argv[0] often differs only by path). */
 uint64_t jst_argv_hash(const struct jst_process *p);
 /* JIT time of one load: the call's duration when it JIT-compiled (the sum
