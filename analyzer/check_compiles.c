@@ -15,6 +15,7 @@
 #include "cli.h"
 #include "compiles.h"
 #include "fixes.h"
+#include "report_compiles.h"
 #include "report_view.h"
 
 int chk_parse_compile_gate(const char *opt, const char *arg, struct cgate *g, size_t *n)
@@ -62,23 +63,36 @@ static const struct jst_compile *worst(const struct jst_process *p, unsigned k)
     return w;
 }
 
-/* "; longest: ptxas 400.0 ms (triton) for add_kernel"; its fix (as report
- * words it, when the compile has one) is the next failure line's detail. */
+/* What a compile was for: the first call that holds it (the one whose
+ * first kernel the compile records), named as the report names first calls;
+ * else what it compiled or produced; else NULL. */
+static const char *compile_for(const struct jst_process *p, const struct jst_compile *w, char *buf,
+                               size_t n)
+{
+    for (size_t i = 0; w->kernel && i < p->n_first_calls; i++) {
+        const struct jst_first_call *f = &p->first_calls[i];
+        if (f->kernel && !strcmp(f->kernel, w->kernel))
+            return rv_first_call_name(f, buf, n);
+    }
+    return w->kernel ? w->kernel : w->what;
+}
+
+/* "; longest: ptxas 400.0 ms (triton) for add_kernel from main (/app/t.py:9)";
+ * its fix (as report words it, when the compile has one) is the next failure
+ * line's detail. */
 static const char *worst_detail(struct cproc *cp, const struct jst_compile *w, char *buf, size_t n)
 {
-    char a[32], fix[1024];
+    char a[32], fix[1024], nm[1024];
     if (!w) {
         snprintf(buf, n, "%s", "");
         return buf;
     }
     const char *f = jst_fix_for_compile(cp->s.p, w, fix, sizeof fix);
+    const char *what = compile_for(cp->s.p, w, nm, sizeof nm);
     snprintf(buf, n, "; longest: %s %s%s%s%s%s%s", jst_compiler_name(w->compiler),
              rv_dur(w->dur_ns, a, sizeof a), w->framework ? " (" : "",
              w->framework ? jst_framework_name(w->framework) : "", w->framework ? ")" : "",
-             w->kernel || w->what ? " for " : "",
-             w->kernel ? w->kernel
-             : w->what ? w->what
-                       : "");
+             what ? " for " : "", what ? what : "");
     if (f)
         chk_set_detail(cp, NULL, f);
     return buf;

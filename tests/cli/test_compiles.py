@@ -539,7 +539,7 @@ def test_compiles_check_budgets(env):
     fl = fail_lines(out)
     expect(len(fl) == 3, out)
     expect("max-compile-ms: compiling took 400.0 ms, budget 100.0 ms (+300.0 ms); longest: ptxas "
-           "400.0 ms (triton) for add_kernel; fix: keep Triton's kernel cache: set TRITON_CACHE_DIR"
+           "400.0 ms (triton) for add_kernel from <module> (/app/tri.py:12); fix: keep Triton's kernel cache: set TRITON_CACHE_DIR"
            in fl[0], fl)
     expect("max-compiles=ptxas: 1 compile by ptxas, budget 0 (+1)" in fl[1], fl)
     expect("max-first-call-ms: first call of add_kernel from <module> (/app/tri.py:12) took "
@@ -1052,6 +1052,12 @@ def test_check_names_first_call_as_report_does(env):
     fl = fail_lines(out)
     expect(len(fl) == 1 and "max-first-call-ms: first call of triton_poi_fused_gelu_0 from "
            "forward (/app/mlp.py:20) (first kernel sm90_xmma_gemm_bf16) took " in fl[0], fl)
+    # The longest compile of a compile budget is named by the first call it
+    # was for, not by that call's first kernel.
+    out, _ = env.expect_rc(1, "check", "--max-compile-ms", "100", t)
+    fl = fail_lines(out)
+    expect(len(fl) == 1 and "longest: ptxas 400.0 ms (inductor) for triton_poi_fused_gelu_0 "
+           "from forward (/app/mlp.py:20); fix" in fl[0] and "sm90_xmma" not in fl[0], fl)
 
 
 def chrome_first_calls(env, t):
