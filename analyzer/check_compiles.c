@@ -69,11 +69,9 @@ static const struct jst_compile *worst(const struct jst_process *p, unsigned k)
 static const char *compile_for(const struct jst_process *p, const struct jst_compile *w, char *buf,
                                size_t n)
 {
-    for (size_t i = 0; w->kernel && i < p->n_first_calls; i++) {
-        const struct jst_first_call *f = &p->first_calls[i];
-        if (f->kernel && !strcmp(f->kernel, w->kernel))
-            return rv_first_call_name(f, buf, n);
-    }
+    const struct jst_first_call *f = jst_compile_first_call(p, w);
+    if (f)
+        return rv_first_call_name(f, buf, n);
     return w->kernel ? w->kernel : w->what;
 }
 

@@ -513,3 +513,12 @@ const char *jst_first_call_title(const struct jst_first_call *f, char *buf, size
         snprintf(buf, n, "%s", nm);
     return buf;
 }
+
+const struct jst_first_call *jst_compile_first_call(const struct jst_process *p,
+                                                    const struct jst_compile *c)
+{
+    for (size_t i = 0; c->kernel && i < p->n_first_calls; i++)
+        if (p->first_calls[i].kernel && !strcmp(p->first_calls[i].kernel, c->kernel))
+            return &p->first_calls[i];
+    return NULL;
+}

@@ -65,6 +65,10 @@ const char *jst_exe_base(const struct jst_process *p);
  * launched first aside ("gelu_0 from forward (/app/mlp.py:20) (first kernel
  * gemm)"); the kernel alone when neither is known. */
 const char *jst_first_call_title(const struct jst_first_call *f, char *buf, size_t n);
+/* The first call of p that holds compile c (the one whose first kernel c
+ * records), or NULL. */
+const struct jst_first_call *jst_compile_first_call(const struct jst_process *p,
+                                                    const struct jst_compile *c);
 /* FNV-1a over argv[1..] (argv[0] often differs only by path). */
 uint64_t jst_argv_hash(const struct jst_process *p);
 /* JIT time of one load: the call's duration when it JIT-compiled (the sum

@@ -22,6 +22,7 @@
 #include "jsonw.h"
 #include "otlp_push.h"
 #include "outfile.h"
+#include "report_compiles.h"
 #include "samplefn.h"
 #include "xalloc.h"
 #include "trace.h"
@@ -353,6 +354,9 @@ static void export_compiles(struct jst_json *j, const struct jst_process *p, uin
         opt_str(j, "target", c->target);
         opt_str(j, "what", c->what);
         opt_str(j, "kernel", c->kernel);
+        const struct jst_first_call *fc = jst_compile_first_call(p, c);
+        if (fc) /* the first call it was for, as that call's slice is named */
+            opt_str(j, "first_call", rv_first_call_name(fc, buf, sizeof buf));
         opt_u64(j, "pid", c->pid);
         if (c->has_exit)
             jst_json_ki64(j, "exit_status", c->exit_status);

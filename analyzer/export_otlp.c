@@ -20,6 +20,7 @@
 #include "fixes.h"
 #include "image.h"
 #include "jsonw.h"
+#include "report_compiles.h"
 #include "samplefn.h"
 #include "symbolize.h"
 #include "trace.h"
@@ -384,6 +385,11 @@ static void compile_spans(struct jst_json *j, const struct jst_process *p, const
             attr_str(j, "jitstall.what", c->what);
         if (c->kernel)
             attr_str(j, "jitstall.kernel", c->kernel);
+        const struct jst_first_call *fc = jst_compile_first_call(p, c);
+        if (fc) { /* the first call it was for */
+            char nm[1024];
+            attr_str(j, "jitstall.first_call", rv_first_call_name(fc, nm, sizeof nm));
+        }
         if (c->pid)
             attr_int(j, "jitstall.child_pid", c->pid);
         attr_int(j, "jitstall.thread_id", c->tid);

@@ -1089,6 +1089,18 @@ def test_export_names_first_call_with_phases_and_cache(env):
     sp = otlp_first_calls(env, t)
     expect(len(sp) == 1 and sp[0][0] == "first call triton_poi_fused_gelu_0 from forward "
            "(/app/mlp.py:20) (first kernel sm90_xmma_gemm_bf16)", sp)
+    # A compile names the first call it was for the same way.
+    ev = json.loads(env.expect_rc(0, "export", "--format", "chrome", t)[0])
+    ev = ev["traceEvents"] if isinstance(ev, dict) else ev
+    cs = [e for e in ev if e.get("cat") == "compile"]
+    expect(len(cs) == 1 and cs[0]["args"]["first_call"] ==
+           "triton_poi_fused_gelu_0 from forward (/app/mlp.py:20)", cs)
+    out, _ = env.expect_rc(0, "export", "--format", "otlp", t)
+    cs = [{a["key"]: list(a["value"].values())[0] for a in x["attributes"]} for x in
+          json.loads(out)["resourceSpans"][0]["scopeSpans"][0]["spans"]
+          if x["name"] == "compile ptxas"]
+    expect(len(cs) == 1 and cs[0]["jitstall.first_call"] ==
+           "triton_poi_fused_gelu_0 from forward (/app/mlp.py:20)", cs)
     at = sp[0][1]
     expect(at["jitstall.function"] == "triton_poi_fused_gelu_0" and
            at["jitstall.call_site"] == "forward (/app/mlp.py:20)" and
