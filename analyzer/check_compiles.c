@@ -17,6 +17,7 @@
 #include "fixes.h"
 #include "report_compiles.h"
 #include "report_view.h"
+#include "samplefn.h"
 
 int chk_parse_compile_gate(const char *opt, const char *arg, struct cgate *g, size_t *n)
 {
@@ -135,7 +136,8 @@ static void budget_compiles(struct ctx *x, struct cproc *cp, const struct cgate 
                       worst_detail(cp, worst(p, g->compiler), det, sizeof det));
 }
 
-/* The causes of a first call, largest first, as "subprocess 400.0 ms, python 600.0 ms". */
+/* The causes of a first call, largest first, as "subprocess 400.0 ms,
+ * python 600.0 ms (cache_key 400.0 ms)": Python with its largest phase. */
 static const char *blame_detail(const struct jst_first_call *f, char *buf, size_t n)
 {
     char a[32];
@@ -155,6 +157,11 @@ static const char *blame_detail(const struct jst_first_call *f, char *buf, size_
         size_t l = strlen(buf);
         snprintf(buf + l, n - l, "%s%s %s", shown ? ", " : "; ", jst_cause_name(order[i]),
                  rv_dur(f->blame[order[i]], a, sizeof a));
+        if (order[i] == JST_CAUSE_PYTHON && f->n_phases) { /* phases: largest first */
+            l = strlen(buf);
+            snprintf(buf + l, n - l, " (%s %s)", jst_phase_name(f->phases[0].phase),
+                     rv_dur(f->phases[0].dur_ns, a, sizeof a));
+        }
         shown++;
     }
     return buf;
@@ -172,10 +179,13 @@ static void budget_first_call(struct ctx *x, struct cproc *cp)
         const struct jst_first_call *f = &p->first_calls[i];
         if (f->dur_ns <= lim)
             continue;
-        chk_fail_line(x, cp, c, "first call of %s took %s, budget %s (+%s)%s",
-                      jst_first_call_title(f, nm, sizeof nm), jst_fmt_ms(f->dur_ns, a, 64),
-                      jst_fmt_ms(lim, b, 64), jst_fmt_ms(f->dur_ns - lim, d, 64),
-                      blame_detail(f, det, sizeof det));
+        chk_fail_line(x, cp, c, "first call of %s%s%s%s%s%s took %s, budget %s (+%s)%s",
+                      jst_first_call_title(f, nm, sizeof nm), f->top_framework ? " [" : "",
+                      f->top_framework ? jst_framework_name(f->top_framework) : "",
+                      f->top_framework && f->cache ? ", cache " : "",
+                      f->top_framework && f->cache ? f->cache : "", f->top_framework ? "]" : "",
+                      jst_fmt_ms(f->dur_ns, a, 64), jst_fmt_ms(lim, b, 64),
+                      jst_fmt_ms(f->dur_ns - lim, d, 64), blame_detail(f, det, sizeof det));
     }
 }
 

@@ -542,8 +542,9 @@ def test_compiles_check_budgets(env):
            "400.0 ms (triton) for add_kernel from <module> (/app/tri.py:12); fix: keep Triton's kernel cache: set TRITON_CACHE_DIR"
            in fl[0], fl)
     expect("max-compiles=ptxas: 1 compile by ptxas, budget 0 (+1)" in fl[1], fl)
-    expect("max-first-call-ms: first call of add_kernel from <module> (/app/tri.py:12) took "
-           "1400.0 ms, budget 1000.0 ms (+400.0 ms); python" in fl[2], fl)
+    expect("max-first-call-ms: first call of add_kernel from <module> (/app/tri.py:12) "
+           "[triton, cache miss] took 1400.0 ms, budget 1000.0 ms (+400.0 ms); python" in fl[2],
+           fl)
     env.expect_rc(0, "check", "--max-compile-ms", "ptxas=400", "--max-compile-ms", "nvrtc=0",
                   "--max-first-call-ms", "1400", t)
     _, err = env.expect_rc(2, "check", "--max-compile-ms", "gcc=3", t)
@@ -1051,7 +1052,17 @@ def test_check_names_first_call_as_report_does(env):
     out, _ = env.expect_rc(1, "check", "--max-first-call-ms", "100", t)
     fl = fail_lines(out)
     expect(len(fl) == 1 and "max-first-call-ms: first call of triton_poi_fused_gelu_0 from "
-           "forward (/app/mlp.py:20) (first kernel sm90_xmma_gemm_bf16) took " in fl[0], fl)
+           "forward (/app/mlp.py:20) (first kernel sm90_xmma_gemm_bf16) [inductor, cache miss] "
+           "took " in fl[0], fl)
+    # A warm process: its framework's cache hit, and its Python time's
+    # largest phase beside the Python cause, as the report shows them.
+    w = env.trace("warm", warm_fw_spec())
+    ph = report_json(env, w)["processes"][0]["first_calls"][0]["phases"][0]
+    out, _ = env.expect_rc(1, "check", "--max-first-call-ms", "100", w)
+    fl = fail_lines(out)
+    expect(len(fl) == 1 and "[triton, cache hit] took 550.0 ms" in fl[0] and
+           re.search(r"; python [\d.]+ ms \(cache_key %.1f ms\)" % (ph["dur_ns"] / MS), fl[0]) and
+           ph["phase"] == "cache_key", (fl, ph))
     # The longest compile of a compile budget is named by the first call it
     # was for, not by that call's first kernel.
     out, _ = env.expect_rc(1, "check", "--max-compile-ms", "100", t)
