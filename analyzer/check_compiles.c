@@ -70,7 +70,10 @@ static const struct jst_compile *worst(const struct jst_process *p, unsigned k)
 static const char *compile_for(const struct jst_process *p, const struct jst_compile *w, char *buf,
                                size_t n)
 {
-    const struct jst_first_call *f = jst_compile_first_call(p, w);
+    struct jst_fc_index ix;
+    jst_fc_index_init(&ix, p);
+    const struct jst_first_call *f = jst_fc_index_of(&ix, w);
+    jst_fc_index_free(&ix);
     if (f)
         return rv_first_call_name(f, buf, n);
     return w->kernel ? w->kernel : w->what;

@@ -339,6 +339,8 @@ static void export_cupti(struct jst_json *j, const struct jst_process *p, uint64
 static void export_compiles(struct jst_json *j, const struct jst_process *p, uint64_t base)
 {
     char buf[1024];
+    struct jst_fc_index fx;
+    jst_fc_index_init(&fx, p);
     for (size_t i = 0; i < p->n_compiles; i++) {
         const struct jst_compile *c = &p->compiles[i];
         if (c->call)
@@ -354,7 +356,7 @@ static void export_compiles(struct jst_json *j, const struct jst_process *p, uin
         opt_str(j, "target", c->target);
         opt_str(j, "what", c->what);
         opt_str(j, "kernel", c->kernel);
-        const struct jst_first_call *fc = jst_compile_first_call(p, c);
+        const struct jst_first_call *fc = jst_fc_index_of(&fx, c);
         if (fc) /* the first call it was for, as that call's slice is named */
             opt_str(j, "first_call", rv_first_call_name(fc, buf, sizeof buf));
         opt_u64(j, "pid", c->pid);
@@ -363,6 +365,7 @@ static void export_compiles(struct jst_json *j, const struct jst_process *p, uin
         jst_json_end(j);
         jst_json_end(j);
     }
+    jst_fc_index_free(&fx);
     for (size_t i = 0; i < p->n_first_calls; i++) {
         const struct jst_first_call *f = &p->first_calls[i];
         char dem[512], nm[1536];

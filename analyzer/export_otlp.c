@@ -365,6 +365,8 @@ static void compile_spans(struct jst_json *j, const struct jst_process *p, const
                           uint64_t root)
 {
     char name[1600];
+    struct jst_fc_index fx;
+    jst_fc_index_init(&fx, p);
     for (size_t i = 0; i < p->n_compiles; i++) {
         const struct jst_compile *c = &p->compiles[i];
         if (c->call)
@@ -385,7 +387,7 @@ static void compile_spans(struct jst_json *j, const struct jst_process *p, const
             attr_str(j, "jitstall.what", c->what);
         if (c->kernel)
             attr_str(j, "jitstall.kernel", c->kernel);
-        const struct jst_first_call *fc = jst_compile_first_call(p, c);
+        const struct jst_first_call *fc = jst_fc_index_of(&fx, c);
         if (fc) { /* the first call it was for */
             char nm[1024];
             attr_str(j, "jitstall.first_call", rv_first_call_name(fc, nm, sizeof nm));
@@ -398,6 +400,7 @@ static void compile_spans(struct jst_json *j, const struct jst_process *p, const
         jst_json_end(j);
         jst_json_end(j);
     }
+    jst_fc_index_free(&fx);
     for (size_t i = 0; i < p->n_first_calls; i++) {
         const struct jst_first_call *f = &p->first_calls[i];
         uint64_t key[3] = {f->start_ns, f->tid, 0xf1c5};
