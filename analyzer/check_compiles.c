@@ -15,7 +15,9 @@
 #include "cli.h"
 #include "compiles.h"
 #include "fixes.h"
+#include "report_compiles.h"
 #include "report_view.h"
+#include "samplefn.h"
 
 int chk_parse_compile_gate(const char *opt, const char *arg, struct cgate *g, size_t *n)
 {
@@ -62,23 +64,37 @@ static const struct jst_compile *worst(const struct jst_process *p, unsigned k)
     return w;
 }
 
-/* "; longest: ptxas 400.0 ms (triton) for add_kernel"; its fix (as report
- * words it, when the compile has one) is the next failure line's detail. */
+/* What a compile was for: the first call that holds it (the one whose
+ * first kernel the compile records), named as the report names first calls;
+ * else what it compiled or produced; else NULL. */
+static const char *compile_for(const struct jst_process *p, const struct jst_compile *w, char *buf,
+                               size_t n)
+{
+    struct jst_fc_index ix;
+    jst_fc_index_init(&ix, p);
+    const struct jst_first_call *f = jst_fc_index_of(&ix, w);
+    jst_fc_index_free(&ix);
+    if (f)
+        return rv_first_call_name(f, buf, n);
+    return w->kernel ? w->kernel : w->what;
+}
+
+/* "; longest: ptxas 400.0 ms (triton) for add_kernel from main (/app/t.py:9)";
+ * its fix (as report words it, when the compile has one) is the next failure
+ * line's detail. */
 static const char *worst_detail(struct cproc *cp, const struct jst_compile *w, char *buf, size_t n)
 {
-    char a[32], fix[1024];
+    char a[32], fix[1024], nm[1024];
     if (!w) {
         snprintf(buf, n, "%s", "");
         return buf;
     }
     const char *f = jst_fix_for_compile(cp->s.p, w, fix, sizeof fix);
+    const char *what = compile_for(cp->s.p, w, nm, sizeof nm);
     snprintf(buf, n, "; longest: %s %s%s%s%s%s%s", jst_compiler_name(w->compiler),
              rv_dur(w->dur_ns, a, sizeof a), w->framework ? " (" : "",
              w->framework ? jst_framework_name(w->framework) : "", w->framework ? ")" : "",
-             w->kernel || w->what ? " for " : "",
-             w->kernel ? w->kernel
-             : w->what ? w->what
-                       : "");
+             what ? " for " : "", what ? what : "");
     if (f)
         chk_set_detail(cp, NULL, f);
     return buf;
@@ -123,7 +139,8 @@ static void budget_compiles(struct ctx *x, struct cproc *cp, const struct cgate 
                       worst_detail(cp, worst(p, g->compiler), det, sizeof det));
 }
 
-/* The causes of a first call, largest first, as "subprocess 400.0 ms, python 600.0 ms". */
+/* The causes of a first call, largest first, as "subprocess 400.0 ms,
+ * python 600.0 ms (cache_key 400.0 ms)": Python with its largest phase. */
 static const char *blame_detail(const struct jst_first_call *f, char *buf, size_t n)
 {
     char a[32];
@@ -143,6 +160,11 @@ static const char *blame_detail(const struct jst_first_call *f, char *buf, size_
         size_t l = strlen(buf);
         snprintf(buf + l, n - l, "%s%s %s", shown ? ", " : "; ", jst_cause_name(order[i]),
                  rv_dur(f->blame[order[i]], a, sizeof a));
+        if (order[i] == JST_CAUSE_PYTHON && f->n_phases) { /* phases: largest first */
+            l = strlen(buf);
+            snprintf(buf + l, n - l, " (%s %s)", jst_phase_name(f->phases[0].phase),
+                     rv_dur(f->phases[0].dur_ns, a, sizeof a));
+        }
         shown++;
     }
     return buf;
@@ -151,7 +173,7 @@ static const char *blame_detail(const struct jst_first_call *f, char *buf, size_
 static void budget_first_call(struct ctx *x, struct cproc *cp)
 {
     const struct jst_process *p = cp->s.p;
-    char a[64], b[64], d[64], det[512];
+    char a[64], b[64], d[64], det[512], nm[1536];
     struct ccase *c = chk_add_case(cp, "max-first-call-ms", "budget");
     const struct jst_first_call *w = jst_slowest_first_call(p);
     uint64_t lim = (uint64_t)(x->o.max_first_call_ms * 1e6);
@@ -160,10 +182,13 @@ static void budget_first_call(struct ctx *x, struct cproc *cp)
         const struct jst_first_call *f = &p->first_calls[i];
         if (f->dur_ns <= lim)
             continue;
-        chk_fail_line(x, cp, c, "first call of %s took %s, budget %s (+%s)%s",
-                      f->kernel ? f->kernel : "?", jst_fmt_ms(f->dur_ns, a, 64),
-                      jst_fmt_ms(lim, b, 64), jst_fmt_ms(f->dur_ns - lim, d, 64),
-                      blame_detail(f, det, sizeof det));
+        chk_fail_line(x, cp, c, "first call of %s%s%s%s%s%s took %s, budget %s (+%s)%s",
+                      jst_first_call_title(f, nm, sizeof nm), f->top_framework ? " [" : "",
+                      f->top_framework ? jst_framework_name(f->top_framework) : "",
+                      f->top_framework && f->cache ? ", cache " : "",
+                      f->top_framework && f->cache ? f->cache : "", f->top_framework ? "]" : "",
+                      jst_fmt_ms(f->dur_ns, a, 64), jst_fmt_ms(lim, b, 64),
+                      jst_fmt_ms(f->dur_ns - lim, d, 64), blame_detail(f, det, sizeof det));
     }
 }
 

@@ -13,6 +13,7 @@
 #include "hashidx.h"
 #include "image.h"
 #include "outfile.h"
+#include "report_compiles.h"
 #include "symbolize.h"
 #include "trace.h"
 
@@ -502,4 +503,52 @@ const char *jst_call_site_str(struct jst_symbolizer *sym, const struct jst_call_
         snprintf(buf, n, "unknown (stack %llu missing)", (unsigned long long)c->stack_id);
     free(frames);
     return buf;
+}
+
+const char *jst_first_call_title(const struct jst_first_call *f, char *buf, size_t n)
+{
+    char nm[1024];
+    rv_first_call_name(f, nm, sizeof nm);
+    if (rv_first_call_kernel_aside(f))
+        snprintf(buf, n, "%s (first kernel %s)", nm, f->kernel);
+    else
+        snprintf(buf, n, "%s", nm);
+    return buf;
+}
+
+void jst_fc_index_init(struct jst_fc_index *x, const struct jst_process *p)
+{
+    memset(x, 0, sizeof(*x));
+    x->p = p;
+    for (size_t i = 0; !x->scan && i < p->n_first_calls; i++)
+        if (p->first_calls[i].kernel &&
+            jst_hidx_add(&x->ix, jst_hash_str(JST_HASH_SEED, p->first_calls[i].kernel), i) < 0)
+            x->scan = 1;
+}
+
+const struct jst_first_call *jst_fc_index_of(const struct jst_fc_index *x,
+                                             const struct jst_compile *c)
+{
+    const struct jst_process *p = x->p;
+    if (!c->kernel)
+        return NULL;
+    if (x->scan) {
+        for (size_t i = 0; i < p->n_first_calls; i++)
+            if (p->first_calls[i].kernel && !strcmp(p->first_calls[i].kernel, c->kernel))
+                return &p->first_calls[i];
+        return NULL;
+    }
+    /* the earliest first call of that kernel, as the scan finds it */
+    const struct jst_first_call *best = NULL;
+    size_t cur = 0, pos1;
+    while ((pos1 = jst_hidx_next(&x->ix, jst_hash_str(JST_HASH_SEED, c->kernel), &cur)))
+        if (!strcmp(p->first_calls[pos1 - 1].kernel, c->kernel) &&
+            (!best || &p->first_calls[pos1 - 1] < best))
+            best = &p->first_calls[pos1 - 1];
+    return best;
+}
+
+void jst_fc_index_free(struct jst_fc_index *x)
+{
+    jst_hidx_free(&x->ix);
 }

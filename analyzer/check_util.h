@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "compiles.h"
+#include "hashidx.h"
 #include "model.h"
 
 /* ---- summaries: what diff and check compare ---- */
@@ -61,6 +62,30 @@ int jst_psum_from_process(const struct jst_process *p, struct jst_psum *s);
 void jst_psum_free(struct jst_psum *s);
 
 const char *jst_exe_base(const struct jst_process *p);
+/* A first call as the report names it, for check, diff and export: the
+ * framework's function from the program's call site, the kernel that
+ * launched first aside ("gelu_0 from forward (/app/mlp.py:20) (first kernel
+ * gemm)"); the kernel alone when neither is known. */
+const char *jst_first_call_title(const struct jst_first_call *f, char *buf, size_t n);
+/* The first calls of a process by their first kernel, to find the one that
+ * holds a compile (the one whose first kernel the compile records) in
+ * constant time however many there are:
+ *
+ *     struct jst_fc_index ix;
+ *     jst_fc_index_init(&ix, p);
+ *     const struct jst_first_call *f = jst_fc_index_of(&ix, &p->compiles[i]);
+ *     jst_fc_index_free(&ix);
+ *
+ * Out of memory, lookups fall back to a scan. */
+struct jst_fc_index {
+    const struct jst_process *p;
+    struct jst_hidx ix;
+    int scan; /* the index could not be built */
+};
+void jst_fc_index_init(struct jst_fc_index *x, const struct jst_process *p);
+const struct jst_first_call *jst_fc_index_of(const struct jst_fc_index *x,
+                                             const struct jst_compile *c);
+void jst_fc_index_free(struct jst_fc_index *x);
 /* FNV-1a over argv[1..] (argv[0] often differs only by path). */
 uint64_t jst_argv_hash(const struct jst_process *p);
 /* JIT time of one load: the call's duration when it JIT-compiled (the sum

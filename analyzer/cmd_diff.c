@@ -12,6 +12,8 @@
 #include "check_util.h"
 #include "cli.h"
 #include "jsonw.h"
+#include "report_compiles.h"
+#include "samplefn.h"
 #include "trace.h"
 #include "utf8.h"
 #include "xalloc.h"
@@ -160,6 +162,82 @@ static void text_module(const struct jst_pmod *a, const struct jst_pmod *b, void
     putchar('\n');
 }
 
+/* Framework fw's cache outcome in a run's process ("hit", "miss", ...), or
+ * NULL: a baseline's process, or no record of that cache. */
+static const char *fw_cache(const struct jst_psum *s, unsigned fw)
+{
+    int used;
+    return s && s->p && jst_fw_cache_of(s->p, fw) ? rv_fw_cache_result(s->p, fw, &used) : NULL;
+}
+
+/* The sampled Python time of the process's slowest first call by phase
+ * (zeros for a baseline's process or none). */
+static void phase_ns(const struct jst_psum *s, uint64_t *ns)
+{
+    memset(ns, 0, JST_PHASE_MAX_ * sizeof(*ns));
+    const struct jst_first_call *f = s && s->p ? jst_slowest_first_call(s->p) : NULL;
+    for (size_t k = 0; f && k < f->n_phases; k++)
+        if (f->phases[k].phase < JST_PHASE_MAX_)
+            ns[f->phases[k].phase] += f->phases[k].dur_ns;
+}
+
+/* What a first call's framework changed: a cache outcome that differs
+ * (miss -> hit), and each phase of the slowest first call whose time
+ * differs. Runs only: a baseline keeps neither. */
+static void text_framework(const struct jst_psum *a, const struct jst_psum *b)
+{
+    char x[64], y[64], d[96], lab[64];
+    if (!a->p || !b->p)
+        return;
+    for (unsigned fw = 1; fw < JST_FW_MAX_; fw++) {
+        const char *oa = fw_cache(a, fw), *ob = fw_cache(b, fw);
+        if ((oa || ob) && (!oa || !ob || strcmp(oa, ob))) {
+            snprintf(lab, sizeof lab, "%s cache", jst_framework_name(fw));
+            printf("  %-21s %s -> %s\n", lab, oa ? oa : "none", ob ? ob : "none");
+        }
+    }
+    uint64_t pa[JST_PHASE_MAX_], pb[JST_PHASE_MAX_];
+    phase_ns(a, pa);
+    phase_ns(b, pb);
+    for (unsigned k = 0; k < JST_PHASE_MAX_; k++)
+        if (pa[k] != pb[k])
+            printf("  first call phase %-15s %s -> %s %s\n", jst_phase_name(k),
+                   jst_fmt_ms(pa[k], x, sizeof x), jst_fmt_ms(pb[k], y, sizeof y),
+                   delta(pa[k], pb[k], d, sizeof d));
+}
+
+static void json_framework(struct jst_json *j, const struct jst_psum *a, const struct jst_psum *b)
+{
+    jst_json_key(j, "framework_caches");
+    jst_json_arr(j);
+    for (unsigned fw = 1; fw < JST_FW_MAX_; fw++) {
+        const char *oa = fw_cache(a, fw), *ob = fw_cache(b, fw);
+        if (!oa && !ob)
+            continue;
+        jst_json_obj(j);
+        jst_json_kstr(j, "framework", jst_framework_name(fw));
+        jst_json_kstr(j, "a", oa);
+        jst_json_kstr(j, "b", ob);
+        jst_json_end(j);
+    }
+    jst_json_end(j);
+    uint64_t pa[JST_PHASE_MAX_], pb[JST_PHASE_MAX_];
+    phase_ns(a, pa);
+    phase_ns(b, pb);
+    jst_json_key(j, "first_call_phases");
+    jst_json_arr(j);
+    for (unsigned k = 0; k < JST_PHASE_MAX_; k++) {
+        if (!pa[k] && !pb[k])
+            continue;
+        jst_json_obj(j);
+        jst_json_kstr(j, "phase", jst_phase_name(k));
+        jst_json_kopt_u64(j, "a_ns", a && a->p, pa[k]);
+        jst_json_kopt_u64(j, "b_ns", b && b->p, pb[k]);
+        jst_json_end(j);
+    }
+    jst_json_end(j);
+}
+
 static void text_totals(const struct jst_psum *a, const struct jst_psum *b)
 {
     char x[64], y[64], d[96];
@@ -190,6 +268,7 @@ static void text_totals(const struct jst_psum *a, const struct jst_psum *b)
                jst_fmt_ms(a->graph_ns, x, sizeof x), jst_fmt_ms(b->graph_ns, y, sizeof y),
                delta(a->graph_ns, b->graph_ns, d, sizeof d), (size_t)a->graphs,
                (size_t)b->graphs);
+    text_framework(a, b);
 }
 
 static void text_alone(const char *where, const struct jst_psum *s)
@@ -294,6 +373,7 @@ static void json_process(struct jst_json *j, const struct jst_psum *a, const str
     jst_json_kopt_u64(j, "graph_capture_b_ns", b != NULL, b ? b->graph_ns : 0);
     jst_json_kopt_u64(j, "graphs_a", a != NULL, a ? a->graphs : 0);
     jst_json_kopt_u64(j, "graphs_b", b != NULL, b ? b->graphs : 0);
+    json_framework(j, a, b);
     jst_json_key(j, "modules");
     jst_json_arr(j);
     if (a && b)

@@ -22,6 +22,8 @@
 #include "jsonw.h"
 #include "otlp_push.h"
 #include "outfile.h"
+#include "report_compiles.h"
+#include "samplefn.h"
 #include "xalloc.h"
 #include "trace.h"
 
@@ -337,6 +339,8 @@ static void export_cupti(struct jst_json *j, const struct jst_process *p, uint64
 static void export_compiles(struct jst_json *j, const struct jst_process *p, uint64_t base)
 {
     char buf[1024];
+    struct jst_fc_index fx;
+    jst_fc_index_init(&fx, p);
     for (size_t i = 0; i < p->n_compiles; i++) {
         const struct jst_compile *c = &p->compiles[i];
         if (c->call)
@@ -352,25 +356,47 @@ static void export_compiles(struct jst_json *j, const struct jst_process *p, uin
         opt_str(j, "target", c->target);
         opt_str(j, "what", c->what);
         opt_str(j, "kernel", c->kernel);
+        const struct jst_first_call *fc = jst_fc_index_of(&fx, c);
+        if (fc) /* the first call it was for, as that call's slice is named */
+            opt_str(j, "first_call", rv_first_call_name(fc, buf, sizeof buf));
         opt_u64(j, "pid", c->pid);
         if (c->has_exit)
             jst_json_ki64(j, "exit_status", c->exit_status);
         jst_json_end(j);
         jst_json_end(j);
     }
+    jst_fc_index_free(&fx);
     for (size_t i = 0; i < p->n_first_calls; i++) {
         const struct jst_first_call *f = &p->first_calls[i];
-        char dem[512];
+        char dem[512], nm[1536];
+        const char *kern = f->kernel ? jst_demangle(f->kernel, dem, sizeof dem) : NULL;
+        /* Named as the report names it; the kernel alone (demangled) when
+         * neither the function nor the call site is known. */
         snprintf(buf, sizeof buf, "first call: %s",
-                 f->kernel ? jst_demangle(f->kernel, dem, sizeof dem) : "?");
+                 f->function || f->call_site ? jst_first_call_title(f, nm, sizeof nm)
+                 : kern                      ? kern
+                                             : "?");
         complete_begin(j, buf, "first_call", p->pid, f->tid, rel_ns(f->start_ns, base),
                        (int64_t)f->dur_ns);
         jst_json_key(j, "args");
         jst_json_obj(j);
+        opt_str(j, "function", f->function);
+        opt_str(j, "call_site", f->call_site);
+        opt_str(j, "kernel", kern);
         opt_str(j, "framework", jst_framework_name(f->top_framework));
+        opt_str(j, "cache", f->cache);
         for (unsigned k = 0; k < JST_CAUSE_MAX_; k++)
             if (f->blame[k])
                 opt_ms(j, jst_cause_name(k), f->blame[k]);
+        /* The Python time by phase (sampled shares, no intervals of their
+         * own: args, not slices), in ms, largest first. */
+        if (f->n_phases) {
+            jst_json_key(j, "phases");
+            jst_json_obj(j);
+            for (size_t k = 0; k < f->n_phases; k++)
+                opt_ms(j, jst_phase_name(f->phases[k].phase), f->phases[k].dur_ns);
+            jst_json_end(j);
+        }
         jst_json_end(j);
         jst_json_end(j);
     }

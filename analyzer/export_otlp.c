@@ -20,6 +20,8 @@
 #include "fixes.h"
 #include "image.h"
 #include "jsonw.h"
+#include "report_compiles.h"
+#include "samplefn.h"
 #include "symbolize.h"
 #include "trace.h"
 
@@ -362,7 +364,9 @@ static void call_span(struct jst_json *j, const struct jst_process *p, const str
 static void compile_spans(struct jst_json *j, const struct jst_process *p, const char *trace,
                           uint64_t root)
 {
-    char name[300];
+    char name[1600];
+    struct jst_fc_index fx;
+    jst_fc_index_init(&fx, p);
     for (size_t i = 0; i < p->n_compiles; i++) {
         const struct jst_compile *c = &p->compiles[i];
         if (c->call)
@@ -383,6 +387,11 @@ static void compile_spans(struct jst_json *j, const struct jst_process *p, const
             attr_str(j, "jitstall.what", c->what);
         if (c->kernel)
             attr_str(j, "jitstall.kernel", c->kernel);
+        const struct jst_first_call *fc = jst_fc_index_of(&fx, c);
+        if (fc) { /* the first call it was for */
+            char nm[1024];
+            attr_str(j, "jitstall.first_call", rv_first_call_name(fc, nm, sizeof nm));
+        }
         if (c->pid)
             attr_int(j, "jitstall.child_pid", c->pid);
         attr_int(j, "jitstall.thread_id", c->tid);
@@ -391,17 +400,34 @@ static void compile_spans(struct jst_json *j, const struct jst_process *p, const
         jst_json_end(j);
         jst_json_end(j);
     }
+    jst_fc_index_free(&fx);
     for (size_t i = 0; i < p->n_first_calls; i++) {
         const struct jst_first_call *f = &p->first_calls[i];
         uint64_t key[3] = {f->start_ns, f->tid, 0xf1c5};
         uint64_t sid = jst_hash64(key, sizeof key) ^ root;
-        snprintf(name, sizeof name, "first call %s", f->kernel ? f->kernel : "?");
+        char nm[1536];
+        snprintf(name, sizeof name, "first call %s", jst_first_call_title(f, nm, sizeof nm));
         span_head(j, trace, sid ? sid : 4, root, name, unix_ns(p, f->start_ns),
                   unix_ns(p, f->start_ns + f->dur_ns));
         jst_json_key(j, "attributes");
         jst_json_arr(j);
+        if (f->function)
+            attr_str(j, "jitstall.function", f->function);
+        if (f->call_site)
+            attr_str(j, "jitstall.call_site", f->call_site);
+        if (f->kernel)
+            attr_str(j, "jitstall.kernel", f->kernel);
         if (f->top_framework)
             attr_str(j, "jitstall.framework", jst_framework_name(f->top_framework));
+        if (f->cache)
+            attr_str(j, "jitstall.cache", f->cache);
+        /* Its Python time by phase: sampled shares, no intervals of their
+         * own, so attributes beside the blame table, not child spans. */
+        for (size_t k = 0; k < f->n_phases; k++) {
+            char an[64];
+            snprintf(an, sizeof an, "jitstall.phase.%s_ns", jst_phase_name(f->phases[k].phase));
+            attr_int(j, an, f->phases[k].dur_ns);
+        }
         for (unsigned k = 0; k < JST_CAUSE_MAX_; k++) {
             char an[64];
             if (!f->blame[k])

@@ -16,6 +16,8 @@
 #include "fixes.h"
 #include "late.h"
 #include "model.h"
+#include "report_compiles.h"
+#include "samplefn.h"
 #include "trace.h"
 
 /* The metric families, in output order. */
@@ -33,8 +35,10 @@ enum {
     M_CMP_SECONDS, /* per compiler (analyzer/compiles.h) */
     M_CMP_COUNT,
     M_FIRST_CALL,
-    M_READY, /* time to ready, slowest process of the set */
-    M_LATE,  /* compiles after ready (analyzer/late.h) */
+    M_FIRST_CALL_PHASE, /* that first call's Python by phase (analyzer/samplefn.h) */
+    M_FW_CACHE,         /* framework caches by outcome */
+    M_READY,            /* time to ready, slowest process of the set */
+    M_LATE,             /* compiles after ready (analyzer/late.h) */
     M_LATE_SECONDS,
     M_GRAPHS, /* CUDA graph capture (analyzer/graphs.h) */
     M_GRAPH_SECONDS,
@@ -64,6 +68,13 @@ static const struct {
     [M_FIRST_CALL] = {"jitstall_first_call_seconds",
                       "The slowest first call of a kernel: compile work before its first launch "
                       "(slowest process of the set)."},
+    [M_FIRST_CALL_PHASE] = {"jitstall_first_call_phase_seconds",
+                            "The sampled Python time of that slowest first call, by phase "
+                            "(cache_key, import, trace, pattern_matcher, lower, typing, autotune, "
+                            "other)."},
+    [M_FW_CACHE] = {"jitstall_framework_cache_outcomes",
+                    "Processes by the outcome of a framework's compile cache (Triton, Inductor, "
+                    "XLA, Numba, CuPy): hit, miss, disabled or unknown."},
     [M_READY] = {"jitstall_ready_seconds",
                  "Process start to the moment it said it was ready (JITSTALL_READY; slowest "
                  "process of the set)."},
@@ -77,6 +88,10 @@ static const struct {
                          "Time capturing and instantiating CUDA graphs (wall time per thread)."},
 };
 
+/* A framework cache's outcomes, as framework_caches[] names them. */
+static const char *const fw_outcomes[] = {"hit", "miss", "disabled", "unknown"};
+#define N_FW_OUTCOMES (sizeof fw_outcomes / sizeof fw_outcomes[0])
+
 /* One program and label set: the figures summed (times of JIT) or maxed
  * (time to first kernel) over its processes. A family with one sample per
  * set keeps its value at its own index. */
@@ -88,6 +103,9 @@ struct fset {
     uint64_t cache[JST_C_UNKNOWN + 1];
     double cmp_s[JST_CMP_MAX_];
     uint64_t cmp_n[JST_CMP_MAX_];
+    double phase_s[JST_PHASE_MAX_]; /* the slowest first call's, M_FIRST_CALL's */
+    uint64_t fw_cache[JST_FW_MAX_][N_FW_OUTCOMES];
+    int has_fw[JST_FW_MAX_];
 };
 
 /* The most bytes of one escaped label value: a long path or name is cut
@@ -184,6 +202,20 @@ static void fold_process(struct fset *s, const struct jst_process *p)
     if (fc && (!s->has[M_FIRST_CALL] || (double)fc->dur_ns / 1e9 > s->v[M_FIRST_CALL])) {
         s->v[M_FIRST_CALL] = (double)fc->dur_ns / 1e9;
         s->has[M_FIRST_CALL] = 1;
+        memset(s->phase_s, 0, sizeof s->phase_s);
+        for (size_t k = 0; k < fc->n_phases; k++)
+            if (fc->phases[k].phase < JST_PHASE_MAX_)
+                s->phase_s[fc->phases[k].phase] += (double)fc->phases[k].dur_ns / 1e9;
+    }
+    for (unsigned fw = 1; fw < JST_FW_MAX_; fw++) {
+        int used = 0;
+        if (!jst_fw_cache_of(p, fw))
+            continue;
+        const char *o = rv_fw_cache_result(p, fw, &used);
+        for (size_t k = 0; k < N_FW_OUTCOMES; k++)
+            if (o && !strcmp(o, fw_outcomes[k]))
+                s->fw_cache[fw][k]++;
+        s->has_fw[fw] = 1;
     }
     for (size_t k = 0; k < p->n_calls; k++) {
         const struct jst_call_ev *c = &p->calls[k];
@@ -228,6 +260,34 @@ static void put_compilers(FILE *f, const char *name, const struct fset *s, int c
     }
 }
 
+/* One sample per phase the slowest first call's Python had time in. */
+static void put_phases(FILE *f, const char *name, const struct fset *s)
+{
+    char extra[64];
+    for (unsigned k = 0; k < JST_PHASE_MAX_; k++) {
+        if (s->phase_s[k] <= 0)
+            continue;
+        snprintf(extra, sizeof extra, ",phase=\"%s\"", jst_phase_name(k));
+        put_sample(f, name, s->labels, extra, s->phase_s[k]);
+    }
+}
+
+/* Per framework whose cache a process of the set had, one sample per
+ * outcome: bounded by the framework and outcome tables. */
+static void put_fw_caches(FILE *f, const char *name, const struct fset *s)
+{
+    char extra[96];
+    for (unsigned fw = 1; fw < JST_FW_MAX_; fw++) {
+        if (!s->has_fw[fw])
+            continue;
+        for (size_t k = 0; k < N_FW_OUTCOMES; k++) {
+            snprintf(extra, sizeof extra, ",framework=\"%s\",outcome=\"%s\"",
+                     jst_framework_name(fw), fw_outcomes[k]);
+            put_sample(f, name, s->labels, extra, (double)s->fw_cache[fw][k]);
+        }
+    }
+}
+
 static void write_family(FILE *f, int m, const struct fset *sets, size_t n)
 {
     const char *name = fams[m].name;
@@ -242,6 +302,10 @@ static void write_family(FILE *f, int m, const struct fset *sets, size_t n)
             put_counts(f, name, s, "outcome", jst_cache_name, s->cache, JST_C_HIT, JST_C_UNKNOWN);
         else if (m == M_CMP_SECONDS || m == M_CMP_COUNT)
             put_compilers(f, name, s, m == M_CMP_COUNT);
+        else if (m == M_FIRST_CALL_PHASE)
+            put_phases(f, name, s);
+        else if (m == M_FW_CACHE)
+            put_fw_caches(f, name, s);
         else if ((m != M_TTFK && m != M_SELF && m != M_FIRST_CALL && m != M_READY) || s->has[m])
             put_sample(f, name, s->labels, NULL, s->v[m]);
     }

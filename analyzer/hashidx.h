@@ -46,8 +46,6 @@ struct jst_strtab {
 const char *jst_strtab_intern(struct jst_strtab *t, const void *s, size_t len);
 void jst_strtab_free(struct jst_strtab *t);
 
-#endif
-
 /* Matching two lists in order (diff and check pair a run's modules and
  * processes with another's): each a[i] not yet matched (a_to_b[i] < 0) gets
  * the first b[k], in b's order, that is not used and has an equal key;
@@ -65,3 +63,5 @@ void jst_match_first(const struct jst_match_keys *m, size_t na, size_t nb, long 
 /* The same pairs by comparing each a[i] with every b[k]: quadratic, but it
  * allocates nothing. */
 void jst_match_scan(const struct jst_match_keys *m, size_t na, size_t nb, long *a_to_b, char *used);
+
+#endif

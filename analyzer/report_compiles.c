@@ -177,9 +177,20 @@ const char *rv_first_call_name(const struct jst_first_call *f, char *buf, size_t
     return buf;
 }
 
-/* Whether the name leaves out the kernel that launched first (then shown
- * beside it). */
-static int kernel_aside(const struct jst_first_call *f)
+const char *rv_fw_cache_result(const struct jst_process *p, unsigned fw, int *used)
+{
+    const char *o = NULL;
+    for (size_t i = 0; !o && i < p->n_compiles; i++)
+        if (p->compiles[i].framework == fw)
+            o = jst_fw_cache_outcome(p, fw, 1);
+    for (size_t i = 0; !o && i < p->n_first_calls; i++)
+        if (p->first_calls[i].top_framework == fw)
+            o = p->first_calls[i].cache;
+    *used = o != NULL;
+    return o ? o : jst_fw_cache_outcome(p, fw, 0);
+}
+
+int rv_first_call_kernel_aside(const struct jst_first_call *f)
 {
     return f->kernel && (f->function || f->call_site) &&
            !(f->function && !strcmp(f->function, f->kernel));
@@ -230,18 +241,13 @@ static void json_fw_caches(struct jst_json *j, const struct jst_process *p)
         const struct jst_fw_cache *s = jst_fw_cache_of(p, fw);
         if (!s)
             continue;
-        const char *o = NULL;
-        for (size_t i = 0; !o && i < p->n_compiles; i++)
-            if (p->compiles[i].framework == fw)
-                o = jst_fw_cache_outcome(p, fw, 1);
-        for (size_t i = 0; !o && i < p->n_first_calls; i++)
-            if (p->first_calls[i].top_framework == fw)
-                o = p->first_calls[i].cache;
+        int used = 0;
+        const char *o = rv_fw_cache_result(p, fw, &used);
         jst_json_obj(j);
         jst_json_kstr(j, "framework", s->framework);
         jst_json_kstr(j, "path", s->path);
-        jst_json_kbool(j, "used", o != NULL);
-        jst_json_kstr(j, "outcome", o ? o : jst_fw_cache_outcome(p, fw, 0));
+        jst_json_kbool(j, "used", used);
+        jst_json_kstr(j, "outcome", o);
         jst_json_end(j);
     }
     jst_json_end(j);
@@ -524,7 +530,7 @@ void rv_compiles_text(FILE *f, const struct jst_process *p)
             fprintf(f, "  [%s%s%s]", jst_framework_name(fc->top_framework),
                     fc->cache ? ", cache " : "", fc->cache ? fc->cache : "");
         fputc('\n', f);
-        if (kernel_aside(fc)) {
+        if (rv_first_call_kernel_aside(fc)) {
             fputs("      first kernel ", f);
             put_clean(f, fc->kernel, 0);
             fputc('\n', f);
@@ -591,7 +597,7 @@ void rv_compiles_markdown(FILE *f, const struct rv_report *r)
             char nm[1024];
             fprintf(f, "| %" PRIu64 " | ", p->pid);
             put_clean(f, rv_first_call_name(fc, nm, sizeof nm), 1);
-            if (kernel_aside(fc)) {
+            if (rv_first_call_kernel_aside(fc)) {
                 fputs(" (first kernel ", f);
                 put_clean(f, fc->kernel, 1);
                 fputc(')', f);

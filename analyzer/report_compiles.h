@@ -33,6 +33,13 @@ int rv_any_first_calls(const struct rv_report *r);
  * first kernel's name. */
 struct jst_first_call;
 const char *rv_first_call_name(const struct jst_first_call *f, char *buf, size_t n);
+/* Whether that name leaves out the kernel that launched first (then shown
+ * beside it: "first kernel K"). */
+int rv_first_call_kernel_aside(const struct jst_first_call *f);
+/* The outcome of framework fw's cache in p as framework_caches[] says it
+ * ("hit", "miss", "disabled", "unknown"); *used: fw compiled or had a first
+ * call in p. */
+const char *rv_fw_cache_result(const struct jst_process *p, unsigned fw, int *used);
 const char *rv_first_call_headline(const struct jst_process *p, char *buf, size_t n);
 
 /* Ready and late compiles (analyzer/late.h): "Time to ready" under the

@@ -539,11 +539,12 @@ def test_compiles_check_budgets(env):
     fl = fail_lines(out)
     expect(len(fl) == 3, out)
     expect("max-compile-ms: compiling took 400.0 ms, budget 100.0 ms (+300.0 ms); longest: ptxas "
-           "400.0 ms (triton) for add_kernel; fix: keep Triton's kernel cache: set TRITON_CACHE_DIR"
+           "400.0 ms (triton) for add_kernel from <module> (/app/tri.py:12); fix: keep Triton's kernel cache: set TRITON_CACHE_DIR"
            in fl[0], fl)
     expect("max-compiles=ptxas: 1 compile by ptxas, budget 0 (+1)" in fl[1], fl)
-    expect("max-first-call-ms: first call of add_kernel took 1400.0 ms, budget 1000.0 ms "
-           "(+400.0 ms); python" in fl[2], fl)
+    expect("max-first-call-ms: first call of add_kernel from <module> (/app/tri.py:12) "
+           "[triton, cache miss] took 1400.0 ms, budget 1000.0 ms (+400.0 ms); python" in fl[2],
+           fl)
     env.expect_rc(0, "check", "--max-compile-ms", "ptxas=400", "--max-compile-ms", "nvrtc=0",
                   "--max-first-call-ms", "1400", t)
     _, err = env.expect_rc(2, "check", "--max-compile-ms", "gcc=3", t)
@@ -595,7 +596,7 @@ def test_compiles_export(env):
     sl = {(e["name"], e["cat"]): e for e in ev if e.get("cat") in ("compile", "first_call")}
     ptx = sl[("ptxas: /tmp/x/add_kernel.cubin", "compile")]
     expect(ptx["dur"] == 400000 and ptx["args"]["framework"] == "triton", ptx)
-    fc = sl[("first call: add_kernel", "first_call")]
+    fc = sl[("first call: add_kernel from <module> (/app/tri.py:12)", "first_call")]
     expect(fc["dur"] == 1400000 and fc["args"]["subprocess"] == 400.0, fc)
     out, _ = env.expect_rc(0, "export", "--format", "prometheus", t)
     expect(re.search(r'^jitstall_compile_seconds\{.*compiler="ptxas"\} 0\.4$', out, re.M), out)
@@ -604,7 +605,8 @@ def test_compiles_export(env):
     out, _ = env.expect_rc(0, "export", "--format", "otlp", t)
     spans = json.loads(out)["resourceSpans"][0]["scopeSpans"][0]["spans"]
     names = [s["name"] for s in spans]
-    expect("compile ptxas" in names and "first call add_kernel" in names, names)
+    expect("compile ptxas" in names and
+           "first call add_kernel from <module> (/app/tri.py:12)" in names, names)
 
 
 def warm_triton_spec(probes=True, real_ptxas=False, entries=3):
@@ -1003,12 +1005,9 @@ def test_first_call_window_starts_after_driver_setup(env):
     expect("driver_init" not in b and b["runtime_compiler"] == 300 * MS, b)
 
 
-@case
-def test_first_call_named_by_call_site_and_function(env):
-    # torch.compile of an MLP: the first kernel the call launched is a cuBLAS
-    # gemm, but the call compiled a Triton kernel for Inductor. Text and
-    # Markdown name the first call by the Triton kernel and the program's
-    # call site; the gemm is only its first kernel.
+def mlp_spec():
+    """torch.compile of an MLP: the first kernel the call launched is a
+    cuBLAS gemm, but the call compiled a Triton kernel for Inductor."""
     s = process(pid=100, exe="/usr/bin/python3", args=("python3", "mlp.py"))
     s += call("cuInit", 1100, 150, seq=1)
     s += call("cuLaunchKernel", 1500, 0.01, name="fill", func="0x10", seq=2)
@@ -1022,8 +1021,14 @@ def test_first_call_named_by_call_site_and_function(env):
               target_cc=90, kernel="triton_poi_fused_gelu_0", seq=3, stack_id=1)
     s += call("cuLaunchKernel", 2600, 0.01, name="sm90_xmma_gemm_bf16", func="0x30", seq=4)
     s += call("cuLaunchKernel", 2700, 0.01, name="triton_poi_fused_gelu_0", func="0x20", seq=5)
-    s += end()
-    t = env.trace("mlp", s)
+    return s + end()
+
+
+@case
+def test_first_call_named_by_call_site_and_function(env):
+    # Text and Markdown name the first call by the Triton kernel and the
+    # program's call site; the gemm is only its first kernel.
+    t = env.trace("mlp", mlp_spec())
     fc = report_json(env, t)["processes"][0]["first_calls"]
     expect([(f["kernel"], f["function"], f["call_site"]) for f in fc] ==
            [("sm90_xmma_gemm_bf16", "triton_poi_fused_gelu_0", "forward (/app/mlp.py:20)")], fc)
@@ -1118,6 +1123,136 @@ def test_compiles_build_fix_by_directory(env):
     r = build_run(env, "plain", "/srv/app/build")
     fx = [x for x in r["fixes"] if x["kind"] == "extension_cache"]
     expect(len(fx) == 1 and fx[0]["text"].startswith("build it when the package is installed"), fx)
+
+@case
+def test_check_names_first_call_as_report_does(env):
+    # --max-first-call-ms names the first call as the report does: the
+    # Triton kernel Inductor compiled, from the program's call site, the
+    # cuBLAS gemm that launched first only aside.
+    t = env.trace("mlp", mlp_spec())
+    out, _ = env.expect_rc(1, "check", "--max-first-call-ms", "100", t)
+    fl = fail_lines(out)
+    expect(len(fl) == 1 and "max-first-call-ms: first call of triton_poi_fused_gelu_0 from "
+           "forward (/app/mlp.py:20) (first kernel sm90_xmma_gemm_bf16) [inductor, cache miss] "
+           "took " in fl[0], fl)
+    # A warm process: its framework's cache hit, and its Python time's
+    # largest phase beside the Python cause, as the report shows them.
+    w = env.trace("warm", warm_fw_spec())
+    ph = report_json(env, w)["processes"][0]["first_calls"][0]["phases"][0]
+    out, _ = env.expect_rc(1, "check", "--max-first-call-ms", "100", w)
+    fl = fail_lines(out)
+    expect(len(fl) == 1 and "[triton, cache hit] took 550.0 ms" in fl[0] and
+           re.search(r"; python [\d.]+ ms \(cache_key %.1f ms\)" % (ph["dur_ns"] / MS), fl[0]) and
+           ph["phase"] == "cache_key", (fl, ph))
+    # The longest compile of a compile budget is named by the first call it
+    # was for, not by that call's first kernel.
+    out, _ = env.expect_rc(1, "check", "--max-compile-ms", "100", t)
+    fl = fail_lines(out)
+    expect(len(fl) == 1 and "longest: ptxas 400.0 ms (inductor) for triton_poi_fused_gelu_0 "
+           "from forward (/app/mlp.py:20); fix" in fl[0] and "sm90_xmma" not in fl[0], fl)
+
+
+def chrome_first_calls(env, t):
+    ev = json.loads(env.expect_rc(0, "export", "--format", "chrome", t)[0])
+    ev = ev["traceEvents"] if isinstance(ev, dict) else ev
+    return [e for e in ev if e.get("cat") == "first_call"]
+
+
+def otlp_first_calls(env, t):
+    out, _ = env.expect_rc(0, "export", "--format", "otlp", t)
+    spans = json.loads(out)["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    return [(s["name"], {a["key"]: list(a["value"].values())[0] for a in s["attributes"]})
+            for s in spans if s["name"].startswith("first call")]
+
+
+@case
+def test_export_names_first_call_with_phases_and_cache(env):
+    # Chrome, OTLP and Prometheus name a first call as the report does
+    # (function, call site, kernel) and carry its framework cache outcome
+    # and its Python time by phase.
+    t = env.trace("mlp", mlp_spec())
+    fc = chrome_first_calls(env, t)
+    expect(len(fc) == 1 and fc[0]["name"] == "first call: triton_poi_fused_gelu_0 from forward "
+           "(/app/mlp.py:20) (first kernel sm90_xmma_gemm_bf16)", fc)
+    a = fc[0]["args"]
+    expect(a["function"] == "triton_poi_fused_gelu_0" and
+           a["call_site"] == "forward (/app/mlp.py:20)" and a["kernel"] == "sm90_xmma_gemm_bf16",
+           a)
+    sp = otlp_first_calls(env, t)
+    expect(len(sp) == 1 and sp[0][0] == "first call triton_poi_fused_gelu_0 from forward "
+           "(/app/mlp.py:20) (first kernel sm90_xmma_gemm_bf16)", sp)
+    # A compile names the first call it was for the same way.
+    ev = json.loads(env.expect_rc(0, "export", "--format", "chrome", t)[0])
+    ev = ev["traceEvents"] if isinstance(ev, dict) else ev
+    cs = [e for e in ev if e.get("cat") == "compile"]
+    expect(len(cs) == 1 and cs[0]["args"]["first_call"] ==
+           "triton_poi_fused_gelu_0 from forward (/app/mlp.py:20)", cs)
+    out, _ = env.expect_rc(0, "export", "--format", "otlp", t)
+    cs = [{a["key"]: list(a["value"].values())[0] for a in x["attributes"]} for x in
+          json.loads(out)["resourceSpans"][0]["scopeSpans"][0]["spans"]
+          if x["name"] == "compile ptxas"]
+    expect(len(cs) == 1 and cs[0]["jitstall.first_call"] ==
+           "triton_poi_fused_gelu_0 from forward (/app/mlp.py:20)", cs)
+    at = sp[0][1]
+    expect(at["jitstall.function"] == "triton_poi_fused_gelu_0" and
+           at["jitstall.call_site"] == "forward (/app/mlp.py:20)" and
+           at["jitstall.kernel"] == "sm90_xmma_gemm_bf16", at)
+    # A warm Triton process: a cache hit, its time in cache-key hashing,
+    # imports and other Python.
+    t = env.trace("warm", warm_fw_spec())
+    ph = {x["phase"]: x["dur_ns"] for x in
+          report_json(env, t)["processes"][0]["first_calls"][0]["phases"]}
+    expect(set(ph) == {"cache_key", "import", "other"}, ph)
+    a = chrome_first_calls(env, t)[0]["args"]
+    expect(a["cache"] == "hit" and a["framework"] == "triton" and
+           a["phases"] == {k: v / MS for k, v in ph.items()} and
+           list(a["phases"]) == sorted(ph, key=lambda k: -ph[k]), a)
+    at = otlp_first_calls(env, t)[0][1]
+    expect(at["jitstall.cache"] == "hit" and
+           {k: int(at[f"jitstall.phase.{k}_ns"]) for k in ph} == ph, at)
+    out, _ = env.expect_rc(0, "export", "--format", "prometheus", t)
+    for k, v in ph.items():
+        expect(re.search(r'^jitstall_first_call_phase_seconds\{.*,phase="%s"\} %s$' %
+                         (k, re.escape("%.9g" % (v / 1e9))), out, re.M), (k, out))
+    expect(re.search(r'^jitstall_framework_cache_outcomes\{.*,framework="triton",'
+                     r'outcome="hit"\} 1$', out, re.M) and
+           re.search(r'^jitstall_framework_cache_outcomes\{.*,framework="triton",'
+                     r'outcome="miss"\} 0$', out, re.M), out)
+    out, _ = env.expect_rc(0, "export", "--format", "prometheus",
+                           env.trace("cold", warm_fw_spec(compiled=True)))
+    expect(re.search(r'^jitstall_framework_cache_outcomes\{.*,framework="triton",'
+                     r'outcome="miss"\} 1$', out, re.M), out)
+
+
+@case
+def test_diff_says_framework_cache_and_phases(env):
+    # A cold process (Triton compiled a kernel: its cache missed) against a
+    # warm one (a hit): diff says the outcome changed, and which phases of
+    # the slowest first call changed time.
+    a = env.trace("cold", warm_fw_spec(compiled=True).replace(
+        "sample tid=100 before_seq=4 sample_ns=400ms", "sample tid=100 before_seq=4 "
+        "sample_ns=200ms"))
+    b = env.trace("warm", warm_fw_spec())
+    pa = {x["phase"]: x["dur_ns"] for x in
+          report_json(env, a)["processes"][0]["first_calls"][0]["phases"]}
+    pb = {x["phase"]: x["dur_ns"] for x in
+          report_json(env, b)["processes"][0]["first_calls"][0]["phases"]}
+    expect(pa["cache_key"] != pb["cache_key"], (pa, pb))
+    out, _ = env.expect_rc(0, "diff", a, b)
+    expect(re.search(r"^  triton cache +miss -> hit$", out, re.M), out)
+    expect(re.search(r"^  first call phase cache_key +%s ms -> %s ms \(\+" %
+                     (re.escape("%.1f" % (pa["cache_key"] / MS)),
+                      re.escape("%.1f" % (pb["cache_key"] / MS))), out, re.M), out)
+    out, _ = env.expect_rc(0, "diff", "--json", a, b)
+    p = json.loads(out)["processes"][0]
+    expect(p["framework_caches"] == [{"framework": "triton", "a": "miss", "b": "hit"}],
+           p["framework_caches"])
+    ph = {x["phase"]: (x["a_ns"], x["b_ns"]) for x in p["first_call_phases"]}
+    expect(ph["cache_key"] == (pa["cache_key"], pb["cache_key"]), ph)
+    # The same run twice: neither line.
+    out, _ = env.expect_rc(0, "diff", b, b)
+    expect("triton cache" not in out and "first call phase" not in out, out)
+
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv))
