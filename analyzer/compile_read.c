@@ -296,8 +296,12 @@ static const char *const probe_opts[] = {
     "--list-gpu-code",
 };
 
-static int probe_opt(const char *a)
+static int probe_opt(const char *a, int build)
 {
+    /* A build tool's one-letter options mean what each tool wants: `ninja
+     * -v` (verbose) is how torch builds an extension. */
+    if (build && a && a[0] == '-' && a[1] && !a[2])
+        return 0;
     for (size_t i = 0; a && i < sizeof probe_opts / sizeof probe_opts[0]; i++) {
         const char *o = probe_opts[i];
         size_t l = strlen(o);
@@ -307,12 +311,12 @@ static int probe_opt(const char *a)
     return 0;
 }
 
-int jst_subproc_is_probe(const struct jst_subproc_ev *e)
+int jst_subproc_is_probe(const struct jst_subproc_ev *e, int build)
 {
     if (e->n_args < 2)
         return 0; /* no arguments recorded (JITSTALL_ARGV=0), or none given */
     for (size_t i = 1; i < e->n_args; i++)
-        if (!probe_opt(e->args[i]))
+        if (!probe_opt(e->args[i], build))
             return 0;
     return 1;
 }
@@ -356,7 +360,7 @@ void jst_subprocs_compiles(struct jst_process *p, size_t *cap)
         unsigned k = jst_compiler_by_name(e->compiler);
         if (!k)
             k = compiler_of_program(e->program);
-        if (!k || jst_subproc_is_probe(e))
+        if (!k || jst_subproc_is_probe(e, k == JST_CMP_BUILD))
             continue;
         /* A build tool only when it took time: short children (uname, git
          * rev-parse) are no build; one still running at the end (a worker

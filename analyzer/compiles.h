@@ -199,9 +199,10 @@ void jst_compile_records_free(struct jst_process *p);
 /* Whether a compiler child only asked the compiler about itself: every
  * argument after argv[0] is a version, help or print option ("ptxas
  * --version", "gcc -dumpversion", "nvcc --list-gpu-arch"). Such a child is
- * no compile: it has no row (dump still shows its record). */
+ * no compile: it has no row (dump still shows its record). For a build tool
+ * (build nonzero), one-letter options are no probe: `ninja -v` builds. */
 struct jst_subproc_ev;
-int jst_subproc_is_probe(const struct jst_subproc_ev *e);
+int jst_subproc_is_probe(const struct jst_subproc_ev *e, int build);
 /* Adds a compile row for each compiler child that is no probe (used by
  * jst_compiles_derive). */
 void jst_subprocs_compiles(struct jst_process *p, size_t *cap);

@@ -1113,6 +1113,34 @@ def test_compiles_build_tool_is_a_compile_with_children(env):
 
 
 @case
+def test_compiles_build_tool_verbose_is_no_probe(env):
+    # torch runs `ninja -v`: for a build tool a one-letter option is no
+    # version probe (it is for a compiler: `gcc -v`), so the build is a row,
+    # its wait is `build` in blame, and the compiles under it tie to it.
+    parent = process(pid=100, exe="/usr/bin/python3", args=("python3", "ext.py"))
+    parent += launch(1050, kernel="fill", seq=1)
+    parent += child(1060, 150, 298, 0, "/usr/bin/gcc", 2, arg="gcc arg=-v")
+    parent += child(1300, 900, 300, 0, "/usr/bin/ninja", 3, compiler="build", arg="ninja arg=-v",
+                    cwd="/srv/app/build")
+    parent += launch(2210, kernel="my_op", seq=4)
+    parent += end()
+    tool = process(pid=300, exe="/usr/bin/ninja", args=("ninja", "-v")).replace("ppid=1", "ppid=100")
+    tool += child(1400, 700, 400, 0, "/usr/bin/nvcc", 0, compiler="nvcc", target="sm_90",
+                  output="k.cuda.o").replace("tid=100", "tid=300")
+    tool += end()
+    env.trace("parent", parent, subdir="v")
+    env.trace("tool", tool, subdir="v")
+    r = report_json(env, env.path("v"))
+    p = [x for x in r["processes"] if x["pid"] == 100][0]
+    expect([(c["compiler"], c["what"]) for c in p["compiles"]] == [("build", "/usr/bin/ninja")],
+           p["compiles"])
+    f = [x for x in p["first_calls"] if x["kernel"] == "my_op"][0]
+    expect(blame(f)["build"] == 900 * MS, f["blame"])
+    t = [x for x in r["processes"] if x["pid"] == 300][0]
+    expect([(c["parent_pid"], c["culprit"]) for c in t["compiles"]] == [(100, False)], t["compiles"])
+
+
+@case
 def test_compiles_build_fix_by_directory(env):
     # Under the torch extensions' directory: TORCH_EXTENSIONS_DIR; elsewhere:
     # build it when the package is installed.
