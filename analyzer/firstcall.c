@@ -582,7 +582,8 @@ static void name_call(const struct fc_ix *ix, struct jst_first_call *f, uint64_t
         const struct jst_compile *holder = jst_compiler_encloses(c->compiler) ? c
                                            : c->has_parent ? &p->compiles[c->parent]
                                                            : NULL;
-        if (!f->function && holder && holder->what)
+        /* a build tool's program is no compiled function */
+        if (!f->function && holder && holder->what && holder->compiler != JST_CMP_BUILD)
             f->function = strdup(holder->what);
     }
     /* else the kernel of the first module load after the framework's first
@@ -676,7 +677,8 @@ static void pools_of(struct jst_first_call *f, const struct fc_extra *x)
     uint64_t(*iv)[2] = x && x->n ? malloc(x->n * sizeof *iv) : NULL;
     uint64_t *seen = x && x->n ? malloc(x->n * sizeof *seen) : NULL;
     for (size_t i = 0; iv && seen && i < x->n && x->v[i].start_ns < hi; i++) {
-        if (end_of(x->v[i].start_ns, x->v[i].dur_ns) <= lo)
+        /* a build's compiles are its tree's, not a pool's */
+        if (end_of(x->v[i].start_ns, x->v[i].dur_ns) <= lo || x->v[i].in_build)
             continue;
         size_t k = 0;
         while (k < f->n_pools && f->pools[k].pid != x->owner[i])
@@ -698,7 +700,7 @@ static void pools_of(struct jst_first_call *f, const struct fc_extra *x)
         size_t n_iv = 0, n_seen = 0;
         for (size_t i = 0; i < x->n && x->v[i].start_ns < hi; i++) {
             uint64_t s = x->v[i].start_ns, e = end_of(s, x->v[i].dur_ns);
-            if (x->owner[i] != pl->pid || e <= lo)
+            if (x->owner[i] != pl->pid || e <= lo || x->v[i].in_build)
                 continue;
             iv[n_iv][0] = s > lo ? s : lo;
             iv[n_iv][1] = e < hi ? e : hi;

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include "compiles.h"
 #include "model.h"
 
 #define NO_PARENT ((size_t)-1)
@@ -161,8 +162,8 @@ int jst_model_ended_line(const struct jst_run *run, size_t *at, char *buf, size_
 {
     for (size_t i = *at; i < run->n_procs; i++) {
         const struct jst_process *q = &run->procs[i];
-        if (!q->n_ended)
-            continue;
+        if (!q->n_ended || jst_model_is_build_helper(run, q))
+            continue; /* a build's own shells and compilers: its tree shows them */
         *at = i + 1;
         snprintf(buf, n, "%zu %s ended by %s parent (pid %llu)", q->n_ended,
                  q->n_ended == 1 ? "worker" : "workers", q->n_ended == 1 ? "its" : "their",
@@ -182,6 +183,23 @@ int jst_model_is_fork(const struct jst_run *run, const struct jst_process *p)
         if (strcmp(p->argv[i] ? p->argv[i] : "", q->argv[i] ? q->argv[i] : ""))
             return 0;
     return 1;
+}
+
+int jst_model_is_build_helper(const struct jst_run *run, const struct jst_process *p)
+{
+    const struct jst_process *q = p;
+    for (int d = 0; d < MAX_DEPTH && !q->n_calls && !q->n_launches; d++) {
+        const struct jst_process *par = jst_model_parent(run, q);
+        if (!par)
+            return 0;
+        for (size_t i = 0; i < par->n_compiles; i++) {
+            const struct jst_compile *c = &par->compiles[i];
+            if (c->pid == q->pid && (c->compiler == JST_CMP_BUILD || c->in_build))
+                return 1;
+        }
+        q = par;
+    }
+    return 0;
 }
 
 int jst_model_is_pool_worker(const struct jst_run *run, const struct jst_process *p)

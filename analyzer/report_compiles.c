@@ -166,8 +166,11 @@ static void json_first_call(struct jst_json *j, const struct jst_first_call *f)
  * alone when the other is unknown, else the kernel that launched first. */
 const char *rv_first_call_name(const struct jst_first_call *f, char *buf, size_t n)
 {
-    if (f->function && f->call_site)
-        snprintf(buf, n, "%s from %s", f->function, f->call_site);
+    /* the kernel stands for the function when none is known (the first
+     * call of a kernel a build made, or a C program's) */
+    const char *fn = f->function ? f->function : f->call_site ? f->kernel : NULL;
+    if (fn && f->call_site)
+        snprintf(buf, n, "%s from %s", fn, f->call_site);
     else
         snprintf(buf, n, "%s",
                  f->function    ? f->function
@@ -192,8 +195,7 @@ const char *rv_fw_cache_result(const struct jst_process *p, unsigned fw, int *us
 
 int rv_first_call_kernel_aside(const struct jst_first_call *f)
 {
-    return f->kernel && (f->function || f->call_site) &&
-           !(f->function && !strcmp(f->function, f->kernel));
+    return f->kernel && f->function && strcmp(f->function, f->kernel);
 }
 
 /* "4 workers: ptxas 12 runs, 0.3 s" */
@@ -652,7 +654,8 @@ void rv_compiles_markdown(FILE *f, const struct rv_report *r)
 
 int rv_proc_shown(const struct rv_report *r, const struct jst_process *p)
 {
-    return r->per_process || !r->run || !jst_model_is_pool_worker(r->run, p);
+    return r->per_process || !r->run ||
+           (!jst_model_is_pool_worker(r->run, p) && !jst_model_is_build_helper(r->run, p));
 }
 
 #define RV_WORKERS_SHOWN 16
@@ -663,7 +666,8 @@ void rv_workers_text(FILE *f, const struct rv_report *r, const struct jst_proces
     char a[32];
     for (size_t i = 0; r->run && i < r->run->n_procs; i++) {
         const struct jst_process *c = &r->run->procs[i];
-        if (rv_proc_shown(r, c) || jst_model_parent(r->run, c) != p)
+        if (rv_proc_shown(r, c) || jst_model_parent(r->run, c) != p ||
+            jst_model_is_build_helper(r->run, c))
             continue;
         n++;
         ended += c->ended_by != 0;
@@ -682,7 +686,8 @@ void rv_workers_text(FILE *f, const struct rv_report *r, const struct jst_proces
     fputc('\n', f);
     for (size_t i = 0; i < r->run->n_procs && shown < RV_WORKERS_SHOWN; i++) {
         const struct jst_process *c = &r->run->procs[i];
-        if (rv_proc_shown(r, c) || jst_model_parent(r->run, c) != p)
+        if (rv_proc_shown(r, c) || jst_model_parent(r->run, c) != p ||
+            jst_model_is_build_helper(r->run, c))
             continue;
         shown++;
         size_t nk[JST_CMP_MAX_] = {0};

@@ -394,12 +394,21 @@ static void write_answer(const struct tw *t, const struct rv_report *r, const st
     } else if (r->n_procs == 1) {
         fprintf(t->f, "%s\n", S(rv_answer_proc(r, &r->procs[0], line, sizeof line)));
     } else {
-        for (size_t i = 0; i < r->n_procs && i < FL_DETAIL_MAX; i++)
+        /* the processes shown as such: a pool's workers and a build's
+         * helpers are their parent's (its Workers line, its build tree) */
+        size_t shown = 0, said = 0;
+        for (size_t i = 0; i < r->n_procs; i++) {
+            if (!rv_proc_shown(r, r->procs[i].p))
+                continue;
+            if (shown++ >= FL_DETAIL_MAX)
+                continue;
+            said++;
             fprintf(t->f, "pid %" PRIu64 " %s: %s\n", r->procs[i].p->pid,
                     S(rv_exe_name(r->procs[i].p)),
                     S(rv_answer_proc(r, &r->procs[i], line, sizeof line)));
-        if (r->n_procs > FL_DETAIL_MAX)
-            fprintf(t->f, "... and %zu more processes\n", r->n_procs - FL_DETAIL_MAX);
+        }
+        if (shown > said)
+            fprintf(t->f, "... and %zu more processes\n", shown - said);
     }
     fputs(C(t, RESET), t->f);
     fputc('\n', t->f);

@@ -1110,6 +1110,13 @@ def test_compiles_build_tool_is_a_compile_with_children(env):
     env.expect_rc(0, "check", "--max-compile-ms=build=2000", env.path("lib"))
     txt, _ = env.expect_rc(0, "report", env.path("lib"))
     expect("Build tree" in txt and "`- nvcc" in txt and "-> a.o" in txt, txt)
+    # The build's own processes (the tool, nvcc) are in its tree: no answer
+    # line, no process block, no pool of their own; the first call is named
+    # by its kernel and call site, not by the build tool's program.
+    head = txt.split("\njitstall report:")[0]
+    expect(head.startswith("pid 100 ") and "pid 300" not in head and "pid 400" not in head, head)
+    expect("Process 300" not in txt and "Pool " not in txt and " worker" not in txt, txt)
+    expect("Slowest first call  /usr/bin/ninja" not in txt, txt)
 
 
 @case
