@@ -7,9 +7,11 @@ jst_build_pkgs=(build-essential cmake pkg-config libzstd-dev libunwind-dev liblz
                 libelf-dev libdw-dev libjansson-dev libcmocka-dev libcurl4-openssl-dev python3
                 go-md2man)
 # What the tests use besides (pytest, xmllint, man, promtool and node_exporter's
-# textfile format, a venv for the OTLP test, zsh and fish for their completions):
+# textfile format, a venv for the OTLP test, zsh and fish for their completions,
+# ninja for a build tool run as torch runs it):
 jst_need_pkgs=("${jst_build_pkgs[@]}" python3-pytest libxml2-utils man-db
-               python3-venv python3-setuptools prometheus prometheus-node-exporter zsh fish)
+               python3-venv python3-setuptools prometheus prometheus-node-exporter zsh fish
+               ninja-build)
 # CI also runs the fuzz targets, which need clang's libFuzzer.
 if [ "${CI:-}" = true ] || [ "${JITSTALL_FUZZ:-0}" = 1 ]; then
   jst_need_pkgs+=(clang)

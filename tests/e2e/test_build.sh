@@ -85,6 +85,50 @@ PYC
 grep -q 'Build tree' "$WORK/ext.txt" || fail "no build tree in the report: $(cat "$WORK/ext.txt")"
 grep -qE '`- nvcc .*sm_90.*-> op.cuda.o' "$WORK/ext.txt" || fail "the tree names nvcc: $(cat "$WORK/ext.txt")"
 
+# A real ninja, run as torch runs it (`ninja -v`, verbose, from Python,
+# its steps through `sh -c`): the build is a row (its -v is no version
+# probe), its steps' compilers are under it, and its own processes are in its
+# tree, not answer lines of their own.
+if command -v ninja >/dev/null; then
+    mkdir -p "$WORK/nj"
+    printf 'rule cuda\n  command = nvcc -arch=sm_90 -c -o $out $in\nrule so\n  command = c++ -shared -o $out $in\nbuild op.cuda.o: cuda op.cu\nbuild op.so: so op.cuda.o\n' >"$WORK/nj/build.ninja"
+    : >"$WORK/nj/op.cu"
+    cat >"$WORK/nj.py" <<PYN
+import subprocess, sys
+sys.path.insert(0, "$PY")
+import cudasim
+cudasim.setup()
+cudasim.load_and_launch("fill", "$FIX/sm90.cubin")
+subprocess.run(["ninja", "-v"], cwd="$WORK/nj", stdout=subprocess.PIPE, stderr=subprocess.STDOUT, check=True)
+cudasim.load_and_launch("kernel", "$FIX/sm90.cubin")
+PYN
+    run_traced nj PATH="$P" python3 "$WORK/nj.py"
+    expect_rc nj 0
+    report_json nj
+    NO_COLOR=1 "$JST_CLI" report "$WORK/nj.traces" >"$WORK/nj.txt" 2>&1 || fail "report nj"
+    python3 - "$WORK/nj.json" <<'PYC' || fail "ninja -v: $(cat "$WORK/nj.txt")"
+import json, sys
+rep = json.load(open(sys.argv[1]))
+def expect(c, m):
+    if not c:
+        print("FAIL:", m); sys.exit(1)
+root = [p for p in rep["processes"] if p["first_calls"]][0]
+b = [c for c in root["compiles"] if c["compiler"] == "build"]
+expect(len(b) == 1 and b[0]["what"].endswith("/ninja"), f"ninja -v is a build row: {root['compiles']}")
+fc = max(root["first_calls"], key=lambda f: f["dur_ns"])
+blame = {x["cause"]: x["dur_ns"] for x in fc["blame"]}
+expect(max(blame, key=blame.get) == "build" and blame["build"] >= 600_000_000, f"blame: {blame}")
+under = [c["compiler"] for p in rep["processes"] for c in p["compiles"] if c.get("in_build", True) and c.get("parent_pid")]
+expect("nvcc" in under and "host_cc" in under, f"the steps' compilers under it: {under}")
+expect(not [c for p in rep["processes"] if p is not root for c in p["compiles"] if c["culprit"]],
+       "no compile under the build is a culprit")
+PYC
+    head=$(sed '/^jitstall report:/,$d' "$WORK/nj.txt")
+    [ "$(grep -c '^pid ' <<<"$head")" = 1 ] || fail "one answer line, the program's: $head"
+else
+    echo "note: no ninja here; the real ninja case is not run"
+fi
+
 # Elsewhere, under a static launcher: counted by its name; the fix builds at
 # install time.
 [ -x "$BIN/static_run" ] || { echo "ok: (no static launcher: static linking unavailable)"; exit 0; }
