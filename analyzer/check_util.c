@@ -426,6 +426,8 @@ const char *jst_load_label(const struct jst_call_ev *c, char *buf, size_t n)
         snprintf(buf, n, "%s", o);
     else if (c->read_from) /* the file its bytes came from (origin.c) */
         snprintf(buf, n, "%s (via %s)", c->read_from, api ? api : "?");
+    else if (c->rtc_made) /* the NVRTC program that made it (origin.c) */
+        snprintf(buf, n, "NVRTC program %s (via %s)", c->rtc_made, api ? api : "?");
     else if (c->name && *c->name)
         snprintf(buf, n, "%s (via %s)", c->name, api ? api : "?");
     else

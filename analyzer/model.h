@@ -66,6 +66,9 @@ struct jst_call_ev {
     /* added by jst_origin_name_files (origin.c): an image in memory's file,
      * found by content; NULL when unknown */
     const char *read_from;
+    /* added by jst_origin_name_files: when no file holds it, the name of the
+     * NVRTC program whose PTX it is (nvrtcCreateProgram's name); NULL else */
+    const char *rtc_made;
 };
 
 struct jst_device {

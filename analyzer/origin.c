@@ -337,7 +337,8 @@ struct jst_origin_ix {
     unsigned char *caller_set; /* ... once computed */
     struct rtc_made {
         uint64_t hash, seq;
-    } * rtc; /* successful NVRTC compiles' PTX hashes, by hash then seq */
+        const char *program; /* the name nvrtcCreateProgram was given, or NULL */
+    } * rtc;                 /* successful NVRTC compiles' PTX hashes, by hash then seq */
     size_t n_rtc;
     uint64_t first_unhashed; /* seq of the first one without a hash, or UINT64_MAX */
 };
@@ -378,7 +379,7 @@ static struct jst_origin_ix *origin_ix(const struct jst_process *cp)
         }
         for (int h = 0; h < 2; h++)
             if (a->rtc_ptx_hash[h])
-                x->rtc[x->n_rtc++] = (struct rtc_made){a->rtc_ptx_hash[h], a->seq};
+                x->rtc[x->n_rtc++] = (struct rtc_made){a->rtc_ptx_hash[h], a->seq, a->rtc_program};
     }
     qsort(x->rtc, x->n_rtc, sizeof *x->rtc, cmp_rtc);
     p->origin_ix = x;
@@ -773,6 +774,25 @@ static int find_file(const struct jst_process *p, const struct jst_call_ev *c, c
     return 0;
 }
 
+/* The name of the NVRTC program whose PTX c loads (the earliest compile
+ * that made these bytes before it), or NULL. */
+static const char *rtc_program_of(const struct jst_process *p, const struct jst_call_ev *c)
+{
+    const struct jst_origin_ix *x = origin_ix(p);
+    size_t lo = 0, hi = x->n_rtc;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (x->rtc[mid].hash < c->image_hash)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (; lo < x->n_rtc && x->rtc[lo].hash == c->image_hash && x->rtc[lo].seq < c->seq; lo++)
+        if (x->rtc[lo].program && *x->rtc[lo].program)
+            return x->rtc[lo].program;
+    return NULL;
+}
+
 void jst_origin_name_files(struct jst_process *p)
 {
     const char *last = NULL;
@@ -784,6 +804,7 @@ void jst_origin_name_files(struct jst_process *p)
             continue;
         if (c->image_hash == last_hash && c->image_size == last_size) {
             c->read_from = last; /* the same image loaded again */
+            c->rtc_made = last ? NULL : rtc_program_of(p, c);
             continue;
         }
         char found[4096];
@@ -794,5 +815,8 @@ void jst_origin_name_files(struct jst_process *p)
             (p->strs || (p->strs = calloc(1, sizeof *p->strs))))
             last = jst_strtab_intern(p->strs, found, strlen(found));
         c->read_from = last;
+        /* no file holds it: the NVRTC program that made it, by its name */
+        if (!last)
+            c->rtc_made = rtc_program_of(p, c);
     }
 }

@@ -108,6 +108,7 @@ static void json_module(struct jst_json *j, const struct rv_module *m)
     jst_json_ku64(j, "cache_new_entries", c->cache_new_entries);
     json_str_or_null(j, "path", c->path);
     json_str_or_null(j, "read_from", c->read_from);
+    json_str_or_null(j, "rtc_program", c->rtc_made);
     json_str_or_null(j, "name", c->name);
     jst_json_kstr(j, "image_kind", c->image_kind ? jst_image_kind_name(c->image_kind) : NULL);
     jst_json_ku64(j, "image_size", c->image_size);

@@ -295,6 +295,8 @@ static void module_words(const struct rv_module *m, char *buf, size_t n)
     char label[1024];
     if (c->read_from) /* the file alone: "compiling kernels.ptx" */
         snprintf(label, sizeof label, "%s", c->read_from);
+    else if (c->rtc_made) /* "compiling NVRTC program kernels.cu" */
+        snprintf(label, sizeof label, "NVRTC program %s", c->rtc_made);
     else
         rv_origin(m, label, sizeof label);
     buf[0] = '\0';

@@ -154,6 +154,7 @@ static const struct keydef keys[] = {
     {"ready_spec", JST_F_READY_SPEC, V_STR, NULL},
     {"graph", JST_F_GRAPH, V_U64, NULL},
     {"rtc_program", JST_F_RTC_PROGRAM, V_STR, NULL},
+    {"rtc_ptx_hash", JST_F_RTC_PTX_HASH, V_U64, NULL},
     {"in_flight", JST_F_IN_FLIGHT, V_U64, NULL},
 };
 

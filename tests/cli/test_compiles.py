@@ -1148,6 +1148,32 @@ def test_compiles_build_tool_verbose_is_no_probe(env):
 
 
 @case
+def test_nvrtc_output_named_by_its_program(env):
+    # A program compiles kernels.cu with NVRTC and passes the PTX to
+    # cuModuleLoadData: no file holds those bytes, so the load is named by
+    # the NVRTC program (nvrtcCreateProgram's name), not by its hash; JSON
+    # keeps the hash and says rtc_program.
+    s = process()
+    s += call("cuInit", 1100, 50, seq=1)
+    s += call("nvrtcCompileProgram", 1200, 30, name="compute_90", rtc_program="kernels.cu",
+              rtc_ptx_hash="0x1234", seq=2)
+    s += call("cuModuleLoadData", 1300, 900, image_kind="ptx", image_hash="0x1234", image_size=100,
+              verdict="ptx_jit", jit_from="compute_90", target_cc=90, kernel=KERNEL,
+              reason=q("PTX compute_90 only; GPU is sm_90"), cache="miss_stored",
+              cache_reason="none", seq=3)
+    s += launch(2300, seq=4)
+    s += end()
+    t = env.trace("rtc", s)
+    out, _ = env.expect_rc(0, "report", t)
+    expect("NVRTC program kernels.cu (via cuModuleLoadData)" in out and "image in memory" not in out,
+           out)
+    m = [x for x in report_json(env, t)["processes"][0]["modules"]
+         if x["call"] == "cuModuleLoadData"][0]
+    expect(m["rtc_program"] == "kernels.cu" and m["read_from"] is None and
+           m["image_hash"] == "0x0000000000001234", m)
+
+
+@case
 def test_compiles_build_fix_by_directory(env):
     # Under the torch extensions' directory: TORCH_EXTENSIONS_DIR; elsewhere:
     # build it when the package is installed.
