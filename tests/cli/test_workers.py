@@ -134,6 +134,9 @@ def test_workers_compiles_count_once_in_the_parents_first_call(env):
     expect("Pool       2 workers: ptxas 4 runs, 800.0 ms, in the first call of add\n" in out, out)
     expect("Workers    2 forked (2 ended by this process): ptxas 4\n" in out, out)
     expect(out.count("\nProcess ") == 1, "the workers are shown under their parent, not as processes")
+    # nor in the answer lines at the top: one line, the parent's
+    head = out.split("\njitstall report:")[0]
+    expect(head.startswith("pid 200 ") and "pid 201" not in head and "pid 202" not in head, head)
     # the fleet view: the forked workers are not runs of their own
     expect("Programs (runs" not in out, out)
 
