@@ -227,6 +227,9 @@ void jst_compile_records_free(struct jst_process *p)
         free(e->args);
     }
     free(p->subprocs);
+    free(p->inert_builds);
+    p->inert_builds = NULL;
+    p->n_inert_builds = 0;
     for (size_t i = 0; i < p->n_samples; i++) {
         for (size_t k = 0; k < p->samples[i].n_py; k++)
             free(p->samples[i].py[k]);
@@ -321,6 +324,22 @@ int jst_subproc_is_probe(const struct jst_subproc_ev *e, int build)
     return 1;
 }
 
+/* Programs that build whatever they run: their wait is a build even when
+ * nothing under them could be followed. */
+static const char *const build_tools[] = {
+    "ninja", "samu", "make", "gmake", "cmake", "meson", "bazel", "bazelisk", "scons", "buck2",
+};
+
+int jst_build_tool_name(const char *program)
+{
+    const char *b = program ? strrchr(program, '/') : NULL;
+    b = b ? b + 1 : program;
+    for (size_t i = 0; b && i < sizeof build_tools / sizeof build_tools[0]; i++)
+        if (!strcmp(b, build_tools[i]))
+            return 1;
+    return 0;
+}
+
 /* A build tool's directory: "-C DIR" (ninja, make), else its working
  * directory, else the directory of its output (-o). Allocated, or NULL. */
 static char *build_dir(const struct jst_subproc_ev *e)
@@ -367,6 +386,11 @@ void jst_subprocs_compiles(struct jst_process *p, size_t *cap)
          * pool the process never waited for) neither. */
         if (k == JST_CMP_BUILD &&
             (!(e->has_status || e->end_unseen) || e->dur_ns < JST_BUILD_MIN_NS))
+            continue;
+        int inert = 0; /* a child that built nothing (jst_compiles_link) */
+        for (size_t j = 0; k == JST_CMP_BUILD && j < p->n_inert_builds && !inert; j++)
+            inert = p->inert_builds[j] == e->child_pid;
+        if (inert)
             continue;
         struct jst_compile *c = jst_compiles_push(p, cap);
         if (!c)

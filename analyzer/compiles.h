@@ -203,6 +203,9 @@ void jst_compile_records_free(struct jst_process *p);
  * (build nonzero), one-letter options are no probe: `ninja -v` builds. */
 struct jst_subproc_ev;
 int jst_subproc_is_probe(const struct jst_subproc_ev *e, int build);
+/* Whether program (a path) is a build tool by its name: ninja, make,
+ * cmake, meson, bazel, ... */
+int jst_build_tool_name(const char *program);
 /* Adds a compile row for each compiler child that is no probe (used by
  * jst_compiles_derive). */
 void jst_subprocs_compiles(struct jst_process *p, size_t *cap);

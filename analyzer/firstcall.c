@@ -977,8 +977,71 @@ static int extra_of(const struct jst_run *run, const struct jst_process *p, stru
 /* The first calls of each process that has descendants with compiles are
  * derived again with those compiles (jst_compiles_link in compiles.h); then
  * the first calls without compile work are dropped (keep_compiling). */
+/* A child the program waited for is a build when it built: a trace of the
+ * run descends from it (a followed process records what it runs; its own,
+ * after an exec, or a child's), or it is a build tool by name (ninja, make:
+ * one the preload could not enter). Otherwise (nvidia-smi, git, a health
+ * check) it made no compile: its record makes no row, so it is no cause, no
+ * late compile, no culprit and no fix. The processes with such records are
+ * derived again without them. */
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void drop_inert_builds(struct jst_run *run)
+{
+    /* again from the start: traces added since may descend from a child
+     * judged before */
+    for (size_t i = 0; i < run->n_procs; i++) {
+        struct jst_process *p = &run->procs[i];
+        if (!p->n_inert_builds)
+            continue;
+        free(p->inert_builds);
+        p->inert_builds = NULL;
+        p->n_inert_builds = 0;
+        jst_compiles_derive(p);
+        jst_first_calls_derive(p);
+    }
+    /* every pid a trace of the run has or descends from, sorted */
+    uint64_t *pids = malloc((2 * run->n_procs + 1) * sizeof *pids);
+    size_t np = 0;
+    for (size_t i = 0; pids && i < run->n_procs; i++) {
+        pids[np++] = run->procs[i].pid;
+        pids[np++] = run->procs[i].ppid;
+    }
+    if (!pids)
+        return;
+    qsort(pids, np, sizeof *pids, cmp_u64);
+    for (size_t i = 0; i < run->n_procs; i++) {
+        struct jst_process *p = &run->procs[i];
+        size_t n = 0;
+        for (size_t j = 0; j < p->n_compiles; j++) {
+            const struct jst_compile *c = &p->compiles[j];
+            if (c->compiler != JST_CMP_BUILD || !c->pid || jst_build_tool_name(c->what) ||
+                bsearch(&c->pid, pids, np, sizeof *pids, cmp_u64))
+                continue;
+            uint64_t *v = realloc(p->inert_builds, (p->n_inert_builds + 1) * sizeof *v);
+            if (!v) {
+                p->n_oom++;
+                break;
+            }
+            p->inert_builds = v;
+            p->inert_builds[p->n_inert_builds++] = c->pid;
+            n++;
+        }
+        if (n) {
+            jst_compiles_derive(p);
+            jst_first_calls_derive(p);
+        }
+    }
+    free(pids);
+}
+
 void jst_compiles_link(struct jst_run *run)
 {
+    drop_inert_builds(run);
     jst_compiles_link_builds(run);
     for (size_t i = 0; i < run->n_procs; i++) {
         struct jst_process *p = &run->procs[i];

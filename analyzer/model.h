@@ -218,6 +218,9 @@ struct jst_process {
     struct jst_range_ev *ranges; size_t n_ranges, cap_ranges;
     struct jst_query *queries; size_t n_queries; /* derived, in start order */
     struct jst_subproc_ev *subprocs; size_t n_subprocs;
+    /* children waited for that built nothing (jst_compiles_link): their
+     * pids, whose `build` records make no compile row */
+    uint64_t *inert_builds; size_t n_inert_builds;
     struct jst_sample_ev *samples; size_t n_samples;
     struct jst_fw_cache *fw_caches; size_t n_fw_caches;
     struct jst_reap_ev *reaps; size_t n_reaps;

@@ -87,6 +87,34 @@ def test_ready_late_compiles_every_compiler(env):
 
 
 @case
+def test_ready_child_that_builds_nothing_is_no_late_compile(env):
+    # A server that runs nvidia-smi after ready (a health check): the child
+    # is followed, but nothing under it compiles and no trace descends from
+    # it, so it is no build: no late compile, no culprit, no fix, and the
+    # gate passes. A ninja the preload could not enter still counts, by name.
+    s = process()
+    s += call("cuInit", 1100, 50, seq=1)
+    s += call("cuLaunchKernel", 1200, 0.01, name="k", func="0x10", seq=2)
+    s += ready(2000)
+    s += ("compile tid=100 start=3000ms dur=300ms seq=3 program=/usr/bin/nvidia-smi "
+          "arg=nvidia-smi arg=--query-gpu=utilization.gpu compiler=build child_pid=900 "
+          "wait_status=0\n")
+    s += end()
+    t = env.trace("smi", s)
+    r = report_json(env, t)
+    p = r["processes"][0]
+    expect(p["compiles"] == [] and not r["fixes"], (p["compiles"], r["fixes"]))
+    env.expect_rc(0, "check", "--max-late-compiles", "0", t)
+    out, _ = env.expect_rc(0, "report", t)
+    expect("nvidia-smi" not in out and "Late compiles" not in out, out)
+    t = env.trace("nj", s.replace("/usr/bin/nvidia-smi arg=nvidia-smi arg=--query-gpu=utilization.gpu",
+                                  "/usr/bin/ninja arg=ninja"))
+    p = report_json(env, t)["processes"][0]
+    expect([c["compiler"] for c in p["compiles"]] == ["build"], p["compiles"])
+    env.expect_rc(1, "check", "--max-late-compiles", "0", t)
+
+
+@case
 def test_ready_no_ready_no_late(env):
     # Without a READY record nothing is late, and time to ready is absent.
     p = report_json(env, env.trace("srv", server_spec(with_ready=False)))["processes"][0]
