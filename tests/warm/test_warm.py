@@ -389,11 +389,15 @@ def test_bundle_ptx_hits(env):
            and "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES=-1\n" in out, out)
     expect(f"TRITON_CACHE_DIR={env.path('mine')} is your own setting and is kept: Triton's "
            "cache is not in the bundle" in out, out)
-    # The second run's one compile, the driver's JIT of the PTX, is a hit.
-    expect(re.search(r"^  hit +driver PTX JIT: add_one, .*\(prog_direct, pid \d+", out, re.M),
-           out)
-    expect("result: every compile of the second run was served by the bundle (1 hit)" in out,
-           out)
+    # The second run's one compile, the driver's JIT of the PTX, is a hit;
+    # under qemu-user a hit can be slower than the preload's hit bound and is
+    # "unknown" (the cache did not change), as in expect_hit.
+    slow = os.environ.get("JITSTALL_EMULATED") == "1" and re.search(
+        r"^  unknown +driver PTX JIT: add_one, .*too slow to prove a hit$", out, re.M)
+    expect(slow or re.search(r"^  hit +driver PTX JIT: add_one, .*\(prog_direct, pid \d+", out,
+                             re.M), out)
+    expect("result: every compile of the second run was served by the bundle (" +
+           ("0 hits, some unproven)" if slow else "1 hit)") in out, out)
     env.expect_hit(os.path.join(b, "jitstall-traces", "hit"))
     expect(env.jit_caches(os.path.join(b, "jitstall-traces", "fill")) == ["miss_stored"],
            "the first run filled the cache")
