@@ -77,6 +77,15 @@ static void entries_free(struct entries *e)
     free(e->v);
 }
 
+/* dir/name into path, its lstat into *st: 1 when it fits and is of type
+ * (S_IFREG, S_IFDIR; a link is neither). */
+static int entry_of(const char *dir, const char *name, mode_t type, char *path, size_t n,
+                    struct stat *st)
+{
+    return (size_t)snprintf(path, n, "%s/%s", dir, name) < n && !lstat(path, st) &&
+           (st->st_mode & S_IFMT) == type;
+}
+
 /* The metadata files of one kernel directory. */
 static int scan_dir(const char *dir, struct entries *e)
 {
@@ -91,10 +100,8 @@ static int scan_dir(const char *dir, struct entries *e)
         if (n <= 5 || strcmp(de->d_name + n - 5, ".json") || !strncmp(de->d_name, "__grp__", 7))
             continue;
         char path[4096];
-        if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, de->d_name) >= sizeof path)
-            continue;
         struct stat st;
-        if (lstat(path, &st) || !S_ISREG(st.st_mode))
+        if (!entry_of(dir, de->d_name, S_IFREG, path, sizeof path, &st))
             continue;
         uint64_t t = (uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec;
         rc = push(e, de->d_name, n - 5, path, t);
@@ -114,10 +121,8 @@ static int scan_cache(const char *cache, struct entries *e)
         if (de->d_name[0] == '.')
             continue;
         char path[4096];
-        if ((size_t)snprintf(path, sizeof path, "%s/%s", cache, de->d_name) >= sizeof path)
-            continue;
         struct stat st;
-        if (lstat(path, &st) || !S_ISDIR(st.st_mode))
+        if (!entry_of(cache, de->d_name, S_IFDIR, path, sizeof path, &st))
             continue;
         dirs++;
         rc = scan_dir(path, e);
