@@ -214,7 +214,10 @@ class Sleeper:
         boot_ms = ticks * 1000.0 / os.sysconf("SC_CLK_TCK")
         off = (time.clock_gettime(time.CLOCK_BOOTTIME) -
                time.clock_gettime(time.CLOCK_MONOTONIC)) * 1000.0
-        self.start_ms = boot_ms - off
+        # whole ms, as a trace writes it: BOOTTIME runs ahead of MONOTONIC by
+        # the time the machine was suspended (a restored VM), which is rarely
+        # whole ms, and a ready time of start + 900 ms then read 900.1 ms
+        self.start_ms = round(boot_ms - off)
 
     def wait_until(self, ms_after_start):
         """Sleeps until the process is ms_after_start old."""
