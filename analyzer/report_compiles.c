@@ -368,30 +368,63 @@ static int child_of(const struct jst_process *q, const struct jst_compile *x,
     return x->parent_pid ? x->parent_pid == p->pid : q == p;
 }
 
-static void tree_line(FILE *f, int md, unsigned depth, const struct jst_compile *c)
+static void tree_line(FILE *f, int md, unsigned depth, const struct jst_compile *c,
+                      const struct jst_compile *same)
 {
     char a[32];
+    const char *target = c->target ? c->target : same ? same->target : NULL;
+    const char *what = c->what ? c->what : same ? same->what : NULL;
+    const char *dir = c->dir ? c->dir : same ? same->dir : NULL;
+    int64_t st = c->has_exit && c->exit_status ? c->exit_status
+                 : same && same->has_exit      ? same->exit_status
+                                               : 0;
     if (md)
         fprintf(f, "%*s- ", (int)(2 * depth), "");
     else
         fprintf(f, "    %*s%s", (int)(2 * depth), "", depth ? "`- " : "");
     put_clean(f, jst_compiler_name(c->compiler), md);
     fprintf(f, " %s", rv_dur(c->dur_ns, a, sizeof a));
-    if (c->target) {
+    if (target) {
         fputs("  ", f);
-        put_clean(f, c->target, md);
+        put_clean(f, target, md);
     }
-    if (c->what) {
+    if (what) {
         fputs(c->compiler == JST_CMP_BUILD ? "  " : "  -> ", f);
-        put_clean(f, c->what, md);
+        put_clean(f, what, md);
     }
-    if (c->dir) {
+    if (dir) {
         fputs(" in ", f);
-        put_clean(f, c->dir, md);
+        put_clean(f, dir, md);
     }
-    if (c->has_exit && c->exit_status)
-        fprintf(f, "  (exit %" PRId64 ")", c->exit_status);
+    if (st)
+        fprintf(f, "  (exit %" PRId64 ")", st);
     fputc('\n', f);
+}
+
+/* A step run through `sh -c` is recorded twice: by its parent, which read the
+ * compiler from the shell's command, and by the shell's own trace, as its
+ * child. When row i's only child is the same compiler, the tree shows one
+ * row (the parent's time: what the build waited) and the child's children
+ * below it. Returns that child, or NULL. */
+static const struct jst_compile *same_only_child(const struct jst_run *run,
+                                                 const struct jst_process *p, size_t i,
+                                                 const struct jst_process **qp, size_t *xp)
+{
+    const struct jst_compile *one = NULL;
+    for (size_t k = 0; k < run->n_procs; k++) {
+        const struct jst_process *q = &run->procs[k];
+        for (size_t x = 0; x < q->n_compiles; x++)
+            if (child_of(q, &q->compiles[x], p, i)) {
+                if (one)
+                    return NULL;
+                one = &q->compiles[x];
+                *qp = q;
+                *xp = x;
+            }
+    }
+    if (!one || one->compiler != p->compiles[i].compiler || one->compiler == JST_CMP_BUILD)
+        return NULL;
+    return one;
 }
 
 /* Row i of p and, below it, its children (any process of the run), by
@@ -405,9 +438,16 @@ static void tree_of(FILE *f, int md, const struct jst_run *run, const struct jst
         return;
     }
     (*lines)++;
-    tree_line(f, md, depth, &p->compiles[i]);
+    const struct jst_process *sq = NULL;
+    size_t sx = 0;
+    const struct jst_compile *same = same_only_child(run, p, i, &sq, &sx);
+    tree_line(f, md, depth, &p->compiles[i], same);
     if (depth >= RV_TREE_DEPTH)
         return;
+    if (same) { /* its children are this row's */
+        p = sq;
+        i = sx;
+    }
     for (size_t k = 0; k < run->n_procs; k++) {
         const struct jst_process *q = &run->procs[k];
         for (size_t x = 0; x < q->n_compiles; x++)

@@ -84,6 +84,8 @@ expect(not any(f["kind"] == "compile_ahead" for f in rep["fixes"]), "no compile_
 PYC
 grep -q 'Build tree' "$WORK/ext.txt" || fail "no build tree in the report: $(cat "$WORK/ext.txt")"
 grep -qE '`- nvcc .*sm_90.*-> op.cuda.o' "$WORK/ext.txt" || fail "the tree names nvcc: $(cat "$WORK/ext.txt")"
+# c++ through `sh -c` is one row, not the shell's step and its child
+[ "$(grep -cE '`- host_cc ' "$WORK/ext.txt")" = 1 ] || fail "one c++ row: $(cat "$WORK/ext.txt")"
 
 # A real ninja, run as torch runs it (`ninja -v`, verbose, from Python,
 # its steps through `sh -c`): the build is a row (its -v is no version
@@ -123,6 +125,9 @@ expect("nvcc" in under and "host_cc" in under, f"the steps' compilers under it: 
 expect(not [c for p in rep["processes"] if p is not root for c in p["compiles"] if c["culprit"]],
        "no compile under the build is a culprit")
 PYC
+    tree=$(sed -n '/Build tree/,/^$/p' "$WORK/nj.txt")
+    [ "$(grep -cE '`- nvcc ' <<<"$tree")" = 1 ] && [ "$(grep -cE '`- host_cc ' <<<"$tree")" = 1 ] ||
+        fail "ninja's steps, each one row (not sh -c's and its child's): $tree"
     head=$(sed '/^jitstall report:/,$d' "$WORK/nj.txt")
     [ "$(grep -c '^pid ' <<<"$head")" = 1 ] || fail "one answer line, the program's: $head"
 else
