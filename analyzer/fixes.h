@@ -57,6 +57,9 @@ enum jst_fix_kind {
     /* a build tool's output: keep the directory it builds in (TORCH_EXTENSIONS_DIR, a
      * library's cache), or build it when the package is installed (analyzer/fixes_fw.c) */
     JST_FIX_EXTENSION_CACHE = 47,
+    /* graph capture a main cause of a process's start: capture fewer graphs, or
+     * later (analyzer/graphs.h); saves what jst_graphs_start_ns says */
+    JST_FIX_GRAPH_CAPTURE = 52,
 };
 
 struct jst_fix {

@@ -31,6 +31,7 @@
 #include <string.h>
 #include "compiles.h"
 #include "fixes.h"
+#include "graphs.h"
 #include "miss.h"
 #include "samplefn.h"
 #include "sfmt.h"
@@ -543,6 +544,8 @@ uint64_t jst_fixes_projected_first_call(const struct jst_process *p)
          * its cache, but for the module loads and driver start-up. */
         uint64_t gone = f->blame[JST_CAUSE_DRIVER_JIT] + f->blame[JST_CAUSE_RUNTIME_COMPILER] +
                         f->blame[JST_CAUSE_BUILD]; /* the build's output kept */
+        if (jst_graphs_main(p))                    /* captured after the first requests */
+            gone += jst_graphs_in_first_call(f);
         int fixed = 0;
         for (size_t r = 0; r < N_ROWS; r++)
             fixed |= rows[r].framework == f->top_framework;

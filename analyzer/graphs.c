@@ -194,3 +194,38 @@ uint64_t jst_graphs_ns(const struct jst_process *p)
 {
     return p->graphs.capture_ns + p->graphs.instantiate_ns;
 }
+
+uint64_t jst_graphs_in_first_call(const struct jst_first_call *f)
+{
+    return f->blame[JST_CAUSE_GRAPH_CAPTURE];
+}
+
+int jst_graphs_main(const struct jst_process *p)
+{
+    const struct jst_graphs *g = &p->graphs;
+    if (!g->count)
+        return 0;
+    for (size_t i = 0; i < p->n_first_calls; i++) {
+        const struct jst_first_call *f = &p->first_calls[i];
+        unsigned top = 0;
+        for (unsigned c = 1; c < JST_CAUSE_MAX_; c++)
+            if (f->blame[c] > f->blame[top])
+                top = c;
+        if (top == JST_CAUSE_GRAPH_CAPTURE && f->blame[top])
+            return 1;
+    }
+    uint64_t t = g->ttfk_ns;
+    return t && t > p->ttfk_jit_ns && t > p->init_ns + p->ctx_ns && t > p->sass_load_ns &&
+           t > p->rtc_ns && t > p->pre_driver_ns && t > p->other_ns;
+}
+
+uint64_t jst_graphs_start_ns(const struct jst_process *p)
+{
+    if (!jst_graphs_main(p))
+        return 0;
+    uint64_t most = p->graphs.ttfk_ns;
+    for (size_t i = 0; i < p->n_first_calls; i++)
+        if (jst_graphs_in_first_call(&p->first_calls[i]) > most)
+            most = jst_graphs_in_first_call(&p->first_calls[i]);
+    return most;
+}

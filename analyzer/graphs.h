@@ -42,5 +42,19 @@ void jst_graphs_free(struct jst_process *p);
 size_t jst_graphs_within(const struct jst_process *p, uint64_t tid, uint64_t a, uint64_t b);
 /* The time graph work took in p as a whole: capture_ns + instantiate_ns. */
 uint64_t jst_graphs_ns(const struct jst_process *p);
+/* Whether graph capture is a main cause of p's start: the largest cause of
+ * one of its first calls, or the largest part of its time to first kernel. */
+int jst_graphs_main(const struct jst_process *p);
+/* What capturing later (after the first requests) takes off p's start: the
+ * graph work in its time to first kernel or in its slowest first call,
+ * whichever is more; 0 unless jst_graphs_main(p). */
+uint64_t jst_graphs_start_ns(const struct jst_process *p);
+/* The graph work in first call f (its blame), and the fix every output
+ * words the same way. */
+struct jst_first_call;
+uint64_t jst_graphs_in_first_call(const struct jst_first_call *f);
+#define JST_GRAPHS_FIX                                                                             \
+    "capture fewer graphs (one per batch size a request can have), or capture after the "          \
+    "first requests are served"
 
 #endif

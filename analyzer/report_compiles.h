@@ -5,6 +5,7 @@
 #define JST_ANALYZER_REPORT_COMPILES_H
 
 #include <stdio.h>
+#include "graphs.h"
 #include "report_view.h"
 
 struct jst_json;
@@ -62,9 +63,13 @@ const char *rv_graphs_words(const struct jst_process *p, char *buf, size_t n);
  * listed under Culprits with its fix (Markdown says so in its list). */
 int rv_graphs_main(const struct jst_process *p);
 const char *rv_graphs_culprit(const struct jst_process *p, char *buf, size_t n);
-void rv_graphs_culprits(FILE *f, const struct rv_report *r);
-#define RV_GRAPHS_FIX                                                                              \
-    "capture fewer graphs (one per batch size a request can have), or capture after the "        \
-    "first requests are served"
+/* The run's graph capture as one culprit, ranked with the others by its time
+ * (capture and instantiation in every process where it is a main cause):
+ * its time, or 0 when it is none. */
+uint64_t rv_graphs_culprit_ns(const struct rv_report *r);
+/* Its entry: number num in the text list, or a row of the Markdown table. */
+void rv_graphs_culprit_text(FILE *f, const struct rv_report *r, size_t num);
+void rv_graphs_culprit_md(FILE *f, const struct rv_report *r, size_t num);
+#define RV_GRAPHS_FIX JST_GRAPHS_FIX
 
 #endif

@@ -5,6 +5,7 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 #include "compiles.h"
 #include "graphs.h"
 #include "jsonw.h"
@@ -41,21 +42,7 @@ const char *rv_graphs_words(const struct jst_process *p, char *buf, size_t n)
 
 int rv_graphs_main(const struct jst_process *p)
 {
-    const struct jst_graphs *g = &p->graphs;
-    if (!g->count)
-        return 0;
-    for (size_t i = 0; i < p->n_first_calls; i++) {
-        const struct jst_first_call *f = &p->first_calls[i];
-        unsigned top = 0;
-        for (unsigned c = 1; c < JST_CAUSE_MAX_; c++)
-            if (f->blame[c] > f->blame[top])
-                top = c;
-        if (top == JST_CAUSE_GRAPH_CAPTURE && f->blame[top])
-            return 1;
-    }
-    uint64_t t = g->ttfk_ns;
-    return t && t > p->ttfk_jit_ns && t > p->init_ns + p->ctx_ns && t > p->sass_load_ns &&
-           t > p->rtc_ns && t > p->pre_driver_ns && t > p->other_ns;
+    return jst_graphs_main(p);
 }
 
 const char *rv_graphs_culprit(const struct jst_process *p, char *buf, size_t n)
@@ -67,16 +54,84 @@ const char *rv_graphs_culprit(const struct jst_process *p, char *buf, size_t n)
     return buf;
 }
 
-void rv_graphs_culprits(FILE *f, const struct rv_report *r)
+/* The processes where graph capture is a main cause: their graph time,
+ * graphs, capture and instantiation summed; "pid 1, 2 ..." in pids. */
+struct gsum {
+    uint64_t ns, capture_ns, instantiate_ns;
+    size_t count, n_procs;
+    const struct jst_process *one;
+};
+
+static void graphs_sum(const struct rv_report *r, struct gsum *s, char *pids, size_t n)
 {
-    char a[32], w[200];
+    size_t at = 0;
+    memset(s, 0, sizeof(*s));
+    if (n)
+        pids[0] = 0;
     for (size_t i = 0; i < r->n_procs; i++) {
         const struct jst_process *p = r->procs[i].p;
-        if (!rv_graphs_culprit(p, w, sizeof w))
+        if (!jst_graphs_main(p))
             continue;
-        fprintf(f, "  *  %s  %s (process %" PRIu64 ")\n     fix        %s\n",
-                rv_dur(jst_graphs_ns(p), a, sizeof a), w, p->pid, RV_GRAPHS_FIX);
+        s->ns += jst_graphs_ns(p);
+        s->capture_ns += p->graphs.capture_ns;
+        s->instantiate_ns += p->graphs.instantiate_ns;
+        s->count += p->graphs.count;
+        s->one = p;
+        if (++s->n_procs <= 6 && at < n) {
+            int k = snprintf(pids + at, n - at, "%s%" PRIu64, at ? ", " : "", p->pid);
+            at = k > 0 && (size_t)k < n - at ? at + (size_t)k : n;
+        }
     }
+    if (s->n_procs > 6 && at < n)
+        snprintf(pids + at, n - at, ", ... %zu more", s->n_procs - 6);
+}
+
+uint64_t rv_graphs_culprit_ns(const struct rv_report *r)
+{
+    struct gsum s;
+    graphs_sum(r, &s, NULL, 0);
+    return s.ns;
+}
+
+/* "12 captured, 62.0 ms, instantiate 25.6 ms" over the processes. */
+static const char *sum_words(const struct gsum *s, char *buf, size_t n)
+{
+    char a[32], b[32];
+    snprintf(buf, n, "%zu captured, %s, instantiate %s", s->count,
+             rv_dur(s->capture_ns, a, sizeof a), rv_dur(s->instantiate_ns, b, sizeof b));
+    return buf;
+}
+
+void rv_graphs_culprit_text(FILE *f, const struct rv_report *r, size_t num)
+{
+    char a[32], w[200], pids[160];
+    struct gsum s;
+    graphs_sum(r, &s, pids, sizeof pids);
+    if (!s.n_procs)
+        return;
+    fprintf(f, "  %zu. %s  CUDA graph capture: %s", num, rv_dur(s.ns, a, sizeof a),
+            sum_words(&s, w, sizeof w));
+    if (s.n_procs > 1)
+        fprintf(f, "  [%zu processes, pid %s]\n", s.n_procs, pids);
+    else
+        fprintf(f, " (process %" PRIu64 ")\n", s.one->pid);
+    fprintf(f, "     fix        %s\n", RV_GRAPHS_FIX);
+}
+
+void rv_graphs_culprit_md(FILE *f, const struct rv_report *r, size_t num)
+{
+    char a[32], w[200], pids[160];
+    struct gsum s;
+    graphs_sum(r, &s, pids, sizeof pids);
+    if (!s.n_procs)
+        return;
+    fprintf(f, "| %zu | %s | ", num, rv_dur(s.ns, a, sizeof a));
+    if (s.n_procs > 1)
+        fprintf(f, "%zu processes, pid %s", s.n_procs, pids);
+    else
+        fprintf(f, "pid %" PRIu64, s.one->pid);
+    fprintf(f, " | CUDA graph capture | %s | - | - | - | %s |\n", sum_words(&s, w, sizeof w),
+            RV_GRAPHS_FIX);
 }
 
 void rv_graphs_text(FILE *f, const struct jst_process *p)

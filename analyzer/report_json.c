@@ -310,6 +310,8 @@ static const char *fix_kind_name(unsigned k)
         return "ptx_too_new";
     case JST_FIX_WARMUP:
         return "warmup";
+    case JST_FIX_GRAPH_CAPTURE:
+        return "graph_capture";
     default:
         return jst_fix_fw_kind_name(k) ? jst_fix_fw_kind_name(k) : "other";
     }

@@ -248,7 +248,7 @@ static void write_culprits(FILE *f, const struct rv_report *r)
 {
     char buf[2048], d[32];
     if (!md_section(
-            f, "Culprits, ranked by time lost", r->n_groups,
+            f, "Culprits, ranked by time lost", r->n_groups + (rv_graphs_culprit_ns(r) != 0),
             rv_any_first_calls(r) ? "None among the loads: no load needed the JIT or failed; "
                                     "where the first calls' time went is under each process's "
                                     "first calls."
@@ -256,9 +256,15 @@ static void write_culprits(FILE *f, const struct rv_report *r)
             "| # | time lost | loads | module | verdict | kernels | cache | call site | fix |\n"
             "| ---: | ---: | --- | --- | --- | --- | --- | --- | --- |\n"))
         return;
+    uint64_t graphs = rv_graphs_culprit_ns(r); /* one row, placed by its time */
+    size_t num = 1;
     for (size_t g = 0; g < r->n_groups; g++) {
         const struct rv_group *gr = &r->groups[g];
-        fprintf(f, "| %zu | %s | ", g + 1,
+        if (graphs && graphs > gr->lost_ns) {
+            rv_graphs_culprit_md(f, r, num++);
+            graphs = 0;
+        }
+        fprintf(f, "| %zu | %s | ", num++,
                 gr->lost_ns ? rv_dur(gr->lost_ns, d, sizeof(d)) : "failed");
         if (gr->n > 1)
             fprintf(f, "%zu, %s | ", gr->n, rv_group_pids(r, g, buf, sizeof(buf)));
@@ -269,6 +275,8 @@ static void write_culprits(FILE *f, const struct rv_report *r)
         else
             md_compile_culprit(f, r, g);
     }
+    if (graphs)
+        rv_graphs_culprit_md(f, r, num);
 }
 
 static void write_races(FILE *f, const struct rv_report *r)

@@ -176,12 +176,13 @@ static void write_chain_fix(const struct tw *t, const struct rv_chain *ch, const
         fprintf(t->f, "     fix        %s%s%s\n", C(t, GREEN), S(fix), C(t, RESET));
 }
 
-static void write_module_culprit(const struct tw *t, const struct rv_report *r, size_t g)
+static void write_module_culprit(const struct tw *t, const struct rv_report *r, size_t g,
+                                 size_t num)
 {
     char buf[2048], d[32];
     const struct rv_group *gr = &r->groups[g];
     const struct rv_module *m = gr->m;
-    fprintf(t->f, "  %zu. %s%s%s  %s", g + 1, C(t, gr->lost_ns ? RED : YELLOW),
+    fprintf(t->f, "  %zu. %s%s%s  %s", num, C(t, gr->lost_ns ? RED : YELLOW),
             gr->lost_ns ? rv_dur(gr->lost_ns, d, sizeof(d)) : "failed", C(t, RESET),
             S(rv_origin(m, buf, sizeof(buf))));
     if (gr->n > 1)
@@ -217,13 +218,14 @@ static void write_module_culprit(const struct tw *t, const struct rv_report *r, 
 
 /* A compile that no driver or library call made (a compiler subprocess, a
  * framework's own compile). */
-static void write_compile_culprit(const struct tw *t, const struct rv_report *r, size_t g)
+static void write_compile_culprit(const struct tw *t, const struct rv_report *r, size_t g,
+                                  size_t num)
 {
     char buf[2048], d[32];
     const struct rv_group *gr = &r->groups[g];
     const struct rv_compile *x = gr->k;
     const struct jst_compile *k = x->k;
-    fprintf(t->f, "  %zu. %s%s%s  %s", g + 1, C(t, RED), rv_dur(gr->lost_ns, d, sizeof(d)),
+    fprintf(t->f, "  %zu. %s%s%s  %s", num, C(t, RED), rv_dur(gr->lost_ns, d, sizeof(d)),
             C(t, RESET), S(rv_compile_origin(k, buf, sizeof(buf))));
     if (gr->n > 1)
         fprintf(t->f, "  [%zu compiles, %s]", gr->n, rv_group_pids(r, g, buf, sizeof(buf)));
@@ -246,16 +248,24 @@ static void write_compile_culprit(const struct tw *t, const struct rv_report *r,
 static void write_culprits(const struct tw *t, const struct rv_report *r, size_t max)
 {
     heading(t, "Culprits, ranked by time lost");
+    /* graph capture, one entry for the run, takes its place by time */
+    uint64_t graphs = rv_graphs_culprit_ns(r);
+    size_t num = 1;
     for (size_t g = 0; g < r->n_groups && g < max; g++) {
+        if (graphs && graphs > r->groups[g].lost_ns) {
+            rv_graphs_culprit_text(t->f, r, num++);
+            graphs = 0;
+        }
         if (r->groups[g].m)
-            write_module_culprit(t, r, g);
+            write_module_culprit(t, r, g, num++);
         else
-            write_compile_culprit(t, r, g);
+            write_compile_culprit(t, r, g, num++);
     }
+    if (graphs)
+        rv_graphs_culprit_text(t->f, r, num);
     if (r->n_groups > max)
         fprintf(t->f, "  ... %zu more (jitstall report --per-process shows them all)\n",
                 r->n_groups - max);
-    rv_graphs_culprits(t->f, r);
     if (!r->n_groups && rv_any_first_calls(r))
         fprintf(t->f, "  none among the loads: no load needed the JIT or failed; where the first "
                       "calls' time went is under \"First calls\" above\n");

@@ -97,5 +97,58 @@ def test_python_chain_folds_interpreter_frames(env):
     expect("[python interpreter]" not in frames, frames)
 
 
+def graphs_server(pid, start_ms=1000):
+    """A server that captures 10 graphs (30 ms each, then a 10 ms
+    instantiation) after a 20 ms JIT load, before its first kernel."""
+    s = process(pid, exe="/opt/srv/bin/serve", args=("serve",), start_ms=start_ms)
+    s += call("cuInit", start_ms + 10, 50)
+    s += jit_load(start_ms + 100, 20, h=f"0x{pid:x}")
+    t = start_ms + 200
+    for i in range(10):
+        s += call("cuStreamBeginCapture", t, 0.01, handle=hex(0x10 + i))
+        s += call("cuStreamEndCapture", t + 30, 0.01, handle=hex(0x10 + i), graph=hex(0x900 + i))
+        s += call("cuGraphInstantiate", t + 31, 10, graph=hex(0x900 + i), handle=hex(0xa00 + i))
+        t += 50
+    return s + launch(t + 10) + end()
+
+
+@case
+def test_graph_capture_ranked_once_for_the_run(env):
+    # Three servers whose start is mostly graph capture: one culprit for the
+    # run, ranked by its time above the JIT loads (it was listed after them,
+    # once per process, with a "*"), and one fix in Fixes (it was missing)
+    # whose saving leaves the projected time to first kernel.
+    for pid in (100, 101, 102):
+        env.trace(f"srv{pid}", graphs_server(pid), subdir="fleet")
+    d = env.path("fleet")
+    out, _ = env.expect_rc(0, "report", d)
+    culprits = out[out.index("Culprits, ranked"):out.index("Fixes, ranked")]
+    expect(re.search(r"^  1\. [0-9.]+ s  CUDA graph capture: 30 captured, 900\.\d ms, "
+                     r"instantiate 300\.\d ms  \[3 processes, pid 100, 101, 102\]$", culprits, re.M),
+           culprits)
+    expect(culprits.count("CUDA graph capture") == 1 and re.search(r"^  2\. ", culprits, re.M),
+           culprits)
+    fixes = out[out.index("Fixes, ranked"):]
+    expect(re.search(r"^  1\. saves [0-9.]+ m?s +capture fewer graphs", fixes, re.M), fixes)
+    j = json.loads(env.expect_rc(0, "report", "--json", d)[0])
+    fx = [f for f in j["fixes"] if f["kind"] == "graph_capture"]
+    before = sum(p["graphs"]["before_first_kernel_ns"] for p in j["processes"])
+    expect(len(fx) == 1 and fx[0]["saves_ns"] == before and before >= 3 * 390 * 10**6,
+           (fx, before))
+    for p in j["processes"]:
+        expect(p["projected_ttfk_ns"] <= p["ttfk_ns"] - p["graphs"]["before_first_kernel_ns"], p)
+    md = env.expect_rc(0, "report", "--markdown", d)[0]
+    expect(re.search(r"^\| 1 \| [0-9.]+ s \| 3 processes, pid 100, 101, 102 \| CUDA graph capture "
+                     r"\| 30 captured", md, re.M), md)
+    # beside another program's JIT that outweighs it, it comes second
+    env.trace("srv", graphs_server(100), subdir="big")
+    env.trace("jit", run_spec(pid=104, jit_ms=5000.0, h="0x5555"), subdir="big")
+    out, _ = env.expect_rc(0, "report", env.path("big"))
+    culprits = out[out.index("Culprits, ranked"):out.index("Fixes, ranked")]
+    expect(re.search(r"^  1\. 5\.00 s  ", culprits, re.M) and
+           re.search(r"^  2\. [0-9.]+ ms  CUDA graph capture: 10 captured, .*\(process 100\)$",
+                     culprits, re.M), culprits)
+
+
 if __name__ == "__main__":
     sys.exit(main(sys.argv))
