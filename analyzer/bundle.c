@@ -7,7 +7,8 @@
  * is described in DIR/jitstall-bundle.json (bundle_manifest.c) and the
  * driver's cache is labelled with the driver and GPU it was filled on
  * (warmfile.c), which is what lets `report` say that a later miss came from
- * another driver.
+ * another driver. The result is text, or with --json one object written
+ * once everything has succeeded; the runs' own stdout then goes to stderr.
  */
 #include "bundle.h"
 
