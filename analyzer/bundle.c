@@ -7,7 +7,8 @@
  * is described in DIR/jitstall-bundle.json (bundle_manifest.c) and the
  * driver's cache is labelled with the driver and GPU it was filled on
  * (warmfile.c), which is what lets `report` say that a later miss came from
- * another driver.
+ * another driver. The result is text, or with --json one object written
+ * once everything has succeeded; the runs' own stdout then goes to stderr.
  */
 #include "bundle.h"
 
@@ -26,6 +27,7 @@
 #include "cli.h"
 #include "compiles.h"
 #include "jitcache.h"
+#include "jsonw.h"
 #include "model.h"
 #include "trace.h"
 #include "utf8.h"
@@ -138,9 +140,13 @@ static int mkdir_p(const char *path)
     return S_ISDIR(st.st_mode) ? 0 : (errno = ENOTDIR, -1);
 }
 
+#define N_KEEP_ALL (sizeof(keep_all) / sizeof(keep_all[0]))
+
 /* Points each cache into dir unless the user set its variable (their setting
- * wins, and the output says so). 0, or -1 after one error line. */
-static int set_caches(const char *dir, struct jst_bundle_cache *c)
+ * wins, and the output says so: a line each unless quiet; own[i] says
+ * whether keep_all[i] was the user's). 0, or -1 after one error line. */
+static int set_caches(const char *dir, struct jst_bundle_cache *c, int own_keep[N_KEEP_ALL],
+                      int quiet)
 {
     for (size_t i = 0; i < JST_BUNDLE_N_CACHES; i++) {
         c[i] = jst_bundle_caches[i];
@@ -153,8 +159,9 @@ static int set_caches(const char *dir, struct jst_bundle_cache *c)
         if (own && *own && strcmp(own, mine) != 0) {
             c[i].user_set = 1;
             snprintf(c[i].path, sizeof(c[i].path), "%s", own);
-            printf("%s=%s is your own setting and is kept: %s is not in the bundle\n", c[i].env,
-                   jst_text(own), c[i].label);
+            if (!quiet)
+                printf("%s=%s is your own setting and is kept: %s is not in the bundle\n", c[i].env,
+                       jst_text(own), c[i].label);
             continue;
         }
         c[i].in_bundle = 1;
@@ -163,28 +170,34 @@ static int set_caches(const char *dir, struct jst_bundle_cache *c)
             jst_errorf(cmd, "%s: %s", mine, strerror(errno));
             return -1;
         }
-        printf("%s=%s\n", c[i].env, jst_text(mine));
+        if (!quiet)
+            printf("%s=%s\n", c[i].env, jst_text(mine));
     }
-    for (size_t i = 0; i < sizeof(keep_all) / sizeof(keep_all[0]); i++) {
+    for (size_t i = 0; i < N_KEEP_ALL; i++) {
         const char *own = getenv(keep_all[i].env);
-        if (own && *own && strcmp(own, keep_all[i].value) != 0) {
-            printf("%s=%s is your own setting and is kept (%s=%s: %s)\n", keep_all[i].env,
-                   jst_text(own), keep_all[i].env, keep_all[i].value, keep_all[i].why);
+        own_keep[i] = own && *own && strcmp(own, keep_all[i].value) != 0;
+        if (own_keep[i]) {
+            if (!quiet)
+                printf("%s=%s is your own setting and is kept (%s=%s: %s)\n", keep_all[i].env,
+                       jst_text(own), keep_all[i].env, keep_all[i].value, keep_all[i].why);
             continue;
         }
         if (setenv(keep_all[i].env, keep_all[i].value, 1) != 0) {
             jst_errorf(cmd, "cannot set the environment");
             return -1;
         }
-        printf("%s=%s\n", keep_all[i].env, keep_all[i].value);
+        if (!quiet)
+            printf("%s=%s\n", keep_all[i].env, keep_all[i].value);
     }
     return 0;
 }
 
 /* Runs `jitstall run -o traces --force -- CMD...` (this very binary): the
- * program under the preload, as `run` launches it. Returns its exit status
- * (run's: the program's), or -1 after one error line. */
-static int run_under_preload(const char *traces, char **argv, int argc)
+ * program under the preload, as `run` launches it. With stdout_to_stderr
+ * (--json) the child's standard output is its standard error, so that the
+ * program's output never mixes with the object on stdout. Returns its exit
+ * status (run's: the program's), or -1 after one error line. */
+static int run_under_preload(const char *traces, char **argv, int argc, int stdout_to_stderr)
 {
     char **av = calloc((size_t)argc + 7, sizeof(*av));
     if (!av) {
@@ -209,6 +222,10 @@ static int run_under_preload(const char *traces, char **argv, int argc)
         return -1;
     }
     if (pid == 0) {
+        if (stdout_to_stderr && dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+            fprintf(stderr, "jitstall warm: dup2: %s\n", strerror(errno));
+            _exit(126);
+        }
         execv("/proc/self/exe", av);
         fprintf(stderr, "jitstall warm: cannot run jitstall run: %s\n", strerror(errno));
         _exit(126);
@@ -319,35 +336,69 @@ struct verdicts {
     size_t compiles, hits, unknown, again;
 };
 
-/* Lists every compile of the traces in dir (the second run). */
+enum { V_HIT, V_UNKNOWN, V_AGAIN };
+
+/* A compile of the second run: a proven hit, a load that changed no cache
+ * but was too slow to prove a hit, or a compile that happened again. */
+static int verdict_of(const struct jst_compile *k)
+{
+    if (k->cache && !strcmp(k->cache, "hit"))
+        return V_HIT;
+    if (k->cache && !strcmp(k->cache, "unknown"))
+        return V_UNKNOWN;
+    return V_AGAIN;
+}
+
+static void tally(const struct jst_run *run, struct verdicts *v)
+{
+    for (size_t i = 0; i < run->n_procs; i++)
+        for (size_t n = 0; n < run->procs[i].n_compiles; n++) {
+            int w = verdict_of(&run->procs[i].compiles[n]);
+            v->compiles++;
+            v->hits += w == V_HIT;
+            v->unknown += w == V_UNKNOWN;
+            v->again += w == V_AGAIN;
+        }
+}
+
+/* Lists every compile of the traces in dir (the second run): a line each, or
+ * with j (--json) an object each in the array j is in. */
 static void list_compiles(const struct jst_run *run, const char *bundle,
-                          const struct jst_bundle_cache *c, struct verdicts *v)
+                          const struct jst_bundle_cache *c, struct jst_json *j)
 {
     char why[768];
     for (size_t i = 0; i < run->n_procs; i++) {
         const struct jst_process *p = &run->procs[i];
         const char *exe = p->exe ? strrchr(p->exe, '/') : NULL;
         exe = exe ? exe + 1 : p->exe ? p->exe : "?";
-        for (size_t j = 0; j < p->n_compiles; j++) {
-            const struct jst_compile *k = &p->compiles[j];
-            v->compiles++;
+        for (size_t n = 0; n < p->n_compiles; n++) {
+            const struct jst_compile *k = &p->compiles[n];
             const char *out = k->cache ? k->cache : "compiled";
-            int hit = k->cache && !strcmp(k->cache, "hit");
-            int unk = k->cache && !strcmp(k->cache, "unknown");
+            int w = verdict_of(k);
+            if (w == V_AGAIN)
+                why_again(p, k, bundle, c, why, sizeof(why));
+            if (j) {
+                jst_json_obj(j);
+                jst_json_kstr(j, "outcome", out);
+                jst_json_kbool(j, "again", w == V_AGAIN);
+                jst_json_kstr(j, "compiler", jst_compiler_label(k->compiler));
+                jst_json_kstr(j, "what", k->what);
+                jst_json_kstr(j, "program", exe);
+                jst_json_ku64(j, "pid", p->pid);
+                jst_json_ku64(j, "dur_ns", k->dur_ns);
+                jst_json_kstr(j, "reason", w == V_AGAIN ? why : NULL);
+                jst_json_end(j);
+                continue;
+            }
             printf("  %-11s %s: %s (%s, pid %" PRIu64 ", %.1f ms)", out,
                    jst_compiler_label(k->compiler), jst_text(k->what ? k->what : "?"),
                    jst_text(exe), p->pid, (double)k->dur_ns / 1e6);
-            if (hit) {
-                v->hits++;
+            if (w == V_HIT)
                 printf("\n");
-            } else if (unk) {
-                v->unknown++;
+            else if (w == V_UNKNOWN)
                 printf(": the cache did not change; too slow to prove a hit\n");
-            } else {
-                v->again++;
-                why_again(p, k, bundle, c, why, sizeof(why));
+            else
                 printf(": %s\n", jst_text(why));
-            }
         }
     }
 }
@@ -398,11 +449,136 @@ static void human(char *buf, size_t n, uint64_t v)
         snprintf(buf, n, "%" PRIu64 " bytes", v);
 }
 
+/* ---- the output ---- */
+
+/* What one `warm --run` found, for the text and for the JSON object. */
+struct bundle_out {
+    const char *dir;
+    struct jst_bundle_cache c[JST_BUNDLE_N_CACHES];
+    int own_keep[N_KEEP_ALL]; /* keep_all[i] is the user's own setting */
+    struct jst_run run;       /* the second run's traces */
+    struct verdicts v;
+    struct jst_bundle_device dev;
+    struct jst_bundle_fw fw[JST_BUNDLE_MAX_FW];
+    size_t n_fw;
+};
+
+/* The last line of the text, and "result" of the object. */
+static void result_line(const struct verdicts *v, char *buf, size_t n)
+{
+    if (v->again)
+        snprintf(buf, n,
+                 "%zu of %zu compile%s of the second run compiled again: the bundle does "
+                 "not cover them",
+                 v->again, v->compiles, v->compiles == 1 ? "" : "s");
+    else
+        snprintf(buf, n, "every compile of the second run was served by the bundle (%zu hit%s%s)",
+                 v->hits, v->hits == 1 ? "" : "s", v->unknown ? ", some unproven" : "");
+}
+
+/* The text after the runs, up to the manifest (the cache variables were
+ * printed as they were set). */
+static void print_text(const struct bundle_out *o)
+{
+    printf("second run: %zu process%s traced\n", o->run.n_procs, o->run.n_procs == 1 ? "" : "es");
+    list_compiles(&o->run, o->dir, o->c, NULL);
+    for (size_t i = 0; i < o->n_fw; i++)
+        printf("framework %s %s (%s)\n", o->fw[i].name,
+               o->fw[i].version[0] ? o->fw[i].version : "?", jst_text(o->fw[i].site));
+    printf("caches:\n");
+    for (size_t i = 0; i < JST_BUNDLE_N_CACHES; i++) {
+        const struct jst_bundle_cache *c = &o->c[i];
+        char b[32];
+        human(b, sizeof(b), c->bytes);
+        printf("  %-16s %s: %" PRIu64 " file%s, %s%s\n", c->name, jst_text(c->path), c->files,
+               c->files == 1 ? "" : "s", b,
+               c->user_set ? " (your setting, not in the bundle)" : "");
+    }
+}
+
+/* --json: the whole object, written once everything has succeeded, so that
+ * stdout holds either nothing or one complete object (schema:
+ * docs/bundle.md). 0, or -1 on a write error. */
+static int print_json(const struct bundle_out *o, const char *manifest)
+{
+    struct jst_json j;
+    char res[256];
+    jst_json_init(&j, stdout, 1);
+    jst_json_obj(&j);
+    jst_json_kstr(&j, "bundle", o->dir);
+    jst_json_key(&j, "caches");
+    jst_json_arr(&j);
+    for (size_t i = 0; i < JST_BUNDLE_N_CACHES; i++) {
+        const struct jst_bundle_cache *c = &o->c[i];
+        jst_json_obj(&j);
+        jst_json_kstr(&j, "name", c->name);
+        jst_json_kstr(&j, "env", c->env);
+        jst_json_kstr(&j, "path", c->path);
+        jst_json_kbool(&j, "in_bundle", c->in_bundle);
+        jst_json_kbool(&j, "user_set", c->user_set);
+        jst_json_ku64(&j, "files", c->files);
+        jst_json_ku64(&j, "bytes", c->bytes);
+        jst_json_end(&j);
+    }
+    jst_json_end(&j);
+    jst_json_key(&j, "keep_all");
+    jst_json_arr(&j);
+    for (size_t i = 0; i < N_KEEP_ALL; i++) {
+        const char *now = getenv(keep_all[i].env);
+        jst_json_obj(&j);
+        jst_json_kstr(&j, "env", keep_all[i].env);
+        jst_json_kstr(&j, "value", now);
+        jst_json_kbool(&j, "user_set", o->own_keep[i]);
+        jst_json_kstr(&j, "bundle_value", keep_all[i].value);
+        jst_json_end(&j);
+    }
+    jst_json_end(&j);
+    jst_json_key(&j, "frameworks");
+    jst_json_arr(&j);
+    for (size_t i = 0; i < o->n_fw; i++) {
+        jst_json_obj(&j);
+        jst_json_kstr(&j, "name", o->fw[i].name);
+        jst_json_kstr(&j, "version", o->fw[i].version[0] ? o->fw[i].version : NULL);
+        jst_json_kstr(&j, "site", o->fw[i].site);
+        jst_json_end(&j);
+    }
+    jst_json_end(&j);
+    if (o->dev.known) {
+        jst_json_key(&j, "device");
+        jst_json_obj(&j);
+        jst_json_kstr(&j, "name", o->dev.name);
+        jst_json_ku64(&j, "cc", o->dev.cc);
+        jst_json_ku64(&j, "driver_version", o->dev.driver_version);
+        jst_json_kstr(&j, "driver_release", o->dev.release[0] ? o->dev.release : NULL);
+        jst_json_end(&j);
+    } else {
+        jst_json_knull(&j, "device");
+    }
+    jst_json_ku64(&j, "processes", o->run.n_procs);
+    jst_json_key(&j, "compiles");
+    jst_json_arr(&j);
+    list_compiles(&o->run, o->dir, o->c, &j);
+    jst_json_end(&j);
+    jst_json_key(&j, "counts");
+    jst_json_obj(&j);
+    jst_json_ku64(&j, "compiles", o->v.compiles);
+    jst_json_ku64(&j, "hits", o->v.hits);
+    jst_json_ku64(&j, "unknown", o->v.unknown);
+    jst_json_ku64(&j, "compiled_again", o->v.again);
+    jst_json_end(&j);
+    jst_json_kstr(&j, "manifest", manifest);
+    jst_json_kbool(&j, "covered", o->v.again == 0);
+    result_line(&o->v, res, sizeof(res));
+    jst_json_kstr(&j, "result", res);
+    jst_json_end(&j);
+    return jst_json_finish(&j);
+}
+
 /* ---- the command ---- */
 
 static const char run_help[] =
-    "usage: jitstall warm --run --bundle DIR [--] COMMAND [ARGS...]\n"
-    "       jitstall warm --check DIR [--device N]\n\n"
+    "usage: jitstall warm --run --bundle DIR [--json] [--] COMMAND [ARGS...]\n"
+    "       jitstall warm --check DIR [--device N] [--json]\n\n"
     "--run: runs COMMAND twice under libjitstall.so (as jitstall run does), with\n"
     "every cache jitstall knows in DIR: CUDA_CACHE_PATH (CUDA_CACHE_MAXSIZE 4 GiB),\n"
     "TRITON_CACHE_DIR, TORCHINDUCTOR_CACHE_DIR, JAX_COMPILATION_CACHE_DIR (keeping\n"
@@ -412,6 +588,9 @@ static const char run_help[] =
     "its cache outcome, and the reason when it compiled again. DIR gets\n"
     "jitstall-bundle.json, what the bundle depends on (docs/bundle.md), and the\n"
     "runs' traces in DIR/" JST_BUNDLE_TRACES " (not needed at run time).\n\n"
+    "  --json  one JSON object on stdout (docs/bundle.md), written at the end;\n"
+    "          COMMAND's own standard output, in both runs, goes to standard\n"
+    "          error, as does the progress; an error leaves stdout empty\n\n"
     "--check DIR: compares DIR's manifest with this machine (the driver, read\n"
     "through libcuda without GPU work; the GPU's architecture when one is\n"
     "visible; the settings that enter the cache keys; where each cache variable\n"
@@ -421,17 +600,21 @@ static const char run_help[] =
     "miss; 2 on a usage error, when COMMAND failed, or the bundle is unreadable.\n";
 
 struct run_opts {
-    int run;
+    int run, json;
     const char *bundle;
 };
 
-enum { O_RUN = 256, O_BUNDLE };
+enum { O_RUN = 256, O_BUNDLE, O_JSON };
 
 static int run_option(int c, const char *arg, void *ctx)
 {
     struct run_opts *o = ctx;
     if (c == O_RUN) {
         o->run = 1;
+        return 0;
+    }
+    if (c == O_JSON) {
+        o->json = 1;
         return 0;
     }
     if (c == O_BUNDLE) {
@@ -445,6 +628,7 @@ static int run_option(int c, const char *arg, void *ctx)
 static const struct option run_longopts[] = {
     {"run", no_argument, NULL, O_RUN},
     {"bundle", required_argument, NULL, O_BUNDLE},
+    {"json", no_argument, NULL, O_JSON},
     JST_CLI_HELP_END,
 };
 static const struct jst_cli run_cli = {"warm",   "+:h",     run_longopts,
@@ -460,10 +644,10 @@ int jst_bundle_wanted(int argc, char **argv)
 }
 
 /* One run: 0, or the exit status warm returns. */
-static int one_run(const char *what, const char *traces, char **argv, int argc)
+static int one_run(const char *what, const char *traces, char **argv, int argc, int json)
 {
     fprintf(stderr, "jitstall warm: %s run of %s\n", what, argv[0]);
-    int rc = run_under_preload(traces, argv, argc);
+    int rc = run_under_preload(traces, argv, argc, json);
     if (rc < 0)
         return JST_EXIT_USAGE;
     if (rc != 0) {
@@ -476,19 +660,21 @@ static int one_run(const char *what, const char *traces, char **argv, int argc)
     return 0;
 }
 
-static int bundle_run(const char *dir, char **argv, int argc)
+/* The runs, then what they found: o->run is loaded on return 0 and the
+ * caller frees it. */
+static int run_twice(struct bundle_out *o, char **argv, int argc, int json)
 {
-    struct jst_bundle_cache c[JST_BUNDLE_N_CACHES];
     char traces[PATH_MAX], fill[PATH_MAX + 16], hit[PATH_MAX + 16], err[1024] = "";
-    printf("bundle %s\n", jst_text(dir));
-    if (set_caches(dir, c) != 0)
+    if (!json)
+        printf("bundle %s\n", jst_text(o->dir));
+    if (set_caches(o->dir, o->c, o->own_keep, json) != 0)
         return JST_EXIT_USAGE;
-    snprintf(traces, sizeof(traces), "%s/%s", dir, JST_BUNDLE_TRACES);
+    snprintf(traces, sizeof(traces), "%s/%s", o->dir, JST_BUNDLE_TRACES);
     snprintf(fill, sizeof(fill), "%s/fill", traces);
     snprintf(hit, sizeof(hit), "%s/hit", traces);
-    int rc = one_run("first", fill, argv, argc);
+    int rc = one_run("first", fill, argv, argc, json);
     if (!rc)
-        rc = one_run("second", hit, argv, argc);
+        rc = one_run("second", hit, argv, argc, json);
     if (rc)
         return rc;
     struct stat st;
@@ -499,68 +685,73 @@ static int bundle_run(const char *dir, char **argv, int argc)
                    argv[0]);
         return JST_EXIT_USAGE;
     }
-    struct jst_run run = {0};
-    if (jst_model_add(&run, hit, err, sizeof(err)) < 0) {
+    if (jst_model_add(&o->run, hit, err, sizeof(err)) < 0) {
         jst_errorf(cmd, "the second run's traces: %s", err);
-        jst_model_free(&run);
         return JST_EXIT_USAGE;
     }
-    jst_compiles_link(&run);
-    struct verdicts v = {0};
-    printf("second run: %zu process%s traced\n", run.n_procs, run.n_procs == 1 ? "" : "es");
-    list_compiles(&run, dir, c, &v);
-    struct jst_bundle_device dev;
-    run_device(&run, &dev);
-    struct jst_bundle_fw fw[JST_BUNDLE_MAX_FW];
-    size_t n_fw = jst_bundle_fw_from_run(&run, fw, JST_BUNDLE_MAX_FW);
-    jst_model_free(&run);
-    for (size_t i = 0; i < n_fw; i++)
-        printf("framework %s %s (%s)\n", fw[i].name, fw[i].version[0] ? fw[i].version : "?",
-               jst_text(fw[i].site));
-    printf("caches:\n");
-    for (size_t i = 0; i < JST_BUNDLE_N_CACHES; i++) {
-        char b[32];
-        jst_bundle_count(c[i].path, &c[i].files, &c[i].bytes);
-        human(b, sizeof(b), c[i].bytes);
-        printf("  %-16s %s: %" PRIu64 " file%s, %s%s\n", c[i].name, jst_text(c[i].path), c[i].files,
-               c[i].files == 1 ? "" : "s", b,
-               c[i].user_set ? " (your setting, not in the bundle)" : "");
-    }
-    label_driver_cache(&c[0], &dev);
-    if (jst_bundle_manifest_write(dir, &dev, c, JST_BUNDLE_N_CACHES, fw, n_fw, argv, v.compiles,
-                                  v.hits, v.again, err, sizeof(err)) != 0) {
-        jst_errorf(cmd, "%s/%s: %s", dir, JST_BUNDLE_FILE, err);
+    jst_compiles_link(&o->run);
+    tally(&o->run, &o->v);
+    run_device(&o->run, &o->dev);
+    o->n_fw = jst_bundle_fw_from_run(&o->run, o->fw, JST_BUNDLE_MAX_FW);
+    for (size_t i = 0; i < JST_BUNDLE_N_CACHES; i++)
+        jst_bundle_count(o->c[i].path, &o->c[i].files, &o->c[i].bytes);
+    return 0;
+}
+
+static int bundle_run(struct bundle_out *o, char **argv, int argc, int json)
+{
+    char err[1024] = "", manifest[PATH_MAX + 64];
+    int rc = run_twice(o, argv, argc, json);
+    if (rc)
+        return rc;
+    if (!json)
+        print_text(o);
+    label_driver_cache(&o->c[0], &o->dev);
+    if (jst_bundle_manifest_write(o->dir, &o->dev, o->c, JST_BUNDLE_N_CACHES, o->fw, o->n_fw, argv,
+                                  o->v.compiles, o->v.hits, o->v.again, err, sizeof(err)) != 0) {
+        jst_errorf(cmd, "%s/%s: %s", o->dir, JST_BUNDLE_FILE, err);
         return JST_EXIT_USAGE;
     }
-    printf("manifest %s/%s\n", jst_text(dir), JST_BUNDLE_FILE);
-    if (v.again)
-        printf("result: %zu of %zu compile%s of the second run compiled again: the bundle does "
-               "not cover them\n",
-               v.again, v.compiles, v.compiles == 1 ? "" : "s");
-    else
-        printf("result: every compile of the second run was served by the bundle (%zu hit%s%s)\n",
-               v.hits, v.hits == 1 ? "" : "s", v.unknown ? ", some unproven" : "");
-    if (fflush(stdout) != 0 || ferror(stdout)) {
+    snprintf(manifest, sizeof(manifest), "%s/%s", o->dir, JST_BUNDLE_FILE);
+    int werr;
+    if (json) {
+        werr = print_json(o, manifest) != 0;
+    } else {
+        char res[256];
+        result_line(&o->v, res, sizeof(res));
+        printf("manifest %s\nresult: %s\n", jst_text(manifest), res);
+        werr = fflush(stdout) != 0 || ferror(stdout);
+    }
+    if (werr) {
         jst_errorf(cmd, "write error on standard output");
         return JST_EXIT_USAGE;
     }
-    return v.again ? JST_EXIT_FAIL : JST_EXIT_OK;
+    return o->v.again ? JST_EXIT_FAIL : JST_EXIT_OK;
 }
 
 int jst_bundle_run(int argc, char **argv)
 {
-    struct run_opts o = {0, NULL};
-    int rc = jst_cli_parse(&run_cli, argc, argv, &o);
+    struct run_opts opt = {0, 0, NULL};
+    int rc = jst_cli_parse(&run_cli, argc, argv, &opt);
     if (rc != JST_CLI_GO)
         return rc;
-    if (!o.run || !o.bundle || !*o.bundle) {
-        jst_errorf(cmd, "%s", !o.run ? "--bundle goes with --run" : "--run needs --bundle DIR");
+    if (!opt.run || !opt.bundle || !*opt.bundle) {
+        jst_errorf(cmd, "%s", !opt.run ? "--bundle goes with --run" : "--run needs --bundle DIR");
         return JST_EXIT_USAGE;
     }
     char abs[PATH_MAX];
-    if (mkdir_p(o.bundle) != 0 || !realpath(o.bundle, abs)) {
-        jst_errorf(cmd, "--bundle %s: %s", o.bundle, strerror(errno));
+    if (mkdir_p(opt.bundle) != 0 || !realpath(opt.bundle, abs)) {
+        jst_errorf(cmd, "--bundle %s: %s", opt.bundle, strerror(errno));
         return JST_EXIT_USAGE;
     }
-    return bundle_run(abs, argv + optind, argc - optind);
+    struct bundle_out *o = calloc(1, sizeof(*o));
+    if (!o) {
+        jst_errorf(cmd, "out of memory");
+        return JST_EXIT_USAGE;
+    }
+    o->dir = abs;
+    rc = bundle_run(o, argv + optind, argc - optind, opt.json);
+    jst_model_free(&o->run);
+    free(o);
+    return rc;
 }

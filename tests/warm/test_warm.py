@@ -350,9 +350,9 @@ def test_report_driver_release(env):
 
 # ---- warm --run --bundle: every cache filled by running the program ----
 
-def bundle_run(env, rc, bundle, argv, libs=None, **extra):
-    """`warm --run --bundle` over argv under the simulated driver (the preload
-    runs the program, so not in a sanitizer build)."""
+def bundle_run(env, rc, bundle, argv, libs=None, pre=(), post=(), **extra):
+    """`warm [pre] --run --bundle BUNDLE [post] -- argv` under the simulated
+    driver (the preload runs the program, so not in a sanitizer build)."""
     if os.environ.get("JST_SANITIZE") == "1":
         raise Skip("the preload is built with sanitizers")
     e = env.env(**extra)
@@ -362,7 +362,7 @@ def bundle_run(env, rc, bundle, argv, libs=None, **extra):
               "CUPY_CACHE_DIR", "NUMBA_CACHE_DIR", "TORCH_EXTENSIONS_DIR"):
         if k not in extra:
             e.pop(k, None)
-    r = subprocess.run([env.cli, "warm", "--run", "--bundle", bundle, "--", *argv],
+    r = subprocess.run([env.cli, "warm", *pre, "--run", "--bundle", bundle, *post, "--", *argv],
                        capture_output=True, text=True, env=e, timeout=120)
     expect(r.returncode == rc, f"warm --run: exit {r.returncode}, want {rc}\n"
            f"stdout: {r.stdout}\nstderr: {r.stderr}")
@@ -476,6 +476,108 @@ def test_bundle_compiles_again(env):
                         PATH=path)
     expect("outside the bundle" not in out and
            f": a compiler child ran again, writing {inside}/fork.cubin" in out, out)
+
+
+@case
+def test_bundle_json_hit(env):
+    # --json: one object on stdout, nothing else there; the program's own
+    # stdout (prog_direct prints "done, exit 0") and the progress on stderr.
+    b = env.path("bundle")
+    out, err = bundle_run(env, 0, b, prog_direct(env, "ptx75.fatbin"), pre=["--json"],
+                          TRITON_CACHE_DIR=env.path("mine"),
+                          JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES="5")
+    j = json.loads(out)
+    expect(err.count("done, exit 0\n") == 2 and "jitstall warm: second run of" in err, err)
+    expect(j["bundle"] == os.path.realpath(b) and
+           j["manifest"] == os.path.join(os.path.realpath(b), "jitstall-bundle.json"), j)
+    slow = os.environ.get("JITSTALL_EMULATED") == "1" and j["compiles"][0]["outcome"] == "unknown"
+    expect(j["processes"] == 1 and len(j["compiles"]) == 1, j)
+    k = j["compiles"][0]
+    expect(k["outcome"] == ("unknown" if slow else "hit") and k["again"] is False and
+           k["reason"] is None and k["compiler"] == "driver PTX JIT" and
+           k["what"].startswith("add_one") and k["program"] == "prog_direct" and
+           k["pid"] > 0 and k["dur_ns"] > 0, k)
+    expect(j["counts"] == {"compiles": 1, "hits": 0 if slow else 1, "unknown": 1 if slow else 0,
+                           "compiled_again": 0}, j["counts"])
+    expect(j["covered"] is True and j["result"] == "every compile of the second run was served "
+           "by the bundle (" + ("0 hits, some unproven)" if slow else "1 hit)"), j)
+    caches = {c["name"]: c for c in j["caches"]}
+    expect(list(caches) == ["cuda", "triton", "inductor", "jax", "cupy", "numba",
+                            "torch_extensions"], caches)
+    cuda = caches["cuda"]
+    expect(cuda["env"] == "CUDA_CACHE_PATH" and cuda["path"] == os.path.join(
+        os.path.realpath(b), "cuda") and cuda["in_bundle"] and not cuda["user_set"] and
+        cuda["files"] >= 1 and cuda["bytes"] >= 16384, cuda)
+    expect(caches["triton"]["path"] == env.path("mine") and caches["triton"]["user_set"] and
+           not caches["triton"]["in_bundle"], caches["triton"])
+    keep = {s["env"]: s for s in j["keep_all"]}
+    expect(keep["CUDA_CACHE_MAXSIZE"] == {"env": "CUDA_CACHE_MAXSIZE", "value": "4294967296",
+                                          "user_set": False, "bundle_value": "4294967296"}, keep)
+    expect(keep["JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES"] == {
+        "env": "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "value": "5", "user_set": True,
+        "bundle_value": "-1"}, keep)
+    expect(j["device"] == {"name": "jitstall simulated GPU (sm_90)", "cc": 90,
+                           "driver_version": 13000, "driver_release": None}, j["device"])
+    expect(j["frameworks"] == [], j["frameworks"])
+    # The manifest is the one the text run writes.
+    m = json.load(open(os.path.join(b, "jitstall-bundle.json")))
+    expect(m["second_run"] == {"compiles": 1, "hits": j["counts"]["hits"], "compiled_again": 0},
+           m)
+    # --json after --bundle DIR is warm's too.
+    out, _ = bundle_run(env, 0, env.path("b2"), prog_direct(env, "ptx75.fatbin"), post=["--json"])
+    expect(json.loads(out)["counts"]["compiles"] == 1, out)
+    # After --, --json is the program's (prog_direct takes it for an image it
+    # cannot read, and fails): warm stays in text.
+    out, err = bundle_run(env, 2, env.path("b3"), prog_direct(env, "--json"))
+    expect(out.startswith("bundle ") and "exited with status" in err, out + err)
+
+
+@case
+def test_bundle_json_compiles_again(env):
+    # The driver's cache disabled: the second run JITs again, exit 1, the
+    # reason in the object.
+    out, _ = bundle_run(env, 1, env.path("b1"), prog_direct(env, "ptx75.fatbin"), pre=["--json"],
+                        CUDA_CACHE_DISABLE="1")
+    j = json.loads(out)
+    k = j["compiles"][0]
+    expect(len(j["compiles"]) == 1 and k["outcome"] == "miss_not_stored" and k["again"] is True
+           and k["reason"].startswith("the driver's cache is disabled (CUDA_CACHE_DISABLE)"), k)
+    expect(j["counts"] == {"compiles": 1, "hits": 0, "unknown": 0, "compiled_again": 1}, j)
+    expect(j["covered"] is False and j["result"] == "1 of 1 compile of the second run compiled "
+           "again: the bundle does not cover them", j)
+    # A program with no cache: outcome "compiled", its reason.
+    out, _ = bundle_run(env, 1, env.path("b2"), [os.environ["JST_PROG_RTC"], env.fix, "0",
+                                                 "module", "sm90.fatbin"], post=["--json"],
+                        JST_FAKE_RTC_MS="5")
+    j = json.loads(out)
+    rtc = [k for k in j["compiles"] if k["compiler"] == "NVRTC"]
+    expect(rtc and rtc[0]["outcome"] == "compiled" and rtc[0]["what"] == "kernels.cu" and
+           rtc[0]["reason"].startswith("an NVRTC program with no cache of its own"), j)
+    expect(j["counts"]["compiled_again"] == 2 == len(j["compiles"]), j["counts"])
+
+
+@case
+def test_bundle_json_errors(env):
+    # With --json an error (exit 2) leaves stdout empty and says why in one
+    # line on stderr: --json is read, the error is the real one.
+    r = subprocess.run([env.cli, "warm", "--json", "--run", "--", "true"], capture_output=True,
+                       text=True, env=env.env(), timeout=60)
+    expect(r.returncode == 2 and r.stdout == "" and
+           r.stderr == "jitstall warm: --run needs --bundle DIR\n", r)
+    r = subprocess.run([env.cli, "warm", "--run", "--bundle", env.path("b"), "--json"],
+                       capture_output=True, text=True, env=env.env(), timeout=60)
+    expect(r.returncode == 2 and r.stdout == "" and r.stderr == "jitstall warm: no COMMAND "
+           "given (see 'jitstall warm --help')\n", r)
+    if os.environ.get("JST_SANITIZE") == "1":
+        return
+    # A program that fails (it prints on stdout first): nothing on stdout.
+    out, err = bundle_run(env, 2, env.path("b3"), prog_direct(env, "ptx75.fatbin")[:1] +
+                          [env.fix, "3", "module", "ptx75.fatbin"], pre=["--json"])
+    expect(out == "" and "exited with status 3 in the first run" in err and
+           "done, exit 3\n" in err, out + err)
+    # No trace of the second run: nothing on stdout.
+    out, err = bundle_run(env, 2, env.path("b4"), ["true"], post=["--json"])
+    expect(out == "" and "no trace of the second run" in err, out + err)
 
 
 @case
