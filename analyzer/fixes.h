@@ -64,7 +64,7 @@ enum jst_fix_kind {
 
 struct jst_fix {
     unsigned kind;        /* enum jst_fix_kind */
-    char text[512];       /* one line, exact: what to change, where */
+    char text[1024];      /* one line, exact: what to change, where */
     char target[256];     /* library / cache path / variable it is about */
     uint64_t saves_ns;    /* estimated, summed over every process of the run */
     size_t n_loads;       /* loads it fixes */

@@ -147,18 +147,44 @@ static void state_words(const struct jst_fw_cache *s, char *buf, size_t n)
                                                               : "temporary storage");
 }
 
-/* "; it missed: ..." when Triton compiled although its cache held entries
- * at start, and the cache, still there, tells why (analyzer/miss.h); ""
- * otherwise. Looked up once per process and cache. */
-static void triton_missed(const struct jst_process *p, const char *cache, char *buf, size_t n)
+/* The modules JAX compiled in p (XLA compiles), each once with its longest
+ * compile: at most cap. */
+static size_t jax_modules(const struct jst_process *p, struct jst_jax_compile *c, size_t cap)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < p->n_compiles; i++) {
+        const struct jst_compile *k = &p->compiles[i];
+        if (k->compiler != JST_CMP_XLA || !k->what || k->in_flight)
+            continue;
+        size_t j = 0;
+        while (j < n && strcmp(c[j].module, k->what))
+            j++;
+        if (j == n) {
+            if (n == cap)
+                continue;
+            c[n].module = k->what;
+            c[n++].dur_ns = 0;
+        }
+        if (k->dur_ns > c[j].dur_ns)
+            c[j].dur_ns = k->dur_ns;
+    }
+    return n;
+}
+
+/* "; it missed: ..." when the framework (Triton, JAX) compiled although its
+ * cache was there, and the cache, still there, tells why (analyzer/miss.h);
+ * "" otherwise. Looked up once per process, framework and cache. */
+static void fw_missed(const struct jst_process *p, unsigned fw, const char *cache, char *buf,
+                      size_t n)
 {
     static const struct jst_process *memo_p;
     static uint64_t memo_rt, memo_end;
-    static char memo_path[4096], memo[400];
+    static unsigned memo_fw;
+    static char memo_path[4096], memo[640];
     buf[0] = 0;
     if (!cache || !p->realtime_ns || !p->mono_ns || n < 3)
         return;
-    if (memo_p != p || memo_rt != p->realtime_ns || memo_end != p->end_ns ||
+    if (memo_p != p || memo_fw != fw || memo_rt != p->realtime_ns || memo_end != p->end_ns ||
         strcmp(memo_path, cache)) {
         uint64_t start = p->proc_start_ns ? p->proc_start_ns : p->mono_ns;
         uint64_t from = p->realtime_ns - (p->mono_ns > start ? p->mono_ns - start : 0);
@@ -166,10 +192,16 @@ static void triton_missed(const struct jst_process *p, const char *cache, char *
         uint64_t to =
             p->realtime_ns + (p->end_ns > p->mono_ns ? p->end_ns - p->mono_ns : 0) + 60000000000u;
         memo_p = p;
+        memo_fw = fw;
         memo_rt = p->realtime_ns;
         memo_end = p->end_ns;
         jst_sfmt(memo_path, sizeof memo_path, "%s", cache);
-        jst_triton_miss_words(cache, from, to, memo, sizeof memo);
+        if (fw == JST_FW_TRITON) {
+            jst_triton_miss_words(cache, from, to, memo, sizeof memo);
+        } else {
+            struct jst_jax_compile c[256];
+            jst_jax_miss_words(cache, from, to, c, jax_modules(p, c, 256), memo, sizeof memo);
+        }
     }
     if (memo[0])
         jst_sfmt(buf, n, "; %s", memo);
@@ -221,12 +253,24 @@ static int add(struct jst_fixes *out, const struct fw_fix *r, const char *text, 
 static const char *fw_text(const struct jst_process *p, const struct fw_fix *r, char *buf, size_t n,
                            const struct jst_fw_cache **st)
 {
-    char words[512];
+    char words[1024];
     *st = cache_of(p, r->cache_name);
     state_words(*st, words, sizeof words);
+    /* Triton: a cache that held entries and missed; JAX: also a cache whose
+     * compiles were not kept (its thresholds) */
     if (r->framework == JST_FW_TRITON && *st && (*st)->has_entries && (*st)->entries)
-        triton_missed(p, (*st)->path, words + strlen(words), sizeof words - strlen(words));
-    jst_sfmt(buf, n, r->text, words);
+        fw_missed(p, JST_FW_TRITON, (*st)->path, words + strlen(words),
+                  sizeof words - strlen(words));
+    else if (r->framework == JST_FW_XLA && *st && (*st)->path && (*st)->exists)
+        fw_missed(p, JST_FW_XLA, (*st)->path, words + strlen(words), sizeof words - strlen(words));
+    /* JAX's cache is off unless set: when it was on, keeping it is the fix */
+    if (r->framework == JST_FW_XLA && *st && (*st)->path)
+        jst_sfmt(buf, n,
+                 "keep JAX's persistent compilation cache: JAX_COMPILATION_CACHE_DIR (or "
+                 "jax_compilation_cache_dir) on a persistent volume%s",
+                 words);
+    else
+        jst_sfmt(buf, n, r->text, words);
     return buf;
 }
 

@@ -9,6 +9,7 @@ first call's time, framework fixes), check budgets, diff, baseline, export.
 Harness: clitest.py. `python3 test_compiles.py --list` names the cases; ctest
 runs each as cli.<case>.
 """
+import shutil
 import sys
 
 from clitest import *  # noqa: F401,F403 (the harness: case, expect, Env, trace builders)
@@ -1313,6 +1314,58 @@ def test_diff_says_framework_cache_and_phases(env):
     # The same run twice: neither line.
     out, _ = env.expect_rc(0, "diff", b, b)
     expect("triton cache" not in out and "first call phase" not in out, out)
+
+
+@case
+def test_jax_miss_said_from_its_cache(env):
+    # JAX's persistent cache was on and JAX compiled anyway: where the cache
+    # is still there, its fix says why, per module. Entries are files named
+    # MODULE-<64 hex> (some versions add -cache and -atime); the process
+    # lived from 1700000000 s (clitest's anchor) for about a second.
+    cache = env.path("jcache")
+    os.makedirs(cache)
+
+    def entry(name, when):
+        f = os.path.join(cache, name)
+        with open(f, "w") as fh:
+            fh.write("x")
+        os.utime(f, (when, when))
+
+    entry("jit_f-" + "a" * 64, 1699990000)            # an earlier run's, another key
+    entry("jit_h-" + "b" * 64 + "-cache", 1700000001)  # written by this run
+    entry("jit_h-" + "b" * 64 + "-atime", 1700000001)
+    entry("jit_g-" + "z" * 64, 1699990000)            # no entry: not hex
+    os.makedirs(os.path.join(cache, "jit_k-" + "c" * 64))  # a directory: no entry
+    s = process(pid=100, exe="/usr/bin/python3", args=("python3", "app.py"))
+    s += call("cuInit", 1010, 5)
+    for name, at, ms in (("jit_f", 1100, 200), ("jit_g", 1400, 300), ("jit_h", 1800, 1500),
+                         ("jit_k", 3400, 1200)):
+        s += f"range range_op=push tid=100 start={at}ms name=\"XlaCompile:#module={name}#\" depth=1\n"
+        s += f"range range_op=pop tid=100 start={at + ms}ms depth=1\n"
+    s += launch(4700, seq=3)
+    s += (f"fw_cache framework=jax cache_path={q(cache)} env_name=JAX_COMPILATION_CACHE_DIR "
+          "cache_path_env=1 exists=1 writable=1 entries=3\n")
+    s += end()
+    r = report_json(env, env.trace("jax", s))
+    fx = [x for x in r["fixes"] if x["kind"] == "jax_cache"]
+    expect(len(fx) == 1, r["fixes"])
+    text = fx[0]["text"]
+    expect(text.startswith("keep JAX's persistent compilation cache: JAX_COMPILATION_CACHE_DIR")
+           and "off by default" not in text, text)
+    expect("it missed: the cache held jit_f from an earlier run under another key: the "
+           "computation (shapes, dtypes, code), jaxlib, XLA flags, compile options or GPUs "
+           "changed" in text, text)
+    expect("JAX did not keep jit_g (0.30 s): it keeps compiles of at least "
+           "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS (1 s unless set); set it to 0" in text, text)
+    expect("JAX did not keep jit_k: under JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES" in text, text)
+    expect("jit_h" not in text, text)
+    out, _ = env.expect_rc(0, "report", env.path("jax.jst"))
+    expect("JAX did not keep jit_g (0.30 s)" in out, out)
+    # The cache gone where the report runs: only what the trace says.
+    shutil.rmtree(cache)
+    text = [x for x in report_json(env, env.trace("gone", s))["fixes"]
+            if x["kind"] == "jax_cache"][0]["text"]
+    expect("it missed" not in text and "did not keep" not in text, text)
 
 
 if __name__ == "__main__":
