@@ -27,6 +27,7 @@
 #include "cli.h"
 #include "compiles.h"
 #include "jitcache.h"
+#include "miss.h"
 #include "jsonw.h"
 #include "model.h"
 #include "trace.h"
@@ -259,6 +260,22 @@ static int under(const char *path, const char *dir)
     return !strncmp(path, dir, n) && (path[n] == '/' || !path[n]);
 }
 
+/* JAX's thresholds in the runs' environment (set_caches set them, unless
+ * the user had). */
+static void jax_limits(struct jst_jax_limits *lim)
+{
+    const char *t = getenv("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS");
+    const char *b = getenv("JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES");
+    char *end = NULL;
+    double secs = t ? strtod(t, &end) : -1;
+    memset(lim, 0, sizeof(*lim));
+    if (!t || end == t || *end || !(secs >= 0 && secs < 1e9))
+        return; /* unknown: the words keep JAX's default */
+    lim->known = 1;
+    lim->min_compile_ns = (uint64_t)(secs * 1e9);
+    lim->any_size = b && (!strcmp(b, "-1") || !strcmp(b, "0"));
+}
+
 /* Why a compile of the second run happened although the first had run the
  * same program: the known causes, else what is known of it. */
 static void why_again(const struct jst_process *p, const struct jst_compile *k, const char *dir,
@@ -294,6 +311,13 @@ static void why_again(const struct jst_process *p, const struct jst_compile *k, 
                  "keeps it in NUMBA_CACHE_DIR)");
         return;
     }
+    uint64_t from, to;
+    struct jst_jax_compile jc = {k->what, k->dur_ns};
+    struct jst_jax_limits lim;
+    jax_limits(&lim);
+    if (k->compiler == JST_CMP_XLA && k->what && jst_miss_window(p, &from, &to) == 0 &&
+        jst_jax_miss_words_limits(c[3].path, from, to, &jc, 1, &lim, buf, n))
+        return; /* JAX's cache (c[3]) says why */
     if (k->compiler == JST_CMP_XLA || fw == JST_FW_XLA) {
         snprintf(buf, n,
                  "a JAX compile not kept by its persistent cache (under "

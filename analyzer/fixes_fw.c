@@ -171,6 +171,28 @@ static size_t jax_modules(const struct jst_process *p, struct jst_jax_compile *c
     return n;
 }
 
+int jst_miss_window(const struct jst_process *p, uint64_t *from_ns, uint64_t *to_ns)
+{
+    if (!p->realtime_ns || !p->mono_ns)
+        return -1;
+    uint64_t start = p->proc_start_ns ? p->proc_start_ns : p->mono_ns;
+    *from_ns = p->realtime_ns - (p->mono_ns > start ? p->mono_ns - start : 0);
+    *to_ns = p->realtime_ns + (p->end_ns > p->mono_ns ? p->end_ns - p->mono_ns : 0) + 60000000000u;
+    return 0;
+}
+
+int jst_jax_miss_of(const struct jst_process *p, const char *cache, char *buf, size_t n)
+{
+    uint64_t from, to;
+    struct jst_jax_compile c[256];
+    if (jst_miss_window(p, &from, &to) < 0) {
+        if (n)
+            buf[0] = 0;
+        return 0;
+    }
+    return jst_jax_miss_words(cache, from, to, c, jax_modules(p, c, 256), buf, n);
+}
+
 /* "; it missed: ..." when the framework (Triton, JAX) compiled although its
  * cache was there, and the cache, still there, tells why (analyzer/miss.h);
  * "" otherwise. Looked up once per process, framework and cache. */
@@ -181,27 +203,21 @@ static void fw_missed(const struct jst_process *p, unsigned fw, const char *cach
     static uint64_t memo_rt, memo_end;
     static unsigned memo_fw;
     static char memo_path[4096], memo[640];
+    uint64_t from, to;
     buf[0] = 0;
-    if (!cache || !p->realtime_ns || !p->mono_ns || n < 3)
+    if (!cache || n < 3 || jst_miss_window(p, &from, &to) < 0)
         return;
     if (memo_p != p || memo_fw != fw || memo_rt != p->realtime_ns || memo_end != p->end_ns ||
         strcmp(memo_path, cache)) {
-        uint64_t start = p->proc_start_ns ? p->proc_start_ns : p->mono_ns;
-        uint64_t from = p->realtime_ns - (p->mono_ns > start ? p->mono_ns - start : 0);
-        /* entries are written as the process ends: a minute of slack */
-        uint64_t to =
-            p->realtime_ns + (p->end_ns > p->mono_ns ? p->end_ns - p->mono_ns : 0) + 60000000000u;
         memo_p = p;
         memo_fw = fw;
         memo_rt = p->realtime_ns;
         memo_end = p->end_ns;
         jst_sfmt(memo_path, sizeof memo_path, "%s", cache);
-        if (fw == JST_FW_TRITON) {
+        if (fw == JST_FW_TRITON)
             jst_triton_miss_words(cache, from, to, memo, sizeof memo);
-        } else {
-            struct jst_jax_compile c[256];
-            jst_jax_miss_words(cache, from, to, c, jax_modules(p, c, 256), memo, sizeof memo);
-        }
+        else
+            jst_jax_miss_of(p, cache, memo, sizeof memo);
     }
     if (memo[0])
         jst_sfmt(buf, n, "; %s", memo);

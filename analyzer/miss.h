@@ -27,5 +27,24 @@ struct jst_jax_compile {
  * there or every compile was stored as it should be. */
 int jst_jax_miss_words(const char *cache, uint64_t from_ns, uint64_t to_ns,
                        const struct jst_jax_compile *c, size_t n_c, char *buf, size_t n);
+/* JAX's thresholds for keeping an entry, when known (warm --run sets them;
+ * a report does not see the program's environment): they replace the
+ * defaults the words above assume. */
+struct jst_jax_limits {
+    int known;               /* the fields below are the process's settings */
+    uint64_t min_compile_ns; /* JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS */
+    int any_size;            /* JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES keeps every entry */
+};
+int jst_jax_miss_words_limits(const char *cache, uint64_t from_ns, uint64_t to_ns,
+                              const struct jst_jax_compile *c, size_t n_c,
+                              const struct jst_jax_limits *lim, char *buf, size_t n);
+
+/* The wall-clock window of process p in which a cache it used was written
+ * (ns since the epoch: its start to its end plus a minute, as entries are
+ * written as a process ends). 0, or -1 when the trace lacks the clocks. */
+struct jst_process;
+int jst_miss_window(const struct jst_process *p, uint64_t *from_ns, uint64_t *to_ns);
+/* jst_jax_miss_words for the JAX modules process p compiled (each once). */
+int jst_jax_miss_of(const struct jst_process *p, const char *cache, char *buf, size_t n);
 
 #endif

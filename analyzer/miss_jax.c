@@ -50,6 +50,14 @@ static size_t module_len(const char *name)
 int jst_jax_miss_words(const char *cache, uint64_t from_ns, uint64_t to_ns,
                        const struct jst_jax_compile *c, size_t n_c, char *buf, size_t n)
 {
+    return jst_jax_miss_words_limits(cache, from_ns, to_ns, c, n_c, NULL, buf, n);
+}
+
+int jst_jax_miss_words_limits(const char *cache, uint64_t from_ns, uint64_t to_ns,
+                              const struct jst_jax_compile *c, size_t n_c,
+                              const struct jst_jax_limits *lim, char *buf, size_t n)
+{
+    uint64_t min_ns = lim && lim->known ? lim->min_compile_ns : MIN_COMPILE_NS;
     buf[0] = 0;
     if (!n_c || n < 2)
         return 0;
@@ -93,7 +101,7 @@ int jst_jax_miss_words(const char *cache, uint64_t from_ns, uint64_t to_ns,
         if (older[i]) {
             if (!changed++)
                 first_changed = i;
-        } else if (!during[i] && c[i].dur_ns < MIN_COMPILE_NS) {
+        } else if (!during[i] && c[i].dur_ns < min_ns) {
             if (!short_kept++)
                 first_short = i;
         } else if (!during[i]) {
@@ -113,19 +121,31 @@ int jst_jax_miss_words(const char *cache, uint64_t from_ns, uint64_t to_ns,
                  c[first_changed].module, more);
     }
     if (short_kept) {
+        char lim_words[64];
+        if (lim && lim->known)
+            jst_sfmt(lim_words, sizeof lim_words, "%.2f s here", (double)min_ns / 1e9);
+        else
+            jst_sfmt(lim_words, sizeof lim_words, "1 s unless set");
         jst_sfmt(more, sizeof more, short_kept > 1 ? " (and %zu more)" : "", short_kept - 1);
         jst_sfmt(buf + strlen(buf), n - strlen(buf),
                  "%sJAX did not keep %s%s (%.2f s): it keeps compiles of at least "
-                 "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS (1 s unless set); set it to 0",
+                 "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS (%s); set it to 0",
                  buf[0] ? "; " : "", c[first_short].module, more,
-                 (double)c[first_short].dur_ns / 1e9);
+                 (double)c[first_short].dur_ns / 1e9, lim_words);
     }
     if (not_kept) {
         jst_sfmt(more, sizeof more, not_kept > 1 ? " (and %zu more)" : "", not_kept - 1);
-        jst_sfmt(buf + strlen(buf), n - strlen(buf),
-                 "%sJAX did not keep %s%s: under JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES, or "
-                 "the cache was set after the compile",
-                 buf[0] ? "; " : "", c[first_not].module, more);
+        if (lim && lim->known && lim->any_size)
+            jst_sfmt(buf + strlen(buf), n - strlen(buf),
+                     "%sJAX did not keep %s%s although its thresholds keep every entry: the "
+                     "cache was not on when it compiled (set after the compile, or the program "
+                     "sets jax_compilation_cache_dir itself)",
+                     buf[0] ? "; " : "", c[first_not].module, more);
+        else
+            jst_sfmt(buf + strlen(buf), n - strlen(buf),
+                     "%sJAX did not keep %s%s: under JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES, "
+                     "or the cache was set after the compile",
+                     buf[0] ? "; " : "", c[first_not].module, more);
     }
     return buf[0] != 0;
 }

@@ -476,7 +476,20 @@ def test_bundle_compiles_again(env):
                         PATH=path)
     expect("outside the bundle" not in out and
            f": a compiler child ran again, writing {inside}/fork.cubin" in out, out)
-
+    # A JAX-like compile (an XlaCompile range, 300 ms) that writes no entry
+    # into the bundle's JAX cache. With warm's thresholds (keep every
+    # entry), the cache was not on for it; with the user's 1 s minimum, that
+    # minimum, named.
+    xla = [sys.executable, os.path.join(os.environ["JST_PY_COMPILERS"], "py_xla.py"), env.fix,
+           os.environ["JST_PY_XLA"], "300"]
+    head = r"^  miss +XLA compile: jit_foo \(python3[.0-9]*, pid \d+, [0-9.]+ ms\): "
+    out, _ = bundle_run(env, 1, env.path("b5"), xla)
+    expect(re.search(head + r"JAX did not keep jit_foo although its thresholds keep every entry: "
+                     r"the cache was not on when it compiled", out, re.M), out)
+    out, _ = bundle_run(env, 1, env.path("b6"), xla, JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS="1")
+    expect(re.search(head + r"JAX did not keep jit_foo \(0\.[0-9]+ s\): it keeps compiles of at "
+                     r"least JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS \(1\.00 s here\); set it "
+                     r"to 0", out, re.M), out)
 
 @case
 def test_bundle_json_hit(env):
