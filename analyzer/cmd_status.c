@@ -28,13 +28,14 @@ static const char usage_text[] =
     "usage: jitstall status [--stuck SECONDS] [--json] DIR|TRACE...\n"
     "\n"
     "The live state of each process whose trace is in DIR, read from the traces\n"
-    "while they are written: its phase (starting, compiling WHAT for N s, ready,\n"
-    "exited), how long it has run and how long it has compiled so far.\n"
+    "while they are written: its phase (starting, compiling WHAT for N s,\n"
+    "capturing a CUDA graph, ready, exited), how long it has run and how long it\n"
+    "has compiled so far.\n"
     "\n"
-    "  --stuck SECONDS  a live process is stuck when it is neither ready nor\n"
-    "                   compiling and has made no driver call and started no\n"
-    "                   compile for SECONDS (a liveness probe: a pod that\n"
-    "                   compiles is alive)\n"
+    "  --stuck SECONDS  a live process is stuck when it is neither ready,\n"
+    "                   compiling nor capturing a CUDA graph, and has made no\n"
+    "                   driver call and started no compile for SECONDS (a\n"
+    "                   liveness probe: a pod that compiles is alive)\n"
     "  --json           write the same state as one JSON object\n"
     "  -h, --help       show this help\n"
     "\n"
@@ -79,8 +80,8 @@ static const struct jst_cli status_cli = {
     "status", "h", status_longopts, usage_text, "trace directory", status_option,
 };
 
-enum phase { PH_STARTING, PH_COMPILING, PH_READY, PH_EXITED };
-static const char *const phase_names[] = {"starting", "compiling", "ready", "exited"};
+enum phase { PH_STARTING, PH_COMPILING, PH_READY, PH_EXITED, PH_CAPTURING };
+static const char *const phase_names[] = {"starting", "compiling", "ready", "exited", "capturing"};
 
 /* What the status of one process says. */
 struct pstat {
@@ -89,7 +90,7 @@ struct pstat {
     int live;  /* 1 live, 0 gone, -1 unknown (a trace from another host) */
     int stuck; /* live, neither ready nor compiling, idle past --stuck */
     const struct jst_compile *compiling; /* the oldest compile in flight */
-    uint64_t up_ns, compile_ns, idle_ns, compiling_ns;
+    uint64_t up_ns, compile_ns, idle_ns, compiling_ns, capturing_ns;
     char what[512]; /* what it compiles: "ptxas k.cubin" */
 };
 
@@ -206,6 +207,10 @@ static void judge(struct pstat *s, const struct jst_process *p, uint64_t now, do
         if (until > p->end_ns)
             s->compile_ns += until - p->end_ns;
         compile_what(s->compiling, s->what, sizeof s->what);
+    } else if (p->graphs.n_open && p->graphs.open_since_ns) {
+        /* a CUDA graph capture begun and not ended: work, not a hang */
+        s->phase = PH_CAPTURING;
+        s->capturing_ns = until > p->graphs.open_since_ns ? until - p->graphs.open_since_ns : 0;
     } else {
         s->phase = p->ready.present ? PH_READY : PH_STARTING;
     }
@@ -236,6 +241,10 @@ static void put_text(FILE *f, const struct pstat *v, size_t n, double stuck_s)
             break;
         case PH_READY:
             fprintf(f, "ready (after %s)", rv_dur(p->ttr_ns, a, sizeof a));
+            break;
+        case PH_CAPTURING:
+            fprintf(f, "capturing a CUDA graph for %s (%zu captured so far)",
+                    rv_dur(s->capturing_ns, a, sizeof a), p->graphs.count);
             break;
         case PH_EXITED:
             if (p->has_end)
@@ -287,6 +296,8 @@ static void put_json(FILE *f, const struct pstat *v, size_t n, uint64_t now, dou
         jst_json_kstr(&j, "compiler",
                       s->compiling ? jst_compiler_name(s->compiling->compiler) : NULL);
         jst_json_kopt_u64(&j, "compiling_ns", s->compiling != NULL, s->compiling_ns);
+        jst_json_kopt_u64(&j, "capturing_ns", s->phase == PH_CAPTURING, s->capturing_ns);
+        jst_json_ku64(&j, "graphs_captured", p->graphs.count);
         jst_json_kopt_u64(&j, "ttr_ns", p->ready.present, p->ttr_ns);
         jst_json_kstr(&j, "ready_spec", p->ready.present ? p->ready.spec : NULL);
         jst_json_kopt_i64(&j, "exit_status", p->has_end, p->exit_status);

@@ -4,7 +4,8 @@
  * graph at a time), in the order the calls were made, and adds every
  * cuGraphInstantiate* as a span of its own. A capture counts as a graph when
  * its end succeeded; a failed end still spent its time. A begin that failed
- * opens nothing; a begin never ended (the trace stopped) is left out.
+ * opens nothing; a begin never ended (the trace stopped) is left out of the
+ * spans, and counted as open (status: a process still capturing).
  * Totals are wall times: spans that overlap on one thread (two streams
  * captured at once) count once.
  */
@@ -158,6 +159,10 @@ void jst_graphs_derive(struct jst_process *p)
             g->late_count++;
         open[j] = open[--n_open];
     }
+    g->n_open = n_open;
+    for (size_t j = 0; j < n_open; j++)
+        if (!g->open_since_ns || open[j].start_ns < g->open_since_ns)
+            g->open_since_ns = open[j].start_ns;
     free(v);
     free(open);
     qsort(g->spans, g->n_spans, sizeof *g->spans, cmp_span);

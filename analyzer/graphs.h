@@ -30,6 +30,9 @@ struct jst_graphs {
     uint64_t ttfk_ns;             /* graph work before the first launch: its wall time, out of
                                      the time-to-first-kernel breakdown's rest */
     uint64_t max_span_ns;         /* the longest span (lookups by time) */
+    size_t n_open;                /* captures begun and not ended when the trace ends (still
+                                     capturing, or killed during one) */
+    uint64_t open_since_ns;       /* the oldest of them began; 0 when none */
     struct jst_graph_span *spans; /* captures and instantiations, by thread, then start */
     size_t n_spans;
 };

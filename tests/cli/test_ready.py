@@ -298,6 +298,41 @@ def test_status_compiling_then_ready_then_exited(env):
 
 
 @case
+def test_status_capturing_a_graph(env):
+    # A server capturing one graph per batch size: two captured, the third
+    # begun at +300 ms and not ended. It is capturing, not starting, and
+    # never stuck; once ended, it is starting again (and stuck when idle).
+    sl = Sleeper()
+    try:
+        t0 = sl.start_ms
+        s = live_process(sl.pid, t0) + call("cuInit", t0 + 50, 50, tid=sl.pid)
+        for i, at in enumerate((100, 200)):
+            s += call("cuStreamBeginCapture", t0 + at, 0.01, tid=sl.pid, handle="0x10")
+            s += call("cuStreamEndCapture", t0 + at + 50, 0.01, tid=sl.pid, handle="0x10",
+                      graph=hex(0x900 + i))
+        s += call("cuStreamBeginCapture", t0 + 300, 0.01, tid=sl.pid, handle="0x10")
+        sl.wait_until(1800)
+        t = env.trace("cap", s, truncate=True, subdir="c")
+        j = status_json(env, 0, "--stuck", "1", t)
+        (p,) = j["processes"]
+        expect(p["phase"] == "capturing" and not p["stuck"] and p["graphs_captured"] == 2, p)
+        expect(1.49e9 <= p["capturing_ns"] <= 60e9, p)
+        text, _ = env.expect_rc(0, "status", "--stuck", "1", t)
+        line = text.splitlines()[1]
+        expect(re.search(r"capturing a CUDA graph for \d+\.\d+ s \(2 captured so far\)$", line),
+               line)
+        # the capture ended at +350 ms: nothing since, so stuck after 1 s
+        s += call("cuStreamEndCapture", t0 + 350, 0.01, tid=sl.pid, handle="0x10", graph="0x902")
+        t = env.trace("ended", s, truncate=True, subdir="e")
+        j = status_json(env, 1, "--stuck", "1", t)
+        (p,) = j["processes"]
+        expect(p["phase"] == "starting" and p["stuck"] and p["graphs_captured"] == 3
+               and p["capturing_ns"] is None, p)
+    finally:
+        sl.close()
+
+
+@case
 def test_status_stuck(env):
     sl = Sleeper()
     try:
