@@ -5,8 +5,11 @@
  * with the stream, the graph and the executable graph it made. The analyzer
  * pairs a begin with the end on the same stream (analyzer/graphs.c): a
  * server captures one graph per batch size, hundreds of calls, so the hooks
- * are thin: no inspection, no flush, and the caller's stack only for the
- * process's first capture. Each wrapper has the exact signature of the
+ * are thin: no inspection, and the caller's stack only for the process's
+ * first capture. A begin and an end end their block (one write each), so
+ * that a reader of the live trace (`jitstall status`) sees a capture open
+ * while it runs and closed once it is; instantiations wait for the next
+ * flush. Each wrapper has the exact signature of the
  * variant it stands for, calls the real function exactly once with the same
  * arguments, and returns its result unchanged.
  */
@@ -30,7 +33,8 @@ static int graph_begin(struct jst_event *ev, struct jst_hook *h, int route)
 
 /* The record of one call: the stream or executable graph (handle) and the
  * graph, each 0 when there is none. */
-static void graph_record(struct jst_event *ev, CUresult r, uint64_t handle, uint64_t graph)
+static void graph_record(struct jst_event *ev, CUresult r, uint64_t handle, uint64_t graph,
+                         int flush)
 {
     uint8_t buf[512];
     struct jst_rec rec;
@@ -38,7 +42,7 @@ static void graph_record(struct jst_event *ev, CUresult r, uint64_t handle, uint
     jst_rec_u64(&rec, JST_F_HANDLE, handle);
     if (graph)
         jst_rec_u64(&rec, JST_F_GRAPH, graph);
-    jst_emit(&rec, 0);
+    jst_emit(&rec, flush);
     jst_event_end(ev);
 }
 
@@ -50,7 +54,7 @@ typedef CUresult(*begin1_fn) JST_BEGIN1_P;
 static CUresult h_begin1(struct jst_hook *h, int route, CUstream hStream)
 {
     JST_HOOK_RUN(begin1_fn, JST_BEGIN1_A, graph_begin(&ev, h, route));
-    graph_record(&ev, r, (uint64_t)(uintptr_t)hStream, 0);
+    graph_record(&ev, r, (uint64_t)(uintptr_t)hStream, 0, 1);
     return r;
 }
 JST_WRAP(cuStreamBeginCapture, JST_BEGIN1_P, JST_BEGIN1_A, h_begin1)
@@ -62,7 +66,7 @@ typedef CUresult(*begin2_fn) JST_BEGIN2_P;
 static CUresult h_begin2(struct jst_hook *h, int route, CUstream hStream, CUstreamCaptureMode mode)
 {
     JST_HOOK_RUN(begin2_fn, JST_BEGIN2_A, graph_begin(&ev, h, route));
-    graph_record(&ev, r, (uint64_t)(uintptr_t)hStream, 0);
+    graph_record(&ev, r, (uint64_t)(uintptr_t)hStream, 0, 1);
     return r;
 }
 JST_WRAP(cuStreamBeginCapture_v2, JST_BEGIN2_P, JST_BEGIN2_A, h_begin2)
@@ -76,7 +80,7 @@ typedef CUresult(*begin_tg_fn) JST_BEGIN_TG_P;
 static CUresult h_begin_tg(struct jst_hook *h, int route, JST_UNPAREN(JST_BEGIN_TG_P))
 {
     JST_HOOK_RUN(begin_tg_fn, JST_BEGIN_TG_A, graph_begin(&ev, h, route));
-    graph_record(&ev, r, (uint64_t)(uintptr_t)hStream, (uint64_t)(uintptr_t)hGraph);
+    graph_record(&ev, r, (uint64_t)(uintptr_t)hStream, (uint64_t)(uintptr_t)hGraph, 1);
     return r;
 }
 JST_WRAP(cuStreamBeginCaptureToGraph, JST_BEGIN_TG_P, JST_BEGIN_TG_A, h_begin_tg)
@@ -90,7 +94,7 @@ typedef CUresult(*end_fn) JST_END_P;
 static CUresult h_end(struct jst_hook *h, int route, CUstream hStream, CUgraph *phGraph)
 {
     JST_HOOK_PROLOGUE(end_fn, JST_END_A);
-    graph_record(&ev, r, (uint64_t)(uintptr_t)hStream, JST_OUT(phGraph));
+    graph_record(&ev, r, (uint64_t)(uintptr_t)hStream, JST_OUT(phGraph), 1);
     return r;
 }
 JST_WRAP(cuStreamEndCapture, JST_END_P, JST_END_A, h_end)
@@ -106,7 +110,7 @@ typedef CUresult(*inst1_fn) JST_INST1_P;
 static CUresult h_inst1(struct jst_hook *h, int route, JST_UNPAREN(JST_INST1_P))
 {
     JST_HOOK_PROLOGUE(inst1_fn, JST_INST1_A);
-    graph_record(&ev, r, JST_OUT(phGraphExec), (uint64_t)(uintptr_t)hGraph);
+    graph_record(&ev, r, JST_OUT(phGraphExec), (uint64_t)(uintptr_t)hGraph, 0);
     return r;
 }
 JST_WRAP(cuGraphInstantiate, JST_INST1_P, JST_INST1_A, h_inst1)
@@ -118,7 +122,7 @@ typedef CUresult(*instf_fn) JST_INSTF_P;
 static CUresult h_instf(struct jst_hook *h, int route, JST_UNPAREN(JST_INSTF_P))
 {
     JST_HOOK_PROLOGUE(instf_fn, JST_INSTF_A);
-    graph_record(&ev, r, JST_OUT(phGraphExec), (uint64_t)(uintptr_t)hGraph);
+    graph_record(&ev, r, JST_OUT(phGraphExec), (uint64_t)(uintptr_t)hGraph, 0);
     return r;
 }
 JST_WRAP(cuGraphInstantiateWithFlags, JST_INSTF_P, JST_INSTF_A, h_instf)
@@ -130,7 +134,7 @@ typedef CUresult(*instp_fn) JST_INSTP_P;
 static CUresult h_instp(struct jst_hook *h, int route, JST_UNPAREN(JST_INSTP_P))
 {
     JST_HOOK_PROLOGUE(instp_fn, JST_INSTP_A);
-    graph_record(&ev, r, JST_OUT(phGraphExec), (uint64_t)(uintptr_t)hGraph);
+    graph_record(&ev, r, JST_OUT(phGraphExec), (uint64_t)(uintptr_t)hGraph, 0);
     return r;
 }
 JST_WRAP(cuGraphInstantiateWithParams, JST_INSTP_P, JST_INSTP_A, h_instp)

@@ -9,9 +9,11 @@
  * begin. Prints one line per kind of call with its results, nothing that
  * varies between runs.
  *
- * Usage: prog_graphs FIXTURES_DIR EXIT_CODE ROUTE N_IN N_AFTER [PAUSE_S]
+ * Usage: prog_graphs FIXTURES_DIR EXIT_CODE ROUTE N_IN N_AFTER [PAUSE_S [HOLD_S]]
  * PAUSE_S: seconds to sleep before the captures after the first launch (so
  * that a JITSTALL_READY=after:... timer fires in between).
+ * HOLD_S: then one more capture held open that long (begun, a sleep, ended),
+ * for a reader of the live trace.
  * ROUTE: direct (linked symbols), dlsym (dlsym of each exact variant on
  * libcuda.so.1), procaddr (cuGetProcAddress_v2 by base name and version).
  */
@@ -224,6 +226,16 @@ int main(int argc, char **argv)
     ok = failed = 0;
     capture(&a, s, n_after, &ok, &failed);
     printf("captured after: %d ok, %d failed\n", ok, failed);
+    if (argc > 7) {
+        double hold = atof(argv[7]);
+        struct timespec ts = {(time_t)hold, (long)((hold - (double)(time_t)hold) * 1e9)};
+        CUgraph held = NULL;
+        CUresult r = a.begin1(s);
+        nanosleep(&ts, NULL);
+        if (r == CUDA_SUCCESS)
+            r = a.end(s, &held);
+        printf("held capture: %s\n", err(&a, r));
+    }
     free(img);
     return atoi(argv[2]);
 }

@@ -154,4 +154,31 @@ PY
 "$JST_CLI" report "$(the_trace late)" >"$WORK/late.txt" || fail "report late (text)"
 grep -Eq '^  CUDA graphs +12 captured, .*; 4 after ready \(' "$WORK/late.txt" ||
     fail "the CUDA graphs line says 4 after ready"
+# While a capture is held open, `jitstall status` reads the live trace: the
+# begin is on disk (flushed), so the process is capturing, not stuck, even
+# with --stuck below the capture's length; once the end is written, it is not.
+hold_s=4
+[ "${JST_EMULATED:-0}" = 1 ] && hold_s=12
+mkdir -p "$WORK/held.traces"
+env LD_PRELOAD="$JST_PRELOAD" JITSTALL_DIR="$WORK/held.traces" CUDA_CACHE_PATH="$WORK/cache.held" \
+    "$P" "$FIX" 3 direct 2 2 0 "$hold_s" >"$WORK/held.out" 2>&1 &
+held=$!
+seen=""
+for _ in $(seq 1 $((hold_s * 10))); do
+    sleep 0.1
+    if "$JST_CLI" status --json --stuck 0.5 "$WORK/held.traces" >"$WORK/held.json" 2>"$WORK/held.err" &&
+        python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["processes"][0]; sys.exit(p["phase"] != "capturing")' "$WORK/held.json" 2>/dev/null; then
+        seen=1
+        break
+    fi
+done
+[ -n "$seen" ] || { kill "$held" 2>/dev/null; fail "status never said capturing: $(cat "$WORK/held.json" "$WORK/held.err" 2>/dev/null)"; }
+sleep 1 # past --stuck 0.5 within the capture: still not stuck
+"$JST_CLI" status --stuck 0.5 "$WORK/held.traces" >"$WORK/held.txt" 2>&1 ||
+    { kill "$held" 2>/dev/null; fail "capturing is not stuck: $(cat "$WORK/held.txt")"; }
+grep -Eq 'capturing a CUDA graph for [0-9.]+ s \(4 captured so far\)$' "$WORK/held.txt" ||
+    { kill "$held" 2>/dev/null; fail "status's capturing line: $(cat "$WORK/held.txt")"; }
+rc=0
+wait "$held" || rc=$?
+[ "$rc" = 3 ] && grep -q '^held capture: CUDA_SUCCESS$' "$WORK/held.out" || fail "the held run: $rc $(cat "$WORK/held.out")"
 echo "ok: graphs"
