@@ -16,8 +16,12 @@
  * Then it also says whether the process is ready (interpose/ready.c), which
  * compilers are running now (a load that JITs, a link step, a runtime
  * compile: from the BEGIN records, until their call record), the compile
- * time so far, the compiles that started after ready, and, written at exit,
- * that the process has ended.
+ * time so far, the compiles that started after ready, whether a CUDA graph
+ * capture is open now, and, written at exit, that the process has ended.
+ * Graph capture is counted as the report counts it (analyzer/graphs.c): a
+ * begin paired with the next end of its stream, a graph when that end
+ * succeeded, instantiations added; summed here, so two captures open at once
+ * on one thread count twice (the report merges them).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -67,6 +71,7 @@ static const char *const m_compiler_names[MC_N] = {
     "ptxas", "nvcc",   "cicc",  "nvlink",    "fatbinary", "host_cc",
 };
 #define M_INFLIGHT 32 /* calls in flight that are tracked; more are not shown */
+#define M_CAPTURES 16 /* streams capturing at once that are tracked; more are not counted */
 
 /* What the process did, from its records. Times on CLOCK_MONOTONIC. */
 static struct m_figures {
@@ -84,6 +89,10 @@ static struct m_figures {
         uint64_t seq, start;
         unsigned kind; /* enum m_compiler, MC_NONE: a free slot */
     } fl[M_INFLIGHT];
+    uint64_t graphs, graph_ns; /* graphs captured; capture and instantiation time */
+    struct {
+        uint64_t stream, start; /* start 0: a free slot */
+    } cap[M_CAPTURES];          /* captures begun and not yet ended */
 } m;
 
 #define M_LIVE_DEFAULT_MS 5000
@@ -179,6 +188,37 @@ static void compile_ended(uint64_t seq, uint64_t start, uint64_t dur, unsigned k
     }
 }
 
+/* CUDA graph capture: a begin opens its stream's slot, the end closes it. */
+static void observe_graph(unsigned call, uint64_t result, uint64_t stream, uint64_t start,
+                          uint64_t dur)
+{
+    int i = 0;
+    if (call == JST_CALL_cuGraphInstantiate) {
+        m.graph_ns += dur;
+        return;
+    }
+    while (i < M_CAPTURES && !(m.cap[i].start && m.cap[i].stream == stream))
+        i++;
+    if (call == JST_CALL_cuStreamBeginCapture) {
+        if (result != 0)
+            return;
+        if (i == M_CAPTURES) /* a free slot, if any */
+            for (i = 0; i < M_CAPTURES && m.cap[i].start; i++)
+                ;
+        if (i < M_CAPTURES) {
+            m.cap[i].stream = stream;
+            m.cap[i].start = start ? start : 1;
+        }
+        return;
+    }
+    if (i == M_CAPTURES)
+        return; /* an end without a begin the driver took */
+    uint64_t end = start + dur;
+    m.graph_ns += end > m.cap[i].start ? end - m.cap[i].start : 0;
+    m.graphs += result == 0;
+    m.cap[i].start = 0;
+}
+
 static void observe_call(const struct jst_record *rec)
 {
     unsigned call = (unsigned)get(rec, JST_F_CALL_ID);
@@ -189,6 +229,11 @@ static void observe_call(const struct jst_record *rec)
     int has_input = jst_rec_get_u64(rec, JST_F_JIT_INPUT, &input);
     if ((call == JST_CALL_cuLaunchKernel || call == JST_CALL_cuLaunchKernelEx) && !m.first_launch)
         m.first_launch = start;
+    if (call == JST_CALL_cuStreamBeginCapture || call == JST_CALL_cuStreamEndCapture ||
+        call == JST_CALL_cuGraphInstantiate) {
+        observe_graph(call, get(rec, JST_F_RESULT), get(rec, JST_F_HANDLE), start, dur);
+        return;
+    }
     if (verdict && verdict <= JST_V_DAMAGED)
         m.loads[verdict]++;
     int jit = verdict == JST_V_PTX_JIT || verdict == JST_V_FORCED_JIT ||
@@ -383,6 +428,10 @@ static void write_live(FILE *f, const char *labels, const struct m_figures *s, u
            labels, "", (double)s->late_n, 1);
     put_as(f, "counter", "jitstall_late_compile_seconds_total",
            "Time in compiles that started after ready.", labels, "", (double)s->late_ns / 1e9, 1);
+    int capturing = 0;
+    for (int i = 0; i < M_CAPTURES && !exited; i++)
+        capturing |= s->cap[i].start != 0;
+    put(f, "jitstall_capturing", "1 while a CUDA graph capture is open.", labels, "", capturing, 1);
     put(f, "jitstall_exited", "1 once the process has ended (the file is its last).", labels, "",
         exited, 1);
 }
@@ -416,6 +465,11 @@ static void write_body(FILE *f, const char *labels, uint64_t self_ns, const stru
         put(f, "jitstall_jit_cache_outcomes", "JIT loads by JIT cache outcome.", labels, extra,
             (double)s->cache[c], c == JST_C_HIT);
     }
+    put(f, "jitstall_graphs_captured", "CUDA graphs captured (cuStreamEndCapture).", labels, "",
+        (double)s->graphs, 1);
+    put(f, "jitstall_graph_capture_seconds",
+        "Time capturing and instantiating CUDA graphs (wall time per thread).", labels, "",
+        (double)s->graph_ns / 1e9, 1);
     put(f, "jitstall_processes", "Processes traced in the set.", labels, "", 1, 1);
     if (s->realtime && s->mono >= s->proc_start && s->proc_start)
         put(f, "jitstall_last_start_timestamp_seconds",

@@ -160,7 +160,9 @@ grep -Eq '^  CUDA graphs +12 captured, .*; 4 after ready \(' "$WORK/late.txt" ||
 hold_s=4
 [ "${JST_EMULATED:-0}" = 1 ] && hold_s=12
 mkdir -p "$WORK/held.traces"
+mkdir -p "$WORK/prom"
 env LD_PRELOAD="$JST_PRELOAD" JITSTALL_DIR="$WORK/held.traces" CUDA_CACHE_PATH="$WORK/cache.held" \
+    JITSTALL_PROM_DIR="$WORK/prom" JITSTALL_LIVE_MS=100 \
     "$P" "$FIX" 3 direct 2 2 0 "$hold_s" >"$WORK/held.out" 2>&1 &
 held=$!
 seen=""
@@ -178,7 +180,16 @@ sleep 1 # past --stuck 0.5 within the capture: still not stuck
     { kill "$held" 2>/dev/null; fail "capturing is not stuck: $(cat "$WORK/held.txt")"; }
 grep -Eq 'capturing a CUDA graph for [0-9.]+ s \(4 captured so far\)$' "$WORK/held.txt" ||
     { kill "$held" 2>/dev/null; fail "status's capturing line: $(cat "$WORK/held.txt")"; }
+# the live metrics file says so too: capturing, 4 graphs so far
+prom() { cat "$WORK"/prom/jitstall_prog_graphs_*.prom 2>/dev/null; }
+sleep 0.5
+prom | grep -Eq '^jitstall_capturing\{.*\} 1$' && prom | grep -Eq '^jitstall_graphs_captured\{.*\} 4$' ||
+    { kill "$held" 2>/dev/null; fail "the live metrics while capturing: $(prom)"; }
 rc=0
 wait "$held" || rc=$?
 [ "$rc" = 3 ] && grep -q '^held capture: CUDA_SUCCESS$' "$WORK/held.out" || fail "the held run: $rc $(cat "$WORK/held.out")"
+# at exit: 5 graphs, the held one's seconds in the total, no capture open
+prom | grep -Eq '^jitstall_capturing\{.*\} 0$' && prom | grep -Eq '^jitstall_graphs_captured\{.*\} 5$' &&
+    prom | awk -v h="$hold_s" '/^jitstall_graph_capture_seconds\{/ { ok = $NF >= h } END { exit !ok }' ||
+    fail "the metrics at exit: $(prom)"
 echo "ok: graphs"
