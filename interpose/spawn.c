@@ -264,6 +264,19 @@ JST_IDLE_TEXT void jst_spawn_follow_mark(int pid)
     errno = saved;
 }
 
+/* The child pid is gone (a wait reaped it, or it was found gone): its
+ * marker has served, and a later process given the same pid must not find
+ * it. unlink(2) only: this may run in a signal handler. */
+JST_IDLE_TEXT static void follow_unmark(int pid)
+{
+    char buf[FOLLOW_PREFIX + 16];
+    if (!follow_len || pid <= 1)
+        return;
+    int saved = errno;
+    (void)unlink(follow_path(buf, pid));
+    errno = saved;
+}
+
 JST_IDLE_TEXT int jst_spawn_following(void)
 {
     int st = atomic_load(&jst_state);
@@ -479,6 +492,7 @@ static int slot_end(struct spawn_slot *s, int from, int how, int status, uint64_
 static void spawn_ended(pid_t pid, int status, uint64_t wait_t0)
 {
     jst_sink_reaped((int)pid, status); /* every child, for the REAP record */
+    follow_unmark((int)pid);
     struct spawn_table *t = atomic_load(&spawn_tab);
     int me = (int)getpid();
     for (int i = 0; t && i < SPAWN_SLOTS; i++) {
@@ -529,8 +543,8 @@ static void spawn_sweep(void)
     for (int i = 0; t && i < SPAWN_SLOTS; i++) {
         struct spawn_slot *s = &t->slot[i];
         if (atomic_load_explicit(&s->state, memory_order_acquire) == SLOT_READY && s->ppid == me &&
-            child_gone(s->pid))
-            slot_end(s, SLOT_READY, END_GONE, 0, 0);
+            child_gone(s->pid) && slot_end(s, SLOT_READY, END_GONE, 0, 0))
+            follow_unmark(s->pid);
     }
 }
 
@@ -1328,8 +1342,7 @@ size_t jst_spawn_running(unsigned *kind, uint64_t *start, size_t n)
     int me = (int)getpid();
     for (int i = 0; t && i < SPAWN_SLOTS && k < n; i++) {
         struct spawn_slot *s = &t->slot[i];
-        if (atomic_load_explicit(&s->state, memory_order_acquire) != SLOT_READY ||
-            s->ppid != me)
+        if (atomic_load_explicit(&s->state, memory_order_acquire) != SLOT_READY || s->ppid != me)
             continue;
         kind[k] = (unsigned)jst_compiler_kind(s->text);
         start[k] = s->start_ns;

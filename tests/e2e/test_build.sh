@@ -84,6 +84,9 @@ expect(not any(f["kind"] == "compile_ahead" for f in rep["fixes"]), "no compile_
 PYC
 grep -q 'Build tree' "$WORK/ext.txt" || fail "no build tree in the report: $(cat "$WORK/ext.txt")"
 grep -qE '`- nvcc .*sm_90.*-> op.cuda.o' "$WORK/ext.txt" || fail "the tree names nvcc: $(cat "$WORK/ext.txt")"
+# every marker (a followed child's) was removed when its parent reaped it
+markers() { find "$WORK/$1.traces" -maxdepth 1 -name '.jst-follow-*' | wc -l; }
+[ "$(markers ext)" = 0 ] || fail "markers left behind: $(ls -a "$WORK/ext.traces")"
 # c++ through `sh -c` is one row, not the shell's step and its child
 [ "$(grep -cE '`- host_cc ' "$WORK/ext.txt")" = 1 ] || fail "one c++ row: $(cat "$WORK/ext.txt")"
 
@@ -125,6 +128,7 @@ expect("nvcc" in under and "host_cc" in under, f"the steps' compilers under it: 
 expect(not [c for p in rep["processes"] if p is not root for c in p["compiles"] if c["culprit"]],
        "no compile under the build is a culprit")
 PYC
+    [ "$(markers nj)" = 0 ] || fail "markers left behind by ninja's steps: $(ls -a "$WORK/nj.traces")"
     tree=$(sed -n '/Build tree/,/^$/p' "$WORK/nj.txt")
     [ "$(grep -cE '`- nvcc ' <<<"$tree")" = 1 ] && [ "$(grep -cE '`- host_cc ' <<<"$tree")" = 1 ] ||
         fail "ninja's steps, each one row (not sh -c's and its child's): $tree"
