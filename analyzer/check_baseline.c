@@ -72,6 +72,7 @@ static void write_groups(struct jst_json *j, const struct jst_psum *s)
         jst_json_obj(j);
         jst_json_kstr(j, "compiler", jst_compiler_name(g->compiler));
         jst_json_kstr(j, "framework", jst_framework_name(g->framework));
+        jst_json_kstr(j, "kernel", g->kernel);
         jst_json_kstr(j, "what", g->what);
         jst_json_ku64(j, "count", g->count);
         jst_json_ku64(j, "dur_ns", g->dur_ns);
@@ -305,6 +306,12 @@ static int read_compiles(const json_t *o, struct jst_psum *s, char *err, size_t 
     return 0;
 }
 
+/* Absent, null or a string. */
+static int str_or_null(const json_t *v)
+{
+    return !v || json_is_null(v) || json_is_string(v);
+}
+
 static int cmp_group(const void *a, const void *b)
 {
     return jst_pcgroup_cmp(a, b);
@@ -343,16 +350,15 @@ static int read_groups(const json_t *o, struct jst_psum *s, char *err, size_t er
     }
     for (size_t i = 0; i < n; i++) {
         const json_t *e = json_array_get(gs, i), *what = json_object_get(e, "what");
-        const json_t *cache = json_object_get(e, "cache");
+        const json_t *cache = json_object_get(e, "cache"), *kernel = json_object_get(e, "kernel");
         struct jst_pcgroup *g = &s->groups[s->n_groups];
         if (!json_is_object(e) || !json_is_string(json_object_get(e, "compiler")) ||
-            (what && !json_is_null(what) && !json_is_string(what)) ||
-            (cache && !json_is_null(cache) && !json_is_string(cache)) ||
+            !str_or_null(what) || !str_or_null(cache) || !str_or_null(kernel) ||
             get_u64(e, "count", &g->count, NULL) < 0 ||
             get_u64(e, "dur_ns", &g->dur_ns, NULL) < 0) {
             snprintf(err, errlen,
                      "processes[%zu].compile_groups[%zu]: needs a compiler, non-negative "
-                     "integers count and dur_ns, and what and cache strings or null",
+                     "integers count and dur_ns, and kernel, what and cache strings or null",
                      pi, i);
             return -1;
         }
@@ -361,6 +367,7 @@ static int read_groups(const json_t *o, struct jst_psum *s, char *err, size_t er
         if (!g->compiler || g->compiler == JST_CMP_DRIVER || fw < 0)
             continue;
         g->framework = (unsigned)fw;
+        g->kernel = json_string_value(kernel);
         g->what = json_string_value(what);
         g->cache = json_string_value(cache);
         s->n_groups++;
@@ -371,8 +378,7 @@ static int read_groups(const json_t *o, struct jst_psum *s, char *err, size_t er
         const json_t *e = json_array_get(fc, i), *path = json_object_get(e, "path");
         const char *out = opt_str(e, "outcome");
         int fw = json_is_object(e) ? framework_of(json_object_get(e, "framework")) : 0;
-        if (!json_is_object(e) || !fw || !out ||
-            (path && !json_is_null(path) && !json_is_string(path))) {
+        if (!json_is_object(e) || !fw || !out || !str_or_null(path)) {
             snprintf(err, errlen,
                      "processes[%zu].framework_caches[%zu]: needs a framework, an outcome and a "
                      "path string or null",

@@ -64,10 +64,11 @@ int jst_cache_rank(unsigned cache)
     }
 }
 
-const char *jst_pcgroup_what(const char *what)
+void jst_pcgroup_key(const struct jst_compile *c, const char **kernel, const char **what)
 {
-    const char *slash = what ? strrchr(what, '/') : NULL;
-    return slash && slash[1] ? slash + 1 : what;
+    const char *slash = c->what ? strrchr(c->what, '/') : NULL;
+    *kernel = slash && c->kernel ? c->kernel : NULL;
+    *what = *kernel ? NULL : slash && slash[1] ? slash + 1 : c->what;
 }
 
 static int str_cmp0(const char *a, const char *b)
@@ -81,7 +82,8 @@ int jst_pcgroup_cmp(const struct jst_pcgroup *a, const struct jst_pcgroup *b)
         return a->compiler < b->compiler ? -1 : 1;
     if (a->framework != b->framework)
         return a->framework < b->framework ? -1 : 1;
-    return str_cmp0(a->what, b->what);
+    int k = str_cmp0(a->kernel, b->kernel);
+    return k ? k : str_cmp0(a->what, b->what);
 }
 
 static int cmp_pcgroup(const void *a, const void *b)
@@ -100,8 +102,11 @@ const char *jst_pcgroup_label(const struct jst_pcgroup *g, char *buf, size_t n)
 {
     const char *k = jst_compiler_name(g->compiler);
     int sub = jst_compiler_cause(g->compiler) == JST_CAUSE_SUBPROCESS;
-    snprintf(buf, n, "%s%s%s", k ? k : "?", g->what ? (sub ? " -> " : " ") : "",
-             g->what ? jst_text(g->what) : "");
+    if (g->kernel)
+        snprintf(buf, n, "%s for %s", k ? k : "?", jst_text(g->kernel));
+    else
+        snprintf(buf, n, "%s%s%s", k ? k : "?", g->what ? (sub ? " -> " : " ") : "",
+                 g->what ? jst_text(g->what) : "");
     return buf;
 }
 
@@ -120,13 +125,14 @@ static int psum_groups(const struct jst_process *p, struct jst_psum *s)
         const struct jst_compile *c = &p->compiles[i];
         if (c->compiler == JST_CMP_DRIVER || !c->compiler || c->compiler >= JST_CMP_MAX_)
             continue;
-        s->groups[n++] = (struct jst_pcgroup){c->compiler,
-                                              c->framework < JST_FW_MAX_ ? c->framework : 0,
-                                              jst_pcgroup_what(c->what),
-                                              1,
-                                              c->dur_ns,
-                                              c->cache,
-                                              c};
+        struct jst_pcgroup *g = &s->groups[n++];
+        g->compiler = c->compiler;
+        g->framework = c->framework < JST_FW_MAX_ ? c->framework : 0;
+        jst_pcgroup_key(c, &g->kernel, &g->what);
+        g->count = 1;
+        g->dur_ns = c->dur_ns;
+        g->cache = c->cache;
+        g->longest = c;
     }
     if (n)
         qsort(s->groups, n, sizeof(*s->groups), cmp_pcgroup);

@@ -31,11 +31,12 @@ struct jst_pmod {
 };
 
 /* The compiles of one process that share a key: compiler, framework and
- * what they compiled (jst_pcgroup_what). The driver's own are modules. */
+ * what they compiled (jst_pcgroup_key). The driver's own are modules. */
 struct jst_pcgroup {
     unsigned compiler;                 /* enum jst_compiler */
     unsigned framework;                /* enum jst_framework, 0: none */
-    const char *what;                  /* the key's what, or NULL */
+    const char *kernel;                /* the key's what: the kernel it was compiled for, */
+    const char *what;                  /* else this (a file name or a module's name), or NULL */
     uint64_t count;                    /* compiles */
     uint64_t dur_ns;                   /* their durations summed */
     const char *cache;                 /* a framework's cache outcome ("miss", ...), or NULL */
@@ -79,15 +80,18 @@ struct jst_psum {
     const char *fw_cache[JST_FW_MAX_], *fw_path[JST_FW_MAX_];
 };
 
-/* The what of a compile's group key: the file name of what it compiled or
- * produced (a compiler child's output often lies in a fresh temporary
- * directory), the name itself when it is no path; NULL when unknown. */
-const char *jst_pcgroup_what(const char *what);
-/* Orders groups by key: compiler, framework, what (NULL first). */
+/* The what of a compile's group key. What it compiled or produced, when
+ * that is a name (an XLA module, an NVRTC program); when it is a path, whose
+ * directory and name may be temporary (Triton's ptxas writes to a fresh
+ * temporary file), the kernel whose first call it was part of, else the
+ * file name. */
+void jst_pcgroup_key(const struct jst_compile *c, const char **kernel, const char **what);
+/* Orders groups by key: compiler, framework, kernel, what (NULL first). */
 int jst_pcgroup_cmp(const struct jst_pcgroup *a, const struct jst_pcgroup *b);
 /* The group of s with g's key, or NULL. */
 const struct jst_pcgroup *jst_pcgroup_find(const struct jst_psum *s, const struct jst_pcgroup *g);
-/* "ptxas -> add_kernel.cubin", "xla jit_f": a group as check names it. */
+/* "ptxas for add_kernel", "nvcc -> ext.so", "xla jit_f": a group as check
+ * names it. */
 const char *jst_pcgroup_label(const struct jst_pcgroup *g, char *buf, size_t n);
 
 /* Fills s from p (s->mods is allocated; free with jst_psum_free). 0 or -1 (memory). */

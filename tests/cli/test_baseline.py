@@ -236,13 +236,13 @@ TRITON = (("make_cubin", "/site/triton/backends/nvidia/compiler.py", 300),
           ("<module>", "/app/tri.py", 12))
 
 
-def triton_run(ptxas_ms=None, cache_dir="/root/.triton/cache", entries=3, out_dir="/tmp/tmpa1",
+def triton_run(ptxas_ms=None, cache_dir="/root/.triton/cache", entries=3, tmp="tmpa1b2c3d4",
                kernel="add_kernel", nvcc_ms=None):
     """A Triton-like process: its cache at cache_dir held `entries` kernels
     at start (None: the directory did not exist); with ptxas_ms, Triton's
-    ptxas compiled `kernel` into a fresh temporary directory out_dir (a cache
-    miss), else nothing compiled (a hit); with nvcc_ms, an nvcc child of no
-    framework built ext.so as well."""
+    ptxas compiled `kernel`, from and into fresh temporary files named tmp (a
+    cache miss), else nothing compiled (a hit); with nvcc_ms, an nvcc child
+    of no framework built /tmp/build/ext.so after the first launch."""
     s = process(pid=100, exe="/usr/bin/python3", args=("python3", "tri.py"))
     s += call("cuInit", 1100, 150, seq=1)
     s += ("stack stack_id=1 ips=0x1000 "
@@ -250,19 +250,19 @@ def triton_run(ptxas_ms=None, cache_dir="/root/.triton/cache", entries=3, out_di
     if ptxas_ms:
         s += (f"compile tid=100 start=1300ms dur={ptxas_ms}ms stack_id=1 seq=2 compiler=ptxas "
               f"program=/site/triton/backends/nvidia/bin/ptxas target=sm_90a "
-              f"input={out_dir}/{kernel}.ptx output={out_dir}/{kernel}.cubin child_pid=555 "
-              "wait_status=0\n")
-    if nvcc_ms:
-        s += (f"compile tid=100 start=1260ms dur={nvcc_ms}ms seq=2 compiler=nvcc "
-              "program=/usr/local/cuda/bin/nvcc output=/tmp/build/ext.so child_pid=556 "
+              f"input=/tmp/{tmp}.ptx output=/tmp/{tmp}.ptx.o child_pid=555 "
               "wait_status=0\n")
     s += call("cuModuleLoadData", 2000, 10, image_kind="cubin", verdict="sass", sass_arch="sm_90",
               target_cc=90, kernel=kernel, seq=3, stack_id=1)
     s += call("cuLaunchKernel", 2100, 0.01, name=kernel, func="0x20", seq=4)
+    if nvcc_ms:
+        s += (f"compile tid=100 start=2200ms dur={nvcc_ms}ms seq=5 compiler=nvcc "
+              "program=/usr/local/cuda/bin/nvcc output=/tmp/build/ext.so child_pid=556 "
+              "wait_status=0\n")
     state = f"exists=1 entries={entries}" if entries is not None else "exists=0"
     s += (f"fw_cache framework=triton cache_path={cache_dir} env_name=TRITON_CACHE_DIR "
           f"cache_path_env=1 {state} writable=1\n")
-    s += "end exit_status=0 end_reason=exit start=2200ms\n"
+    s += "end exit_status=0 end_reason=exit start=3000ms\n"
     return s
 
 
@@ -275,15 +275,16 @@ def triton_baseline(env, name, spec):
 @case
 def test_baseline_keeps_compile_groups_and_framework_caches(env):
     # Per process: the compiles of every compiler but the driver, by
-    # compiler, framework and the file name of what they built (Triton's
-    # temporary directory is not part of the key), with count, summed time
-    # and cache outcome; and each framework cache's outcome.
+    # compiler, framework and what they built (for a path, which may be a
+    # temporary file, the kernel whose first call they were part of, else the
+    # file name), with count, summed time and cache outcome; and each
+    # framework cache's outcome.
     b = triton_baseline(env, "cold", triton_run(ptxas_ms=400, nvcc_ms=300))
     p = json.load(open(b))["processes"][0]
-    got = [(g["compiler"], g["framework"], g["what"], g["count"], g["dur_ns"] // 10**6, g["cache"])
-           for g in p["compile_groups"]]
-    expect(got == [("ptxas", "triton", "add_kernel.cubin", 1, 400, "miss"),
-                   ("nvcc", None, "ext.so", 1, 300, None)], got)
+    got = [(g["compiler"], g["framework"], g["kernel"], g["what"], g["count"],
+            g["dur_ns"] // 10**6, g["cache"]) for g in p["compile_groups"]]
+    expect(got == [("ptxas", "triton", "add_kernel", None, 1, 400, "miss"),
+                   ("nvcc", None, None, "ext.so", 1, 300, None)], got)
     expect(p["framework_caches"] == [{"framework": "triton", "path": "/root/.triton/cache",
                                       "outcome": "miss"}], p["framework_caches"])
     b = triton_baseline(env, "warm", triton_run())
@@ -304,7 +305,7 @@ def test_baseline_framework_cache_hit_to_miss_fails(env):
     lines = [x for x in fail_lines(out) if "slowest first call" not in x]
     expect(len(lines) == 1, out)
     expect("python3[100] baseline-cache: triton cache hit -> miss (/root/.triton/cache): compiled "
-           "again, 400.0 ms in 1 compile (longest: ptxas -> add_kernel.cubin, 400.0 ms)"
+           "again, 400.0 ms in 1 compile (longest: ptxas for add_kernel, 400.0 ms)"
            in lines[0], out)
     expect(out.count("fix: keep Triton's kernel cache") == 1, out)
     # The same in JUnit: a failure of baseline-cache.
@@ -337,19 +338,19 @@ def test_baseline_new_costly_compile_fails(env):
     out, _ = env.expect_rc(1, "check", "--baseline", b,
                            env.trace("other", triton_run(ptxas_ms=400, kernel="mul_kernel")))
     lines = fail_lines(out)
-    expect(len(lines) == 1 and "new compile ptxas -> mul_kernel.cubin (triton, cache miss): "
+    expect(len(lines) == 1 and "new compile ptxas for mul_kernel (triton, cache miss): "
            "400.0 ms in 1 compile" in lines[0], out)
-    expect("improved python3[100] baseline-compile-time: compile gone: ptxas -> add_kernel.cubin"
+    expect("improved python3[100] baseline-compile-time: compile gone: ptxas for add_kernel"
            in out, out)
 
 
 @case
 def test_baseline_compiles_unchanged_or_better_pass(env):
-    # The same compiles in another temporary directory: unchanged, no line.
+    # The same compiles into other temporary files: unchanged, no line.
     b = triton_baseline(env, "cold", triton_run(ptxas_ms=400, nvcc_ms=300))
     out, _ = env.expect_rc(0, "check", "--baseline", b,
                            env.trace("again", triton_run(ptxas_ms=400, nvcc_ms=300,
-                                                         out_dir="/tmp/tmpzz9")))
+                                                         tmp="tmpzz9q_x0w")))
     expect(not fail_lines(out) and "improved" not in out, out)
     # Miss -> hit is fine, and said as an improvement.
     out, _ = env.expect_rc(0, "check", "--baseline", b,
