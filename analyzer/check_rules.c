@@ -499,7 +499,9 @@ static void group_fix(struct cproc *cp, const struct jst_pcgroup *g)
 
 /* Each framework cache that hit in the baseline (so compiled nothing) and
  * compiled now: a cache key that changed, a cache directory lost with /tmp.
- * Returns the frameworks it named, as bits, whose new compiles it names. */
+ * One that missed (or was disabled) and hits now is an improvement
+ * (*improved). Returns, as bits, the frameworks it named: their compiles
+ * are said with them. */
 static unsigned baseline_fw_caches(struct ctx *x, struct cproc *cp, struct ccase *c,
                                    unsigned *improved)
 {
@@ -535,7 +537,7 @@ static unsigned baseline_fw_caches(struct ctx *x, struct cproc *cp, struct ccase
                           count == 1 ? "" : "s", jst_pcgroup_label(lead, lab, sizeof lab),
                           jst_fmt_ms(lead->longest->dur_ns, b, 64));
             named |= 1u << fw;
-        } else if (!strcmp(now, "hit") && strcmp(was, "hit")) {
+        } else if (!strcmp(now, "hit") && (!strcmp(was, "miss") || !strcmp(was, "disabled"))) {
             chk_improved(x, cp, "baseline-cache", "%s cache %s -> hit", jst_framework_name(fw),
                          jst_text(was));
             *improved |= 1u << fw;

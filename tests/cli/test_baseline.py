@@ -382,6 +382,17 @@ def test_baseline_without_compile_groups_still_checks(env):
     json.dump(doc, open(b, "w"))
     _, err = env.expect_rc(2, "check", "--baseline", b, env.trace("warm3", triton_run()))
     expect("processes[0].compile_groups[0]: needs a compiler" in err, err)
+    # A compiler or framework this jitstall has no name for is skipped; a
+    # what from the file is shown escaped.
+    doc["processes"][0]["compile_groups"] = [
+        {"compiler": "future_cc", "count": 1, "dur_ns": 10**9},
+        {"compiler": "nvcc", "framework": "future_fw", "count": 1, "dur_ns": 10**9},
+        {"compiler": "nvcc", "what": "\x1b[31mext.so", "count": 1, "dur_ns": 500 * 10**6}]
+    json.dump(doc, open(b, "w"))
+    out, _ = env.expect_rc(0, "check", "--baseline", b, env.trace("warm4", triton_run()))
+    gone = [x for x in out.splitlines() if "compile gone" in x]
+    expect(gone == ["improved python3[100] baseline-compile-time: compile gone: "
+                    "nvcc -> \\x1b[31mext.so (500.0 ms in the baseline)"], out)
 
 
 if __name__ == "__main__":
