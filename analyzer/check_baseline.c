@@ -2,7 +2,8 @@
  * The baseline file that `jitstall baseline` writes and `jitstall check
  * --baseline` reads: per process (exe basename + argv hash), the time to
  * first kernel, the JIT time and every module with its verdict, JIT time and
- * cache outcome, and its queries (top-level NVTX ranges) when it has some.
+ * cache outcome, the compiles of other compilers by group and each framework
+ * cache's outcome, and its queries (top-level NVTX ranges) when it has some.
  * The schema is documented in docs/jitstall-baseline.1.md.
  */
 #include <errno.h>
