@@ -2,7 +2,8 @@
  * The baseline file that `jitstall baseline` writes and `jitstall check
  * --baseline` reads: per process (exe basename + argv hash), the time to
  * first kernel, the JIT time and every module with its verdict, JIT time and
- * cache outcome, and its queries (top-level NVTX ranges) when it has some.
+ * cache outcome, the compiles of other compilers by group and each framework
+ * cache's outcome, and its queries (top-level NVTX ranges) when it has some.
  * The schema is documented in docs/jitstall-baseline.1.md.
  */
 #include <errno.h>
@@ -59,6 +60,41 @@ static void write_compiles(struct jst_json *j, const struct jst_psum *s)
     jst_json_ku64(j, "first_call_ns", s->first_call_ns);
 }
 
+/* "compile_groups": the compiles of every compiler but the driver, by key
+ * (compiler, framework, what), and "framework_caches": each framework
+ * cache's outcome, which is how a cache that hit (and so compiled
+ * nothing) is kept. */
+static void write_groups(struct jst_json *j, const struct jst_psum *s)
+{
+    jst_json_key(j, "compile_groups");
+    jst_json_arr(j);
+    for (size_t i = 0; i < s->n_groups; i++) {
+        const struct jst_pcgroup *g = &s->groups[i];
+        jst_json_obj(j);
+        jst_json_kstr(j, "compiler", jst_compiler_name(g->compiler));
+        jst_json_kstr(j, "framework", jst_framework_name(g->framework));
+        jst_json_kstr(j, "kernel", g->kernel);
+        jst_json_kstr(j, "what", g->what);
+        jst_json_ku64(j, "count", g->count);
+        jst_json_ku64(j, "dur_ns", g->dur_ns);
+        jst_json_kstr(j, "cache", g->cache);
+        jst_json_end(j);
+    }
+    jst_json_end(j);
+    jst_json_key(j, "framework_caches");
+    jst_json_arr(j);
+    for (unsigned fw = 1; fw < JST_FW_MAX_; fw++) {
+        if (!s->fw_cache[fw])
+            continue;
+        jst_json_obj(j);
+        jst_json_kstr(j, "framework", jst_framework_name(fw));
+        jst_json_kstr(j, "path", s->fw_path[fw]);
+        jst_json_kstr(j, "outcome", s->fw_cache[fw]);
+        jst_json_end(j);
+    }
+    jst_json_end(j);
+}
+
 int jst_baseline_write(FILE *f, const struct jst_run *run, char **paths, int n_paths)
 {
     struct jst_json j;
@@ -111,6 +147,7 @@ int jst_baseline_write(FILE *f, const struct jst_run *run, char **paths, int n_p
         jst_json_end(&j);
         write_queries(&j, p);
         write_compiles(&j, &s);
+        write_groups(&j, &s);
         jst_json_end(&j);
         jst_psum_free(&s);
     }
@@ -270,6 +307,93 @@ static int read_compiles(const json_t *o, struct jst_psum *s, char *err, size_t 
     return 0;
 }
 
+/* Absent, null or a string. */
+static int str_or_null(const json_t *v)
+{
+    return !v || json_is_null(v) || json_is_string(v);
+}
+
+static int cmp_group(const void *a, const void *b)
+{
+    return jst_pcgroup_cmp(a, b);
+}
+
+/* A framework's name in a baseline: 0 for null, -1 when this jitstall
+ * does not know it. */
+static int framework_of(const json_t *v)
+{
+    if (json_is_null(v) || !v)
+        return 0;
+    unsigned fw = jst_framework_by_name(json_string_value(v));
+    return fw ? (int)fw : -1;
+}
+
+/* Optional (older baselines have neither): "compile_groups" and
+ * "framework_caches". A compiler, framework or outcome this jitstall has no
+ * name for is skipped; a malformed entry is an error. */
+static int read_groups(const json_t *o, struct jst_psum *s, char *err, size_t errlen, size_t pi)
+{
+    const json_t *gs = json_object_get(o, "compile_groups");
+    const json_t *fc = json_object_get(o, "framework_caches");
+    if (gs && !json_is_array(gs)) {
+        snprintf(err, errlen, "processes[%zu]: compile_groups is not an array", pi);
+        return -1;
+    }
+    if (fc && !json_is_array(fc)) {
+        snprintf(err, errlen, "processes[%zu]: framework_caches is not an array", pi);
+        return -1;
+    }
+    size_t n = json_array_size(gs);
+    s->has_groups = gs != NULL;
+    if (n && !(s->groups = calloc(n, sizeof(*s->groups)))) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const json_t *e = json_array_get(gs, i), *what = json_object_get(e, "what");
+        const json_t *cache = json_object_get(e, "cache"), *kernel = json_object_get(e, "kernel");
+        struct jst_pcgroup *g = &s->groups[s->n_groups];
+        if (!json_is_object(e) || !json_is_string(json_object_get(e, "compiler")) ||
+            !str_or_null(what) || !str_or_null(cache) || !str_or_null(kernel) ||
+            get_u64(e, "count", &g->count, NULL) < 0 ||
+            get_u64(e, "dur_ns", &g->dur_ns, NULL) < 0) {
+            snprintf(err, errlen,
+                     "processes[%zu].compile_groups[%zu]: needs a compiler, non-negative "
+                     "integers count and dur_ns, and kernel, what and cache strings or null",
+                     pi, i);
+            return -1;
+        }
+        int fw = framework_of(json_object_get(e, "framework"));
+        g->compiler = jst_compiler_by_name(opt_str(e, "compiler"));
+        if (!g->compiler || g->compiler == JST_CMP_DRIVER || fw < 0)
+            continue;
+        g->framework = (unsigned)fw;
+        g->kernel = json_string_value(kernel);
+        g->what = json_string_value(what);
+        g->cache = json_string_value(cache);
+        s->n_groups++;
+    }
+    if (s->n_groups)
+        qsort(s->groups, s->n_groups, sizeof(*s->groups), cmp_group);
+    for (size_t i = 0; i < json_array_size(fc); i++) {
+        const json_t *e = json_array_get(fc, i), *path = json_object_get(e, "path");
+        const char *out = opt_str(e, "outcome");
+        int fw = json_is_object(e) ? framework_of(json_object_get(e, "framework")) : 0;
+        if (!json_is_object(e) || !fw || !out || !str_or_null(path)) {
+            snprintf(err, errlen,
+                     "processes[%zu].framework_caches[%zu]: needs a framework, an outcome and a "
+                     "path string or null",
+                     pi, i);
+            return -1;
+        }
+        if (fw < 0)
+            continue;
+        s->fw_cache[fw] = out;
+        s->fw_path[fw] = json_string_value(path);
+    }
+    return 0;
+}
+
 static int read_process(const json_t *o, struct jst_psum *s, char *err, size_t errlen, size_t pi)
 {
     const char *what = NULL;
@@ -293,7 +417,8 @@ static int read_process(const json_t *o, struct jst_psum *s, char *err, size_t e
         return -1;
     }
     get_u64(o, "pid", &s->pid, NULL);
-    if (read_queries(o, s, err, errlen, pi) < 0 || read_compiles(o, s, err, errlen, pi) < 0)
+    if (read_queries(o, s, err, errlen, pi) < 0 || read_compiles(o, s, err, errlen, pi) < 0 ||
+        read_groups(o, s, err, errlen, pi) < 0)
         return -1;
     s->has_ttfk = !ttfk_null;
     s->partial = json_is_true(json_object_get(o, "partial"));
@@ -392,6 +517,7 @@ void jst_baseline_free(struct jst_baseline *b)
             free(b->procs[i].mods[m].kernels);
         free(b->procs[i].mods);
         free(b->procs[i].queries);
+        free(b->procs[i].groups);
     }
     free(b->procs);
     json_decref(b->root);

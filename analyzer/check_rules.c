@@ -10,9 +10,11 @@
 #include "compiles.h"
 #include "fixes.h"
 #include "late.h"
+#include "report_compiles.h"
 #include "report_view.h"
 #include "symbolize.h"
 #include "trace.h"
+#include "utf8.h"
 #include "xalloc.h"
 
 /* The JIT module that cost most, optionally only those before the first launch. */
@@ -481,19 +483,128 @@ static void baseline_ttfk(struct ctx *x, struct cproc *cp, struct ccase *c)
     }
 }
 
-/* Every compiler alike: its time grown beyond the tolerance (a compiler the
- * baseline did not run counts from zero), and the slowest first call. */
-static void baseline_compiles(struct ctx *x, struct cproc *cp)
+static int pick_framework(const struct jst_compile *c, const void *fw)
+{
+    return c->compiler != JST_CMP_DRIVER && c->framework == *(const unsigned *)fw;
+}
+
+/* The fix of a group's longest compile, for the next failure line's detail. */
+static void group_fix(struct cproc *cp, const struct jst_pcgroup *g)
+{
+    char fix[1024];
+    const char *f = g->longest ? jst_fix_for_compile(cp->s.p, g->longest, fix, sizeof fix) : NULL;
+    if (f)
+        chk_set_detail(cp, NULL, f);
+}
+
+/* Each framework cache that hit in the baseline (so compiled nothing) and
+ * compiled now: a cache key that changed, a cache directory lost with /tmp.
+ * One that missed (or was disabled) and hits now is an improvement
+ * (*improved). Returns, as bits, the frameworks it named: their compiles
+ * are said with them. */
+static unsigned baseline_fw_caches(struct ctx *x, struct cproc *cp, struct ccase *c,
+                                   unsigned *improved)
+{
+    const struct jst_psum *s = &cp->s, *bs = cp->base;
+    char a[64], b[64], lab[1024];
+    unsigned named = 0;
+    for (unsigned fw = 1; fw < JST_FW_MAX_; fw++) {
+        const char *was = bs->fw_cache[fw], *now = s->fw_cache[fw];
+        const struct jst_pcgroup *lead = NULL;
+        uint64_t count = 0;
+        for (size_t i = 0; i < s->n_groups; i++) {
+            const struct jst_pcgroup *g = &s->groups[i];
+            if (g->framework != fw)
+                continue;
+            count += g->count;
+            if (!lead || g->longest->dur_ns > lead->longest->dur_ns)
+                lead = g;
+        }
+        int used;
+        if (lead) /* it compiled: a miss (or disabled), whether or not it has a record */
+            now = rv_fw_cache_result(s->p, fw, &used);
+        if (!was || !now)
+            continue;
+        if (!strcmp(was, "hit") && lead && strcmp(now, "hit")) {
+            const char *path = s->fw_path[fw] ? s->fw_path[fw] : bs->fw_path[fw];
+            uint64_t ns = jst_compiles_wall(s->p, pick_framework, &fw, 0, UINT64_MAX);
+            group_fix(cp, lead);
+            chk_fail_line(x, cp, c,
+                          "%s cache hit -> %s%s%s%s: compiled again, %s in %llu compile%s "
+                          "(longest: %s, %s)",
+                          jst_framework_name(fw), now, path ? " (" : "", path ? jst_text(path) : "",
+                          path ? ")" : "", jst_fmt_ms(ns, a, 64), (unsigned long long)count,
+                          count == 1 ? "" : "s", jst_pcgroup_label(lead, lab, sizeof lab),
+                          jst_fmt_ms(lead->longest->dur_ns, b, 64));
+            named |= 1u << fw;
+        } else if (!strcmp(now, "hit") && (!strcmp(was, "miss") || !strcmp(was, "disabled"))) {
+            chk_improved(x, cp, "baseline-cache", "%s cache %s -> hit", jst_framework_name(fw),
+                         jst_text(was));
+            *improved |= 1u << fw;
+        }
+    }
+    return named;
+}
+
+/* Each compile group (compiler, framework, what) the baseline did not have
+ * that cost more than --min-delta-ms, the noise bound of every baseline
+ * comparison; those of a framework whose cache hit -> miss line (fw_named)
+ * already names them are not said again. Returns the compilers named, as
+ * bits. */
+static unsigned baseline_groups(struct ctx *x, struct cproc *cp, struct ccase *c, unsigned fw_named,
+                                unsigned fw_improved)
+{
+    const struct opts *o = &x->o;
+    const struct jst_psum *s = &cp->s, *bs = cp->base;
+    char a[64], lab[1024];
+    unsigned named = 0;
+    for (size_t i = 0; i < s->n_groups; i++) {
+        const struct jst_pcgroup *g = &s->groups[i];
+        if (fw_named >> g->framework & 1) {
+            named |= 1u << g->compiler;
+            continue;
+        }
+        if (jst_pcgroup_find(bs, g) || !chk_grew(o, 0, g->dur_ns))
+            continue;
+        group_fix(cp, g);
+        chk_fail_line(
+            x, cp, c, "new compile %s%s%s%s%s%s: %s in %llu compile%s, not in the baseline",
+            jst_pcgroup_label(g, lab, sizeof lab), g->framework ? " (" : "",
+            g->framework ? jst_framework_name(g->framework) : "",
+            g->framework && g->cache ? ", cache " : "",
+            g->framework && g->cache ? jst_text(g->cache) : "", g->framework ? ")" : "",
+            jst_fmt_ms(g->dur_ns, a, 64), (unsigned long long)g->count, g->count == 1 ? "" : "s");
+        named |= 1u << g->compiler;
+    }
+    for (size_t i = 0; i < bs->n_groups; i++) {
+        const struct jst_pcgroup *g = &bs->groups[i];
+        if (!(fw_improved >> g->framework & 1) && !jst_pcgroup_find(s, g) &&
+            chk_grew(o, 0, g->dur_ns))
+            chk_improved(x, cp, "baseline-compile-time", "compile gone: %s (%s in the baseline)",
+                         jst_pcgroup_label(g, lab, sizeof lab), jst_fmt_ms(g->dur_ns, a, 64));
+    }
+    return named;
+}
+
+/* Framework caches and compile groups against the baseline's, then every
+ * compiler alike: its time grown beyond the tolerance (a compiler the
+ * baseline did not run counts from zero; said only when no group line of
+ * that compiler already explains it), and the slowest first call. */
+static void baseline_compiles(struct ctx *x, struct cproc *cp, struct ccase *cache)
 {
     const struct opts *o = &x->o;
     const struct jst_psum *s = &cp->s, *bs = cp->base;
     char a[64], b[64], d[64];
+    unsigned improved = 0, fw_named = baseline_fw_caches(x, cp, cache, &improved);
     struct ccase *c = chk_add_case(cp, "baseline-compile-time", "regression");
     if (!bs->has_cmp) {
         c->skipped = jst_xstrdup("the baseline has no compiles (written by an older jitstall)");
         return;
     }
+    unsigned named = bs->has_groups ? baseline_groups(x, cp, c, fw_named, improved) : 0;
     for (unsigned k = 1; k < JST_CMP_MAX_; k++) {
+        if (named >> k & 1)
+            continue;
         if (chk_grew(o, bs->cmp_ns[k], s->cmp_ns[k]))
             chk_fail_line(x, cp, c, "%s time %s -> %s (+%s, %zu -> %zu compiles, tolerance %g%%)",
                           jst_compiler_label(k), jst_fmt_ms(bs->cmp_ns[k], a, 64),
@@ -560,7 +671,7 @@ void chk_baseline(struct ctx *x, struct cproc *cp)
     }
 
     baseline_ttfk(x, cp, bc.ttfk);
-    baseline_compiles(x, cp);
+    baseline_compiles(x, cp, bc.cache);
     free(map);
     free(rmap);
     chk_baseline_queries(x, cp);

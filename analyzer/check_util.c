@@ -16,6 +16,7 @@
 #include "report_compiles.h"
 #include "symbolize.h"
 #include "trace.h"
+#include "utf8.h"
 
 const char *jst_exe_base(const struct jst_process *p)
 {
@@ -63,6 +64,97 @@ int jst_cache_rank(unsigned cache)
     }
 }
 
+void jst_pcgroup_key(const struct jst_compile *c, const char **kernel, const char **what)
+{
+    const char *slash = c->what ? strrchr(c->what, '/') : NULL;
+    *kernel = slash && c->kernel ? c->kernel : NULL;
+    *what = *kernel ? NULL : slash && slash[1] ? slash + 1 : c->what;
+}
+
+static int str_cmp0(const char *a, const char *b)
+{
+    return a == b ? 0 : !a ? -1 : !b ? 1 : strcmp(a, b);
+}
+
+int jst_pcgroup_cmp(const struct jst_pcgroup *a, const struct jst_pcgroup *b)
+{
+    if (a->compiler != b->compiler)
+        return a->compiler < b->compiler ? -1 : 1;
+    if (a->framework != b->framework)
+        return a->framework < b->framework ? -1 : 1;
+    int k = str_cmp0(a->kernel, b->kernel);
+    return k ? k : str_cmp0(a->what, b->what);
+}
+
+static int cmp_pcgroup(const void *a, const void *b)
+{
+    return jst_pcgroup_cmp(a, b);
+}
+
+const struct jst_pcgroup *jst_pcgroup_find(const struct jst_psum *s, const struct jst_pcgroup *g)
+{
+    if (!s->n_groups)
+        return NULL;
+    return bsearch(g, s->groups, s->n_groups, sizeof(*s->groups), cmp_pcgroup);
+}
+
+const char *jst_pcgroup_label(const struct jst_pcgroup *g, char *buf, size_t n)
+{
+    const char *k = jst_compiler_name(g->compiler);
+    int sub = jst_compiler_cause(g->compiler) == JST_CAUSE_SUBPROCESS;
+    if (g->kernel)
+        snprintf(buf, n, "%s for %s", k ? k : "?", jst_text(g->kernel));
+    else
+        snprintf(buf, n, "%s%s%s", k ? k : "?", g->what ? (sub ? " -> " : " ") : "",
+                 g->what ? jst_text(g->what) : "");
+    return buf;
+}
+
+/* The process's compiles (the driver's aside) grouped by key, in key order:
+ * sorted, then each run of equal keys summed. */
+static int psum_groups(const struct jst_process *p, struct jst_psum *s)
+{
+    s->has_groups = 1;
+    if (!p->n_compiles)
+        return 0;
+    s->groups = calloc(p->n_compiles, sizeof(*s->groups));
+    if (!s->groups)
+        return -1;
+    size_t n = 0;
+    for (size_t i = 0; i < p->n_compiles; i++) {
+        const struct jst_compile *c = &p->compiles[i];
+        if (c->compiler == JST_CMP_DRIVER || !c->compiler || c->compiler >= JST_CMP_MAX_)
+            continue;
+        struct jst_pcgroup *g = &s->groups[n++];
+        g->compiler = c->compiler;
+        g->framework = c->framework < JST_FW_MAX_ ? c->framework : 0;
+        jst_pcgroup_key(c, &g->kernel, &g->what);
+        g->count = 1;
+        g->dur_ns = c->dur_ns;
+        g->cache = c->cache;
+        g->longest = c;
+    }
+    if (n)
+        qsort(s->groups, n, sizeof(*s->groups), cmp_pcgroup);
+    size_t w = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct jst_pcgroup *g = &s->groups[i], *last = w ? &s->groups[w - 1] : NULL;
+        if (last && !jst_pcgroup_cmp(last, g)) {
+            last->count++;
+            last->dur_ns =
+                last->dur_ns + g->dur_ns < last->dur_ns ? UINT64_MAX : last->dur_ns + g->dur_ns;
+            if (g->longest->dur_ns > last->longest->dur_ns)
+                last->longest = g->longest;
+            if (!last->cache)
+                last->cache = g->cache;
+            continue;
+        }
+        s->groups[w++] = *g;
+    }
+    s->n_groups = w;
+    return 0;
+}
+
 int jst_psum_from_process(const struct jst_process *p, struct jst_psum *s)
 {
     memset(s, 0, sizeof(*s));
@@ -84,6 +176,16 @@ int jst_psum_from_process(const struct jst_process *p, struct jst_psum *s)
     s->first_call_ns = fc ? fc->dur_ns : 0;
     s->graph_ns = jst_graphs_ns(p);
     s->graphs = p->graphs.count;
+    for (unsigned fw = 1; fw < JST_FW_MAX_; fw++) {
+        const struct jst_fw_cache *r = jst_fw_cache_of(p, fw);
+        int used;
+        if (r) {
+            s->fw_cache[fw] = rv_fw_cache_result(p, fw, &used);
+            s->fw_path[fw] = r->path;
+        }
+    }
+    if (psum_groups(p, s) < 0)
+        return -1;
     if (!p->n_calls)
         return 0;
     s->mods = calloc(p->n_calls, sizeof(*s->mods));
@@ -119,6 +221,9 @@ int jst_psum_from_process(const struct jst_process *p, struct jst_psum *s)
 
 void jst_psum_free(struct jst_psum *s)
 {
+    free(s->groups);
+    s->groups = NULL;
+    s->n_groups = 0;
     free(s->mods);
     s->mods = NULL;
     s->n_mods = 0;

@@ -30,6 +30,19 @@ struct jst_pmod {
     const struct jst_call_ev *ev; /* NULL when read from a baseline */
 };
 
+/* The compiles of one process that share a key: compiler, framework and
+ * what they compiled (jst_pcgroup_key). The driver's own are modules. */
+struct jst_pcgroup {
+    unsigned compiler;                 /* enum jst_compiler */
+    unsigned framework;                /* enum jst_framework, 0: none */
+    const char *kernel;                /* the key's what: the kernel it was compiled for, */
+    const char *what;                  /* else this (a file name or a module's name), or NULL */
+    uint64_t count;                    /* compiles */
+    uint64_t dur_ns;                   /* their durations summed */
+    const char *cache;                 /* a framework's cache outcome ("miss", ...), or NULL */
+    const struct jst_compile *longest; /* NULL when read from a baseline */
+};
+
 /* A query (top-level NVTX range) of a baseline process. */
 struct jst_pquery {
     const char *name; /* numbered as the report names it: "query1#2" */
@@ -53,9 +66,33 @@ struct jst_psum {
      * baseline written before compiles were kept has has_cmp 0 */
     int has_cmp;
     uint64_t cmp_ns[JST_CMP_MAX_], cmp_n[JST_CMP_MAX_];
-    uint64_t first_call_ns; /* the slowest first call, 0 when none */
+    uint64_t first_call_ns;    /* the slowest first call, 0 when none */
     uint64_t graph_ns, graphs; /* CUDA graph capture (graphs.h); 0 from a baseline */
+    /* compiles of every compiler but the driver, by key, sorted by
+     * jst_pcgroup_cmp; a baseline written before they were kept has
+     * has_groups 0 */
+    int has_groups;
+    struct jst_pcgroup *groups;
+    size_t n_groups;
+    /* each framework cache's outcome ("hit", "miss", "disabled",
+     * "unknown") and directory, as report's framework_caches; NULL when the
+     * trace (or the baseline) has no record of that cache */
+    const char *fw_cache[JST_FW_MAX_], *fw_path[JST_FW_MAX_];
 };
+
+/* The what of a compile's group key. What it compiled or produced, when
+ * that is a name (an XLA module, an NVRTC program); when it is a path, whose
+ * directory and name may be temporary (Triton's ptxas writes to a fresh
+ * temporary file), the kernel whose first call it was part of, else the
+ * file name. */
+void jst_pcgroup_key(const struct jst_compile *c, const char **kernel, const char **what);
+/* Orders groups by key: compiler, framework, kernel, what (NULL first). */
+int jst_pcgroup_cmp(const struct jst_pcgroup *a, const struct jst_pcgroup *b);
+/* The group of s with g's key, or NULL. */
+const struct jst_pcgroup *jst_pcgroup_find(const struct jst_psum *s, const struct jst_pcgroup *g);
+/* "ptxas for add_kernel", "nvcc -> ext.so", "xla jit_f": a group as check
+ * names it. */
+const char *jst_pcgroup_label(const struct jst_pcgroup *g, char *buf, size_t n);
 
 /* Fills s from p (s->mods is allocated; free with jst_psum_free). 0 or -1 (memory). */
 int jst_psum_from_process(const struct jst_process *p, struct jst_psum *s);

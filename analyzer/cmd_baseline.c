@@ -1,7 +1,8 @@
 /*
  * `jitstall baseline TRACE|DIR... -o FILE`: records what a known-good run
- * looked like (per process and module: verdict, JIT time, cache outcome) so
- * that `jitstall check --baseline FILE` can flag what got worse.
+ * looked like (per process and module: verdict, JIT time, cache outcome; per
+ * process the compiles of other compilers and its framework caches' outcomes)
+ * so that `jitstall check --baseline FILE` can flag what got worse.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -16,7 +17,9 @@ static const char usage_text[] =
     "\n"
     "Write a baseline of a known-good run for 'jitstall check --baseline FILE':\n"
     "per process, the time to first kernel and JIT time; per module, the image\n"
-    "hash, verdict, JIT time and cache outcome (jitstall-baseline(1)).\n"
+    "hash, verdict, JIT time and cache outcome; the compiles of other compilers\n"
+    "(count, time, cache outcome) and each framework cache's outcome\n"
+    "(jitstall-baseline(1)).\n"
     "\n"
     "  -o, --output FILE  write the baseline to FILE (default: standard output)\n"
     "  -h, --help         show this help\n"

@@ -162,12 +162,11 @@ static void text_module(const struct jst_pmod *a, const struct jst_pmod *b, void
     putchar('\n');
 }
 
-/* Framework fw's cache outcome in a run's process ("hit", "miss", ...), or
- * NULL: a baseline's process, or no record of that cache. */
+/* Framework fw's cache outcome in a process ("hit", "miss", ...), or NULL:
+ * no record of that cache (or a baseline written before they were kept). */
 static const char *fw_cache(const struct jst_psum *s, unsigned fw)
 {
-    int used;
-    return s && s->p && jst_fw_cache_of(s->p, fw) ? rv_fw_cache_result(s->p, fw, &used) : NULL;
+    return s ? s->fw_cache[fw] : NULL;
 }
 
 /* The sampled Python time of the process's slowest first call by phase
@@ -183,19 +182,20 @@ static void phase_ns(const struct jst_psum *s, uint64_t *ns)
 
 /* What a first call's framework changed: a cache outcome that differs
  * (miss -> hit), and each phase of the slowest first call whose time
- * differs. Runs only: a baseline keeps neither. */
+ * differs (runs only: a baseline keeps no phases). */
 static void text_framework(const struct jst_psum *a, const struct jst_psum *b)
 {
     char x[64], y[64], d[96], lab[64];
-    if (!a->p || !b->p)
-        return;
     for (unsigned fw = 1; fw < JST_FW_MAX_; fw++) {
         const char *oa = fw_cache(a, fw), *ob = fw_cache(b, fw);
         if ((oa || ob) && (!oa || !ob || strcmp(oa, ob))) {
             snprintf(lab, sizeof lab, "%s cache", jst_framework_name(fw));
-            printf("  %-21s %s -> %s\n", lab, oa ? oa : "none", ob ? ob : "none");
+            printf("  %-21s %s -> %s\n", lab, oa ? jst_text(oa) : "none",
+                   ob ? jst_text(ob) : "none");
         }
     }
+    if (!a->p || !b->p)
+        return;
     uint64_t pa[JST_PHASE_MAX_], pb[JST_PHASE_MAX_];
     phase_ns(a, pa);
     phase_ns(b, pb);
@@ -266,8 +266,7 @@ static void text_totals(const struct jst_psum *a, const struct jst_psum *b)
     if (a->graphs || b->graphs)
         printf("  CUDA graph capture    %s -> %s %s (%zu -> %zu graphs)\n",
                jst_fmt_ms(a->graph_ns, x, sizeof x), jst_fmt_ms(b->graph_ns, y, sizeof y),
-               delta(a->graph_ns, b->graph_ns, d, sizeof d), (size_t)a->graphs,
-               (size_t)b->graphs);
+               delta(a->graph_ns, b->graph_ns, d, sizeof d), (size_t)a->graphs, (size_t)b->graphs);
     text_framework(a, b);
 }
 

@@ -86,6 +86,14 @@ const char *jst_framework_name(unsigned f)
     return f < JST_FW_MAX_ ? frameworks[f] : NULL;
 }
 
+unsigned jst_framework_by_name(const char *name)
+{
+    for (unsigned f = 1; name && f < JST_FW_MAX_; f++)
+        if (frameworks[f] && !strcmp(frameworks[f], name))
+            return f;
+    return 0;
+}
+
 const char *jst_cause_name(unsigned c)
 {
     return c < JST_CAUSE_MAX_ ? causes[c].name : "unexplained";

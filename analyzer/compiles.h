@@ -150,6 +150,7 @@ unsigned jst_compiler_cause(unsigned compiler);    /* enum jst_cause */
 int jst_compiler_encloses(unsigned compiler);
 unsigned jst_compiler_by_name(const char *name);    /* 0 when unknown */
 const char *jst_framework_name(unsigned framework); /* "triton"; NULL for none */
+unsigned jst_framework_by_name(const char *name);   /* 0 when unknown */
 /* The framework whose code lives at path (a Python file or an object), or 0. */
 unsigned jst_framework_of_file(const char *path);
 const char *jst_cause_name(unsigned cause);  /* "driver_jit" */

@@ -228,5 +228,172 @@ def test_modules_counted_alike(env):
     expect("prog (pid 100): only in A" in out and "3 modules (0 JIT'd)" in out, out)
 
 
+# ---- compiles of other compilers and framework caches ----
+
+TAB = "\\x09"
+TRITON = (("make_cubin", "/site/triton/backends/nvidia/compiler.py", 300),
+          ("compile", "/site/triton/compiler/compiler.py", 280),
+          ("<module>", "/app/tri.py", 12))
+
+
+def triton_run(ptxas_ms=None, cache_dir="/root/.triton/cache", entries=3, tmp="tmpa1b2c3d4",
+               kernel="add_kernel", nvcc_ms=None):
+    """A Triton-like process: its cache at cache_dir held `entries` kernels
+    at start (None: the directory did not exist); with ptxas_ms, Triton's
+    ptxas compiled `kernel`, from and into fresh temporary files named tmp (a
+    cache miss), else nothing compiled (a hit); with nvcc_ms, an nvcc child
+    of no framework built /tmp/build/ext.so after the first launch."""
+    s = process(pid=100, exe="/usr/bin/python3", args=("python3", "tri.py"))
+    s += call("cuInit", 1100, 150, seq=1)
+    s += ("stack stack_id=1 ips=0x1000 "
+          + " ".join(f'py_frame="{f}{TAB}{file}{TAB}{line}"' for f, file, line in TRITON) + "\n")
+    if ptxas_ms:
+        s += (f"compile tid=100 start=1300ms dur={ptxas_ms}ms stack_id=1 seq=2 compiler=ptxas "
+              f"program=/site/triton/backends/nvidia/bin/ptxas target=sm_90a "
+              f"input=/tmp/{tmp}.ptx output=/tmp/{tmp}.ptx.o child_pid=555 "
+              "wait_status=0\n")
+    s += call("cuModuleLoadData", 2000, 10, image_kind="cubin", verdict="sass", sass_arch="sm_90",
+              target_cc=90, kernel=kernel, seq=3, stack_id=1)
+    s += call("cuLaunchKernel", 2100, 0.01, name=kernel, func="0x20", seq=4)
+    if nvcc_ms:
+        s += (f"compile tid=100 start=2200ms dur={nvcc_ms}ms seq=5 compiler=nvcc "
+              "program=/usr/local/cuda/bin/nvcc output=/tmp/build/ext.so child_pid=556 "
+              "wait_status=0\n")
+    state = f"exists=1 entries={entries}" if entries is not None else "exists=0"
+    s += (f"fw_cache framework=triton cache_path={cache_dir} env_name=TRITON_CACHE_DIR "
+          f"cache_path_env=1 {state} writable=1\n")
+    s += "end exit_status=0 end_reason=exit start=3000ms\n"
+    return s
+
+
+def triton_baseline(env, name, spec):
+    b = env.path(name + ".json")
+    env.expect_rc(0, "baseline", env.trace(name, spec), "-o", b)
+    return b
+
+
+@case
+def test_baseline_keeps_compile_groups_and_framework_caches(env):
+    # Per process: the compiles of every compiler but the driver, by
+    # compiler, framework and what they built (for a path, which may be a
+    # temporary file, the kernel whose first call they were part of, else the
+    # file name), with count, summed time and cache outcome; and each
+    # framework cache's outcome.
+    b = triton_baseline(env, "cold", triton_run(ptxas_ms=400, nvcc_ms=300))
+    p = json.load(open(b))["processes"][0]
+    got = [(g["compiler"], g["framework"], g["kernel"], g["what"], g["count"],
+            g["dur_ns"] // 10**6, g["cache"]) for g in p["compile_groups"]]
+    expect(got == [("ptxas", "triton", "add_kernel", None, 1, 400, "miss"),
+                   ("nvcc", None, None, "ext.so", 1, 300, None)], got)
+    expect(p["framework_caches"] == [{"framework": "triton", "path": "/root/.triton/cache",
+                                      "outcome": "miss"}], p["framework_caches"])
+    b = triton_baseline(env, "warm", triton_run())
+    p = json.load(open(b))["processes"][0]
+    expect(p["compile_groups"] == [] and p["framework_caches"][0]["outcome"] == "hit", p)
+
+
+@case
+def test_baseline_framework_cache_hit_to_miss_fails(env):
+    # Triton's cache hit in the known-good run; now its directory is gone
+    # (lost with /tmp) and ptxas compiles again: one line that names the
+    # cache and the time it cost, and the fix once; the same compile's new
+    # group and its compiler's time are not said again (the slowest first
+    # call, which it made slower, is a line of its own).
+    b = triton_baseline(env, "warm", triton_run())
+    cold = env.trace("cold", triton_run(ptxas_ms=400, entries=None))
+    out, _ = env.expect_rc(1, "check", "--baseline", b, cold)
+    lines = [x for x in fail_lines(out) if "slowest first call" not in x]
+    expect(len(lines) == 1, out)
+    expect("python3[100] baseline-cache: triton cache hit -> miss (/root/.triton/cache): compiled "
+           "again, 400.0 ms in 1 compile (longest: ptxas for add_kernel, 400.0 ms)"
+           in lines[0], out)
+    expect(out.count("fix: keep Triton's kernel cache") == 1, out)
+    # The same in JUnit: a failure of baseline-cache.
+    junit = env.path("j.xml")
+    env.expect_rc(1, "check", "--baseline", b, "--junit", junit, cold)
+    fails = {t.get("name"): t.find("failure") for t in validate_junit(env, junit).iter("testcase")}
+    expect(fails["baseline-cache"] is not None and
+           "triton cache hit -> miss" in fails["baseline-cache"].get("message", "") +
+           (fails["baseline-cache"].text or ""), fails)
+    # The run against itself, and warm against warm, pass.
+    env.expect_rc(0, "check", "--baseline", b, env.trace("warm2", triton_run()))
+    env.expect_rc(0, "check", "--baseline", triton_baseline(env, "c", triton_run(ptxas_ms=400)),
+                  cold)
+
+
+@case
+def test_baseline_new_costly_compile_fails(env):
+    # A compile group the baseline did not have, costing more than the
+    # noise bound (--min-delta-ms): it fails with its cost and its fix; under
+    # the bound, it passes.
+    b = triton_baseline(env, "base", triton_run(ptxas_ms=400))
+    t = env.trace("ext", triton_run(ptxas_ms=400, nvcc_ms=300))
+    out, _ = env.expect_rc(1, "check", "--baseline", b, t)
+    lines = fail_lines(out)
+    expect(len(lines) == 1 and "baseline-compile-time: new compile nvcc -> ext.so: 300.0 ms in 1 "
+           "compile, not in the baseline" in lines[0], out)
+    env.expect_rc(0, "check", "--baseline", b, "--min-delta-ms", "300", t)
+    # Another kernel compiled instead of the baseline's, in the same time:
+    # the compiler's total did not grow, the new group fails.
+    out, _ = env.expect_rc(1, "check", "--baseline", b,
+                           env.trace("other", triton_run(ptxas_ms=400, kernel="mul_kernel")))
+    lines = fail_lines(out)
+    expect(len(lines) == 1 and "new compile ptxas for mul_kernel (triton, cache miss): "
+           "400.0 ms in 1 compile" in lines[0], out)
+    expect("improved python3[100] baseline-compile-time: compile gone: ptxas for add_kernel"
+           in out, out)
+
+
+@case
+def test_baseline_compiles_unchanged_or_better_pass(env):
+    # The same compiles into other temporary files: unchanged, no line.
+    b = triton_baseline(env, "cold", triton_run(ptxas_ms=400, nvcc_ms=300))
+    out, _ = env.expect_rc(0, "check", "--baseline", b,
+                           env.trace("again", triton_run(ptxas_ms=400, nvcc_ms=300,
+                                                         tmp="tmpzz9q_x0w")))
+    expect(not fail_lines(out) and "improved" not in out, out)
+    # Miss -> hit is fine, and said as an improvement.
+    out, _ = env.expect_rc(0, "check", "--baseline", b,
+                           env.trace("warm", triton_run(nvcc_ms=300)))
+    expect("improved python3[100] baseline-cache: triton cache miss -> hit" in out, out)
+    # diff shows the framework cache's change with the baseline as A.
+    out, _ = env.expect_rc(0, "diff", b, env.trace("warm", triton_run(nvcc_ms=300)))
+    expect(re.search(r"triton cache +miss -> hit", out), out)
+
+
+@case
+def test_baseline_without_compile_groups_still_checks(env):
+    # A baseline written before compile groups and framework caches were
+    # kept has no compile expectations: a cache that now misses and a new
+    # compile do not fail on them (the compiler's time still does).
+    b = triton_baseline(env, "warm", triton_run())
+    doc = json.load(open(b))
+    for p in doc["processes"]:
+        del p["compile_groups"]
+        del p["framework_caches"]
+    json.dump(doc, open(b, "w"))
+    out, _ = env.expect_rc(1, "check", "--baseline", b,
+                           env.trace("cold", triton_run(ptxas_ms=400, entries=None)))
+    lines = [x for x in fail_lines(out) if "slowest first call" not in x]
+    expect(len(lines) == 1 and "ptxas (subprocess) time 0.0 ms -> 400.0 ms" in lines[0], out)
+    env.expect_rc(0, "check", "--baseline", b, env.trace("warm2", triton_run()))
+    # A malformed entry is refused.
+    doc["processes"][0]["compile_groups"] = [{"compiler": "ptxas", "count": -1, "dur_ns": 1}]
+    json.dump(doc, open(b, "w"))
+    _, err = env.expect_rc(2, "check", "--baseline", b, env.trace("warm3", triton_run()))
+    expect("processes[0].compile_groups[0]: needs a compiler" in err, err)
+    # A compiler or framework this jitstall has no name for is skipped; a
+    # what from the file is shown escaped.
+    doc["processes"][0]["compile_groups"] = [
+        {"compiler": "future_cc", "count": 1, "dur_ns": 10**9},
+        {"compiler": "nvcc", "framework": "future_fw", "count": 1, "dur_ns": 10**9},
+        {"compiler": "nvcc", "what": "\x1b[31mext.so", "count": 1, "dur_ns": 500 * 10**6}]
+    json.dump(doc, open(b, "w"))
+    out, _ = env.expect_rc(0, "check", "--baseline", b, env.trace("warm4", triton_run()))
+    gone = [x for x in out.splitlines() if "compile gone" in x]
+    expect(gone == ["improved python3[100] baseline-compile-time: compile gone: "
+                    "nvcc -> \\x1b[31mext.so (500.0 ms in the baseline)"], out)
+
+
 if __name__ == "__main__":
     sys.exit(main(sys.argv))
