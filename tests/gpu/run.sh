@@ -14,6 +14,8 @@
 #   JITSTALL_GPU_LIBS=DIR extra shared libraries for that build (copied .so files)
 #   JITSTALL_GPU_OUT=DIR  where to leave traces, reports and the figures (default: a temp dir)
 #   JITSTALL_GPU_CORE=0   skip the core checks; JITSTALL_GPU_PARTS="a b": only these parts
+#   JITSTALL_GPU_UNTIL=T  start no part after T (seconds since the epoch); the
+#                         parts left are named, so a later call can run them
 # Exit: 0 all passed, 1 a check failed, 77 no GPU here.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -48,6 +50,8 @@ echo "== work dir: $W"
 G="$top/tests/gpu"
 P="$W/prog"
 mkdir -p "$P"
+# A second call with the same JITSTALL_GPU_OUT reuses the programs the first built.
+if [ -e "$P/.built" ]; then echo "== programs already built in $P"; else
 set -e
 nvcc -I"$G" -arch=compute_75 -ptx "$G/heavy_kernels.cu" -o "$P/heavy_ptx75.ptx"
 nvcc -I"$G" -fatbin -gencode arch=compute_75,code=compute_75 "$G/heavy_kernels.cu" -o "$P/heavy_ptx75.fatbin"
@@ -58,7 +62,9 @@ nvcc -I"$G" -g -gencode arch=compute_75,code=compute_75 "$G/gpu_cudart.cu" -o "$
 BIG=(-DHEAVY_MANY -DHEAVY_UNROLL=512)
 nvcc -I"$G" -g "${BIG[@]}" -gencode arch=compute_75,code=compute_75 "$G/gpu_cudart.cu" -o "$P/gpu_cudart_big"
 set +e
+touch "$P/.built"
 echo "== programs built"
+fi
 
 # run_case NAME CACHEDIR [ENV=VAL...] -- CMD...
 # Runs CMD without and with the preload (each against CACHEDIR as given),
@@ -323,10 +329,19 @@ fi # JITSTALL_GPU_CORE
 # ---- more parts, one file each: tests/gpu/part_*.sh, sourced in name order.
 # Each uses run_case, check, fresh, ok, fail, $J, $PRELOAD, $P, $C, $W, $G, $cc, $sm.
 # JITSTALL_GPU_PARTS="account warm" runs only those (default: all; "none": none).
-for part in "$G"/part_*.sh; do
+# The parts run in the order JITSTALL_GPU_PARTS names them (else name order).
+LEFT=""
+parts=()
+if [ -n "${JITSTALL_GPU_PARTS:-}" ]; then
+  for pname in $JITSTALL_GPU_PARTS; do [ -e "$G/part_$pname.sh" ] && parts+=("$G/part_$pname.sh"); done
+else
+  parts=("$G"/part_*.sh)
+fi
+for part in "${parts[@]}"; do
   [ -e "$part" ] || continue
   pname=$(basename "$part" .sh); pname=${pname#part_}
-  if [ -n "${JITSTALL_GPU_PARTS:-}" ] && ! grep -qw -- "$pname" <<<"$JITSTALL_GPU_PARTS"; then
+  if [ -n "${JITSTALL_GPU_UNTIL:-}" ] && [ "$(date +%s)" -ge "$JITSTALL_GPU_UNTIL" ]; then
+    LEFT="$LEFT $pname"
     continue
   fi
   echo "== part: $pname"
@@ -337,5 +352,6 @@ done
 
 echo "== figures (real driver): case|call|verdict|cache|reason|ms|cupti|result"
 cat "$ROWS"
+[ -z "$LEFT" ] || echo "== parts not run (JITSTALL_GPU_UNTIL passed):$LEFT"
 echo "== $FAILS failure(s)"
 [ $FAILS -eq 0 ]
