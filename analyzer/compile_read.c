@@ -372,6 +372,27 @@ static char *build_dir(const struct jst_subproc_ev *e)
     return NULL;
 }
 
+/* Did the thread that started child e go on with traced driver work while
+ * the child ran? Then it was not waiting for it: the child is a worker (a
+ * compile-worker pool, a helper server), reaped only when the program shuts
+ * down, not a build the thread waited for. Compilers it runs are counted as
+ * a pool's (jst_first_calls_derive). */
+static int thread_went_on(const struct jst_process *p, const struct jst_subproc_ev *e)
+{
+    uint64_t end = e->start_ns + e->dur_ns;
+    for (size_t i = 0; i < p->n_calls; i++) {
+        const struct jst_call_ev *c = &p->calls[i];
+        if (c->tid == e->tid && c->start_ns > e->start_ns && c->start_ns < end)
+            return 1;
+    }
+    for (size_t i = 0; i < p->n_launches; i++) {
+        const struct jst_launch *l = &p->launches[i];
+        if (l->tid == e->tid && l->start_ns > e->start_ns && l->start_ns < end)
+            return 1;
+    }
+    return 0;
+}
+
 void jst_subprocs_compiles(struct jst_process *p, size_t *cap)
 {
     for (size_t i = 0; i < p->n_subprocs; i++) {
@@ -385,7 +406,8 @@ void jst_subprocs_compiles(struct jst_process *p, size_t *cap)
          * rev-parse) are no build; one still running at the end (a worker
          * pool the process never waited for) neither. */
         if (k == JST_CMP_BUILD &&
-            (!(e->has_status || e->end_unseen) || e->dur_ns < JST_BUILD_MIN_NS))
+            (!(e->has_status || e->end_unseen) || e->dur_ns < JST_BUILD_MIN_NS ||
+             thread_went_on(p, e)))
             continue;
         int inert = 0; /* a child that built nothing (jst_compiles_link) */
         for (size_t j = 0; k == JST_CMP_BUILD && j < p->n_inert_builds && !inert; j++)

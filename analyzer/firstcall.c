@@ -978,12 +978,25 @@ static int extra_of(const struct jst_run *run, const struct jst_process *p, stru
  * derived again with those compiles (jst_compiles_link in compiles.h); then
  * the first calls without compile work are dropped (keep_compiling). */
 /* A child the program waited for is a build when it built: a trace of the
- * run descends from it (a followed process records what it runs; its own,
- * after an exec, or a child's), or it is a build tool by name (ninja, make:
- * one the preload could not enter). Otherwise (nvidia-smi, git, a health
- * check) it made no compile: its record makes no row, so it is no cause, no
- * late compile, no culprit and no fix. The processes with such records are
- * derived again without them. */
+ * run that descends from it (or is its own, after an exec) compiled (a
+ * followed process records what it runs), or it is a build tool by name
+ * (ninja, make: one the preload could not enter). A driver JIT or cache load
+ * in such a trace is that program's own start, not a build: a CUDA program
+ * the program ran and waited for is no build. Otherwise (nvidia-smi, git, a
+ * health check) it made no compile: its record makes no row, so it is no
+ * cause, no late compile, no culprit and no fix. The processes with such
+ * records are derived again without them. */
+static int compiled_itself(const struct jst_process *q)
+{
+    for (size_t k = 0; k < q->n_compiles; k++) {
+        const struct jst_compile *c = &q->compiles[k];
+        if (c->compiler != JST_CMP_DRIVER &&
+            (c->compiler != JST_CMP_BUILD || jst_build_tool_name(c->what)))
+            return 1;
+    }
+    return 0;
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -1004,13 +1017,22 @@ static void drop_inert_builds(struct jst_run *run)
         jst_compiles_derive(p);
         jst_first_calls_derive(p);
     }
-    /* every pid a trace of the run has or descends from, sorted */
+    /* every pid that a trace which compiled has or descends from (its
+     * parent's, and up its chain of traced ancestors), sorted */
+    unsigned char *on = calloc(run->n_procs + 1, 1);
     uint64_t *pids = malloc((2 * run->n_procs + 1) * sizeof *pids);
     size_t np = 0;
-    for (size_t i = 0; pids && i < run->n_procs; i++) {
-        pids[np++] = run->procs[i].pid;
-        pids[np++] = run->procs[i].ppid;
+    for (size_t i = 0; pids && on && i < run->n_procs; i++) {
+        if (!compiled_itself(&run->procs[i]))
+            continue;
+        const struct jst_process *q = &run->procs[i];
+        for (int d = 0; q && d < 64 && !on[q - run->procs]; d++, q = jst_model_parent(run, q)) {
+            on[q - run->procs] = 1;
+            pids[np++] = q->pid;
+            pids[np++] = q->ppid;
+        }
     }
+    free(on);
     if (!pids)
         return;
     qsort(pids, np, sizeof *pids, cmp_u64);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "compiles.h"
 #include "fixes.h"
 #include "graphs.h"
 #include "late.h"
@@ -532,9 +533,14 @@ static void build_fix(const struct jst_process *p, const struct jst_call_ev *c, 
                  api ? api : "the load");
     why_text(c, cc, why, sizeof(why));
     jst_sfmt(f->target, sizeof(f->target), "%s", origin ? origin : (api ? api : "image"));
-    if (jst_is_rtc_call(c->call))
+    if (jst_is_rtc_call(c->call)) {
+        /* a framework's runtime compile (CuPy's NVRTC): its cache's fix
+         * covers it (analyzer/fixes_fw.c), not one of its own */
+        for (size_t i = 0; i < p->n_compiles; i++)
+            if (p->compiles[i].call == c && jst_fix_fw_owns(p->compiles[i].framework))
+                return;
         rtc_fix(c, api, f);
-    else
+    } else
         verdict_fix(p, c, cc, what, why, api, f);
 }
 

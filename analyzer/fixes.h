@@ -95,6 +95,9 @@ int jst_fixes_merge(struct jst_fixes *out, unsigned kind, const char *text, cons
                     uint64_t saves_ns, size_t n);
 /* The fix kind's name in JSON ("triton_cache"), NULL for the older kinds. */
 const char *jst_fix_fw_kind_name(unsigned kind);
+/* Whether framework (enum jst_framework) has a cache of its own whose fix
+ * covers the compiles it runs (a runtime compile it makes included). */
+int jst_fix_fw_owns(unsigned framework);
 /* The fix of a compile, as the Fixes list words it for its process: for a
  * driver or library call, that call's own fix (jst_fix_for_load); for a
  * compiler subprocess or a framework's own compile, the framework's cache

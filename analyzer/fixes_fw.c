@@ -279,8 +279,26 @@ static const char *fw_text(const struct jst_process *p, const struct fw_fix *r, 
                   sizeof words - strlen(words));
     else if (r->framework == JST_FW_XLA && *st && (*st)->path && (*st)->exists)
         fw_missed(p, JST_FW_XLA, (*st)->path, words + strlen(words), sizeof words - strlen(words));
+    /* A cache that held entries and still missed, where jitstall cannot
+     * read why (CuPy, Inductor, Numba): keeping it is no fix; say so */
+    const char *named = NULL; /* what it compiled: its first call's function or kernel */
+    for (size_t i = 0; i < p->n_first_calls && !named; i++)
+        if (p->first_calls[i].top_framework == r->framework)
+            named = p->first_calls[i].function ? p->first_calls[i].function
+                                               : p->first_calls[i].kernel;
+    if (r->framework != JST_FW_TRITON && r->framework != JST_FW_XLA && *st && (*st)->path &&
+        (*st)->has_entries && (*st)->entries)
+        jst_sfmt(buf, n,
+                 "%s compiled%s%s although %s held entries (%s): that compile is not in the "
+                 "cache (its key changed since the entries were written, or %s does not keep "
+                 "it), so keeping the cache does not avoid it; %s",
+                 jst_framework_name(r->framework), named ? " " : "", named ? named : "", r->label,
+                 words[0] == ';' ? words + 2 : words, jst_framework_name(r->framework),
+                 r->remedy ? r->remedy
+                           : "build those kernels ahead of time, or count it as a per-process "
+                             "cost of the framework");
     /* JAX's cache is off unless set: when it was on, keeping it is the fix */
-    if (r->framework == JST_FW_XLA && *st && (*st)->path)
+    else if (r->framework == JST_FW_XLA && *st && (*st)->path)
         jst_sfmt(buf, n,
                  "keep JAX's persistent compilation cache: JAX_COMPILATION_CACHE_DIR (or "
                  "jax_compilation_cache_dir) on a persistent volume%s",
@@ -487,6 +505,11 @@ static const char *hit_text(const struct jst_process *p, const struct jst_first_
     return buf;
 }
 
+int jst_fix_fw_owns(unsigned framework)
+{
+    return row_of(framework) != NULL;
+}
+
 int jst_fixes_frameworks(const struct jst_run *run, struct jst_fixes *out)
 {
     for (size_t i = 0; i < run->n_procs; i++) {
@@ -502,15 +525,28 @@ int jst_fixes_frameworks(const struct jst_run *run, struct jst_fixes *out)
             if (add(out, &rows[r], text, st && st->path ? st->path : rows[r].cache_name, s, n) < 0)
                 return -1;
         }
-        for (size_t fc = 0; fc < p->n_first_calls; fc++) {
-            const struct jst_first_call *f = &p->first_calls[fc];
-            const struct fw_fix *r = row_of(f->top_framework);
-            if (!r || !f->cache || strcmp(f->cache, "hit"))
+        /* One fix per framework whose cache hit: told by its longest first
+         * call, saving what the ahead-of-time path skips in all of them;
+         * none when that is nothing (a fill kernel's short first call). */
+        for (size_t r = 0; r < N_ROWS; r++) {
+            const struct jst_first_call *top = NULL;
+            uint64_t skips = 0;
+            size_t n_hit = 0;
+            for (size_t fc = 0; fc < p->n_first_calls; fc++) {
+                const struct jst_first_call *f = &p->first_calls[fc];
+                if (f->top_framework != rows[r].framework || !f->cache || strcmp(f->cache, "hit"))
+                    continue;
+                skips += aot_skips(f);
+                n_hit++;
+                if (!top || f->dur_ns > top->dur_ns)
+                    top = f;
+            }
+            if (!top || (rows[r].remedy && !skips))
                 continue;
             char text[2048];
-            hit_text(p, f, r, text, sizeof text);
-            if (add(out, r->remedy ? &aot_row : &cost_row, text, r->cache_name,
-                    r->remedy ? aot_skips(f) : 0, 1) < 0)
+            hit_text(p, top, &rows[r], text, sizeof text);
+            if (add(out, rows[r].remedy ? &aot_row : &cost_row, text, rows[r].cache_name,
+                    rows[r].remedy ? skips : 0, n_hit) < 0)
                 return -1;
         }
         for (size_t c = 0; c < p->n_compiles; c++) {
@@ -539,7 +575,12 @@ const char *jst_fix_for_compile(const struct jst_process *p, const struct jst_co
 {
     if (k->call) { /* a driver or library call: the fix of that call */
         jst_fix_for_load(p, k->call, NULL, buf, n);
-        return buf[0] ? buf : NULL;
+        if (buf[0])
+            return buf;
+        /* a runtime compile a framework made: its cache's fix */
+        const struct fw_fix *r = row_of(k->framework);
+        const struct jst_fw_cache *st;
+        return r ? fw_text(p, r, buf, n, &st) : NULL;
     }
     if (ahead_of_time(k))
         return ahead_text(k, buf, n);

@@ -302,6 +302,8 @@ static void write_fixes(FILE *f, const struct rv_report *r)
         const struct jst_fix *x = &r->fixes.v[i];
         if (x->saves_ns)
             fprintf(f, "%zu. **saves %s**: ", i + 1, rv_dur(x->saves_ns, d, sizeof(d)));
+        else if (x->kind == JST_FIX_FRAMEWORK_COST)
+            fprintf(f, "%zu. **per-process cost, no saving**: ", i + 1);
         else
             fprintf(f, "%zu. **fixes a failed load**: ", i + 1);
         md_fix(f, x->text);

@@ -310,8 +310,9 @@ static void write_fixes(const struct tw *t, const struct rv_report *r, int fold)
             fprintf(t->f, "  %zu. saves %-9s %s%s%s\n", i + 1, rv_dur(f->saves_ns, d, sizeof(d)),
                     C(t, GREEN), S(f->text), C(t, RESET));
         else
-            fprintf(t->f, "  %zu. %-15s %s%s%s\n", i + 1, "(failed load)", C(t, GREEN), S(f->text),
-                    C(t, RESET));
+            fprintf(t->f, "  %zu. %-15s %s%s%s\n", i + 1,
+                    f->kind == JST_FIX_FRAMEWORK_COST ? "(per process)" : "(failed load)",
+                    C(t, GREEN), S(f->text), C(t, RESET));
     }
     if (!r->fixes.n) {
         fprintf(t->f, "  nothing to fix\n");

@@ -9,6 +9,7 @@ first call's time, framework fixes), check budgets, diff, baseline, export.
 Harness: clitest.py. `python3 test_compiles.py --list` names the cases; ctest
 runs each as cli.<case>.
 """
+import os
 import shutil
 import sys
 
@@ -525,6 +526,10 @@ def test_compiles_framework_fixes(env):
                                                    f"exists=1 entries={entries} writable=1 fs_type=tmpfs"))
         text = {x["kind"]: x["text"] for x in report_json(env, t)["fixes"]}["cupy_cache"]
         expect(f"/tmp/cupy (from CUPY_CACHE_DIR) {words}, and it lies on tmpfs" in text, text)
+        # A cache that held entries and still missed: keeping it is no fix.
+        held = entries != "0"
+        expect(text.startswith("keep CuPy's kernel cache") != held, text)
+        expect(("keeping the cache does not avoid it" in text) == held, text)
     # A FIFO or a device where the cache should be: no cache can be made there.
     t = env.trace("fifo", s.replace("exists=1 writable=1 fs_type=tmpfs ephemeral=1 mount=/tmp",
                                     "exists=0 writable=0 not_dir=1"))
@@ -1366,6 +1371,116 @@ def test_jax_miss_said_from_its_cache(env):
     text = [x for x in report_json(env, env.trace("gone", s))["fixes"]
             if x["kind"] == "jax_cache"][0]["text"]
     expect("it missed" not in text and "did not keep" not in text, text)
+
+
+
+
+@case
+def test_compiles_worker_and_program_children_are_no_build(env):
+    # Two children the program waited for only at the end, or that compiled
+    # nothing, are no build (seen on the H200: torch.compile's compile-worker
+    # pool, reaped at exit, was a 13 s "build" that held every first call and
+    # got "build it when the package is installed"; a CUDA program run as a
+    # child, whose only work was its own driver cache hit, was one too).
+    # (1) A worker pool (pid 300) started at 1060 ms and reaped at 6 s; the
+    # thread that started it launched kernels meanwhile; the worker's ptxas
+    # ran 1200-1700 ms.
+    parent = process(pid=100, exe="/usr/bin/python3", args=("python3", "serve.py"))
+    parent += launch(1050, kernel="fill", seq=1)
+    parent += child(1060, 4940, 300, 0, "/usr/bin/python3", 2, compiler="build",
+                    arg="python3 arg=-m arg=torch._inductor.compile_worker")
+    parent += launch(1800, kernel="triton_poi_fused_0", seq=3)
+    parent += launch(1900, kernel="triton_poi_fused_0", seq=4)
+    parent += end()
+    worker = process(pid=300, exe="/usr/bin/python3", args=("python3", "-m", "worker")).replace(
+        "ppid=1", "ppid=100")
+    worker += child(1200, 500, 400, 0, "/site/torch/bin/ptxas", 0, compiler="ptxas",
+                    target="sm_90", output="k.cubin").replace("tid=100", "tid=300")
+    worker += end()
+    env.trace("parent", parent, subdir="pool")
+    env.trace("worker", worker, subdir="pool")
+    r = report_json(env, env.path("pool"))
+    p = [x for x in r["processes"] if x["pid"] == 100][0]
+    expect(not [c for c in p["compiles"] if c["compiler"] == "build"], p["compiles"])
+    expect(not [x for x in r["fixes"] if x["kind"] == "extension_cache"], r["fixes"])
+    f = [x for x in p["first_calls"] if x["kernel"] == "triton_poi_fused_0"]
+    expect(f and "build" not in blame(f[0]) and blame(f[0]).get("subprocess", 0) == 500 * MS,
+           f and blame(f[0]))
+    # (2) A CUDA program (pid 310) the parent ran and waited for 1.1 s: its
+    # trace has only its own driver load, a cache hit. No build.
+    parent = process(pid=100, exe="/usr/bin/python3", args=("python3", "bench.py"))
+    parent += launch(1050, kernel="fill", seq=1)
+    parent += child(1100, 1100, 310, 0, "/opt/app/bin/query", 2, compiler="build",
+                    arg="/opt/app/bin/query")
+    parent += launch(2210, kernel="my_op", seq=4)
+    parent += end()
+    prog = process(pid=310, exe="/opt/app/bin/query", args=("query",), start_ms=1100).replace(
+        "ppid=1", "ppid=100")
+    prog += jit_load(1150, 3, cache="hit").replace("call call", "call tid=310 call")
+    prog += launch(1160, kernel="q").replace("call call", "call tid=310 call")
+    prog += end()
+    env.trace("parent", parent, subdir="prog")
+    env.trace("prog", prog, subdir="prog")
+    r = report_json(env, env.path("prog"))
+    p = [x for x in r["processes"] if x["pid"] == 100][0]
+    expect(not [c for c in p["compiles"] if c["compiler"] == "build"], p["compiles"])
+    expect(not [x for x in r["fixes"] if x["kind"] == "extension_cache"], r["fixes"])
+    # The same child with a compiler in its tree is a build (the rule cuts
+    # only what built nothing).
+    prog2 = prog.replace("end exit_status", child(1170, 400, 320, 0, "/usr/bin/nvcc", 9,
+                                                  compiler="nvcc", output="x.o").replace(
+        "tid=100", "tid=310") + "end exit_status")
+    env.trace("parent", parent, subdir="prog2")
+    env.trace("prog", prog2, subdir="prog2")
+    r = report_json(env, env.path("prog2"))
+    p = [x for x in r["processes"] if x["pid"] == 100][0]
+    expect(len([c for c in p["compiles"] if c["compiler"] == "build"]) == 1, p["compiles"])
+
+
+def h200(name):
+    d = os.path.join(os.environ.get("JST_FIXTURES", os.path.join(HERE, "..", "fixtures")),
+                     "h200", name)
+    if not os.path.isdir(d):
+        raise Skip(f"tests/fixtures/h200/{name} is not there")
+    return d
+
+
+@case
+def test_compiles_h200_traces_worker_pool_is_no_build(env):
+    # Traces from the H200 (tests/gpu, torch 2.11, CuPy 14): the compile
+    # worker pool that torch.compile starts and reaps at exit made every
+    # first call a "build" with the fix "build it when the package is
+    # installed". (a) cold torch.compile: Python is the largest cause, as
+    # cProfile says, and the fix is Inductor's cache.
+    r = report_json(env, h200("cold_compile"))
+    p = [x for x in r["processes"] if x["pid"] == 2690][0]
+    expect(not [c for c in p["compiles"] if c["compiler"] == "build"], p["compiles"])
+    f = [x for x in p["first_calls"] if x["kernel"] == "triton_poi_fused_add_cos_mul_sin_0"][0]
+    b = blame(f)
+    expect(max(b, key=b.get) == "python" and "build" not in b, b)
+    expect([x["kind"] for x in r["fixes"]] == ["inductor_cache"], r["fixes"])
+    # (b) the warm second process: the call hits, one ahead-of-time fix (not
+    # one per first call: torch.ones' fill kernel is none), no cache fix.
+    r = report_json(env, h200("warm_compile"))
+    kinds = [x["kind"] for x in r["fixes"]]
+    expect(kinds == ["framework_aot"], r["fixes"])
+    p = [x for x in r["processes"] if x["pid"] == 931][0]
+    f = [x for x in p["first_calls"] if x["kernel"] == "triton_poi_fused_add_cos_mul_sin_0"][0]
+    expect(f["cache"] == "hit" and "build" not in blame(f), f)
+    # (c) a third process on a warm bundle: the CUDA program it ran as a
+    # child (a driver cache hit) is no build; CuPy's NVRTC compile is CuPy's
+    # (not Inductor's, whose pool it ran inside), with one fix that says its
+    # cache held entries and still missed, and no second NVRTC fix.
+    r = report_json(env, h200("bundle_third"))
+    p = [x for x in r["processes"] if x["pid"] == 1647][0]
+    expect(not [c for c in p["compiles"] if c["compiler"] == "build"], p["compiles"])
+    rtc = [c for c in p["compiles"] if c["compiler"] == "nvrtc"]
+    expect(len(rtc) == 1 and rtc[0]["framework"] == "cupy", rtc)
+    kinds = {x["kind"]: x["text"] for x in r["fixes"]}
+    expect("rtc_cache" not in kinds and "extension_cache" not in kinds, r["fixes"])
+    expect("keeping the cache does not avoid it" in kinds.get("cupy_cache", ""), kinds)
+    out, _ = env.expect_rc(0, "report", h200("bundle_third"))
+    expect("(failed load)" not in out, out)
 
 
 if __name__ == "__main__":

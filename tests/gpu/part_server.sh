@@ -26,7 +26,7 @@ if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
 import glob, os, subprocess, sys, time
 d, pid, j, st = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4] == "1"
 t0 = time.time()
-last_live = last_st = None
+last_live, last_st = {}, None
 
 def alive():
     try:
@@ -62,9 +62,9 @@ while True:
             b = brief(open(f).read())
         except OSError:
             continue
-        if b != last_live:
-            print(f"live t={time.time() - t0:5.1f}s {b}", flush=True)
-            last_live = b
+        if b != last_live.get(f):
+            print(f"live t={time.time() - t0:5.1f}s {os.path.basename(f)} {b}", flush=True)
+            last_live[f] = b
     if st:
         r = subprocess.run([j, "status", d + "/trace"], capture_output=True, text=True)
         s = (r.stdout + r.stderr).strip().replace("\n", " | ") + f" [rc {r.returncode}]"
@@ -85,7 +85,8 @@ PY
     ok "server: the trace has the READY record"
   else fail "server: no READY record with the file spec"; fi
   # The poll interleaves live-file lines with status lines: judge the live ones.
-  grep '^live ' "$d/poll.txt" >"$d/live.txt"
+  # Each program has its own file (the compilers the server runs have theirs): judge the server's.
+  grep '^live .* jitstall_python3' "$d/poll.txt" >"$d/live.txt"
   if grep -q 'ready=0' "$d/live.txt" && grep -q 'ready=1 .*exited=0' "$d/live.txt" &&
     tail -1 "$d/live.txt" | grep -q 'exited=1'; then
     ok "server: the live file went from not ready to ready while running, then said exited"
