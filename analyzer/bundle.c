@@ -334,7 +334,10 @@ static void why_again(const struct jst_process *p, const struct jst_compile *k, 
     if (fw == JST_FW_TRITON || fw == JST_FW_INDUCTOR || fw == JST_FW_CUPY) {
         size_t i = fw == JST_FW_TRITON ? 1 : fw == JST_FW_INDUCTOR ? 2 : 4;
         snprintf(buf, n, "%s compiled again: %s%.512s", jst_framework_name(fw),
-                 c[i].in_bundle ? "its cache key changed between the runs"
+                 c[i].in_bundle ? "the first run filled its cache in the bundle and it "
+                                  "compiled this again: its key changed between the runs, or "
+                                  "it does not keep this compile (CuPy compiles some kernels "
+                                  "in every process)"
                                 : "its cache is your own setting, not the bundle's: ",
                  c[i].in_bundle ? "" : c[i].path);
         return;

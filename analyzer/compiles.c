@@ -199,6 +199,24 @@ static unsigned framework_of_stack(const struct jst_process *p, uint64_t stack_i
     return best < N_FW_ROWS ? fw_rows[best].framework : 0;
 }
 
+/* A runtime compile that is a framework's cache lookup, not a compile of a
+ * kernel: CuPy compiles an empty program with NVRTC (its _preprocess, from
+ * _compile_with_cache_cuda) once per process to put the compiler's version
+ * into its cache key, hit or miss. Like `ptxas --version`, no compile row. */
+int jst_call_is_cache_probe(const struct jst_process *p, const struct jst_call_ev *e)
+{
+    if (e->call != JST_CALL_nvrtcCompileProgram || !e->stack_id)
+        return 0;
+    const struct jst_stack *s = jst_model_stack(p, e->stack_id);
+    for (size_t i = 0; s && i + 1 < s->n_py && i < 4; i++) {
+        const char *f = s->py_frames[i], *up = s->py_frames[i + 1];
+        if (f && up && !strncmp(f, "_preprocess\t", 12) && strstr(f, "cupy/cuda/compiler.py") &&
+            !strncmp(up, "_compile_with_cache_cuda\t", 25))
+            return 1;
+    }
+    return 0;
+}
+
 static char *xstrdup(const char *s)
 {
     return s ? strdup(s) : NULL;
@@ -263,7 +281,7 @@ static void from_calls(struct jst_process *p, size_t *cap)
     for (size_t i = 0; i < p->n_calls; i++) {
         const struct jst_call_ev *e = &p->calls[i];
         unsigned k = call_compiler(p, e);
-        if (!k)
+        if (!k || jst_call_is_cache_probe(p, e))
             continue;
         struct jst_compile *c = jst_compiles_push(p, cap);
         if (!c)

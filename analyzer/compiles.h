@@ -149,6 +149,10 @@ unsigned jst_compiler_cause(unsigned compiler);    /* enum jst_cause */
  * inside its time): compiles inside such a span belong to it. */
 int jst_compiler_encloses(unsigned compiler);
 unsigned jst_compiler_by_name(const char *name);    /* 0 when unknown */
+/* A runtime compile that only reads the compiler's version into a
+ * framework's cache key (CuPy's NVRTC of an empty program): no compile, no
+ * culprit, no fix. */
+int jst_call_is_cache_probe(const struct jst_process *p, const struct jst_call_ev *e);
 const char *jst_framework_name(unsigned framework); /* "triton"; NULL for none */
 unsigned jst_framework_by_name(const char *name);   /* 0 when unknown */
 /* The framework whose code lives at path (a Python file or an object), or 0. */

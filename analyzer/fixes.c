@@ -534,6 +534,8 @@ static void build_fix(const struct jst_process *p, const struct jst_call_ev *c, 
     why_text(c, cc, why, sizeof(why));
     jst_sfmt(f->target, sizeof(f->target), "%s", origin ? origin : (api ? api : "image"));
     if (jst_is_rtc_call(c->call)) {
+        if (jst_call_is_cache_probe(p, c))
+            return;
         /* a framework's runtime compile (CuPy's NVRTC): its cache's fix
          * covers it (analyzer/fixes_fw.c), not one of its own */
         for (size_t i = 0; i < p->n_compiles; i++)

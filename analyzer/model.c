@@ -58,8 +58,8 @@ int jst_is_jit_event(const struct jst_process *p, const struct jst_call_ev *c)
 
 int jst_model_is_module(const struct jst_process *p, const struct jst_call_ev *c)
 {
-    return c->verdict != JST_V_NONE || jst_is_jit_event(p, c) || jst_is_rtc_call(c->call) ||
-           c->in_flight;
+    return c->verdict != JST_V_NONE || jst_is_jit_event(p, c) ||
+           (jst_is_rtc_call(c->call) && !jst_call_is_cache_probe(p, c)) || c->in_flight;
 }
 
 int jst_model_is_partial(const struct jst_process *p)

@@ -48,6 +48,7 @@ static const struct {
     {JST_PHASE_CACHE_KEY, "hash_*", NULL},
     {JST_PHASE_CACHE_KEY, "get_cache_key", NULL},
     {JST_PHASE_CACHE_KEY, "compiled_fx_graph_hash", NULL},
+    {JST_PHASE_CACHE_KEY, "_preprocess", "cupy/cuda/compiler.py"}, /* its NVRTC key probe */
     {JST_PHASE_IMPORT, NULL, "<frozen importlib._bootstrap"},
     {JST_PHASE_IMPORT, "<module>", NULL}, /* not the program's own script: see below */
     {JST_PHASE_AUTOTUNE, NULL, "triton/runtime/autotuner.py"},
