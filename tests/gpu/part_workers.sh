@@ -53,9 +53,12 @@ for l in open(d + "/dump.jsonl"):
     if r["type"] == "process":
         pid = r["pid"]
     elif r["type"] == "compile" and r.get("compiler") == "ptxas":
-        ptxas[pid] += 1
+        # `ptxas --version` (Triton and Inductor ask it in each process) is
+        # a probe, no compile: the report leaves it out
+        if not {"--version", "-V"} & set(r.get("argv", [])):
+            ptxas[pid] += 1
 if not ptxas:
-    errs.append("no ptxas in any trace")
+    errs.append("no ptxas compile (other than --version probes) in any trace")
 main = [p for p in procs.values() if p["ppid"] not in procs]
 def descends(p, anc):
     for _ in range(32):
