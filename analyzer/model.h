@@ -381,11 +381,12 @@ int jst_model_is_fork(const struct jst_run *run, const struct jst_process *p);
 /* A fork (above) that made no driver call: a pool's worker that only ran
  * compilers. The report shows it under its parent. */
 int jst_model_is_pool_worker(const struct jst_run *run, const struct jst_process *p);
-/* Whether p is a helper of a build (ninja, a shell, nvcc, g++ that a build
- * tool ran): it made no driver call, and it, or an ancestor of it below a
- * process that made one, is a build tool's child there (a `build` row, or a
- * row inside one). The report shows it in its build's tree, not as a process
- * of its own. */
+/* Whether p is a helper of a build or a compile (ninja, a shell, nvcc, g++
+ * that a build tool ran; gcc that Triton ran, and its collect2): it made no
+ * driver call, and it, or an ancestor of it below a process that made one,
+ * is a compiler child there (a compile row of that process: a `build` row, a
+ * row inside one, or a compiler subprocess). The report shows it under that
+ * row, not as a process of its own. */
 int jst_model_is_build_helper(const struct jst_run *run, const struct jst_process *p);
 /* The traces ended by their parent, one line per parent ("4 workers ended
  * by their parent (pid 812)"): the line after *at into buf, 1; 0 when there

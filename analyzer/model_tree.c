@@ -194,7 +194,9 @@ int jst_model_is_build_helper(const struct jst_run *run, const struct jst_proces
             return 0;
         for (size_t i = 0; i < par->n_compiles; i++) {
             const struct jst_compile *c = &par->compiles[i];
-            if (c->pid == q->pid && (c->compiler == JST_CMP_BUILD || c->in_build))
+            /* a build's step, or a compiler the process ran (gcc under a
+             * Triton launcher's build, and its collect2 and ld) */
+            if (c->pid == q->pid && !c->call && c->compiler != JST_CMP_DRIVER)
                 return 1;
         }
         q = par;

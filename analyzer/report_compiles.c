@@ -698,6 +698,17 @@ int rv_proc_shown(const struct rv_report *r, const struct jst_process *p)
            (!jst_model_is_pool_worker(r->run, p) && !jst_model_is_build_helper(r->run, p));
 }
 
+int rv_proc_quiet(const struct rv_report *r, const struct jst_process *p)
+{
+    if (!r->run || r->per_process || !jst_model_parent(r->run, p) || p->n_launches ||
+        p->n_compiles || p->n_in_flight)
+        return 0;
+    for (size_t i = 0; i < p->n_calls; i++) /* driver start-up alone is no GPU work */
+        if (jst_model_is_module(p, &p->calls[i]))
+            return 0;
+    return 1;
+}
+
 #define RV_WORKERS_SHOWN 16
 
 void rv_workers_text(FILE *f, const struct rv_report *r, const struct jst_process *p)

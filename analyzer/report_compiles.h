@@ -24,6 +24,10 @@ void rv_workers_text(FILE *f, const struct rv_report *r, const struct jst_proces
 /* Whether the text report shows p as a process of its own: not a pool
  * worker (unless every process is asked for). */
 int rv_proc_shown(const struct rv_report *r, const struct jst_process *p);
+/* A process another of the run started that launched no kernel, loaded no
+ * module and compiled nothing (driver start-up alone is allowed) (a worker pool's idle parent, a helper
+ * script): the answer lines count it instead of giving it a line. */
+int rv_proc_quiet(const struct rv_report *r, const struct jst_process *p);
 /* Whether text and Markdown show p's first calls. */
 int rv_first_calls_shown(const struct jst_process *p);
 struct rv_report;

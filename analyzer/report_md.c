@@ -404,13 +404,29 @@ static void write_answer(FILE *f, const struct rv_report *r, const struct fl_fle
         }
         free(buf);
     } else {
-        for (size_t i = 0; i < r->n_procs && i < FL_DETAIL_MAX; i++) {
+        /* as the text: a pool's workers, a build's helpers and quiet
+         * children are not lines of their own */
+        size_t said = 0, quiet = 0;
+        for (size_t i = 0; i < r->n_procs; i++) {
+            if (r->n_procs > 1 && !rv_proc_shown(r, r->procs[i].p))
+                continue;
+            if (r->n_procs > 1 && rv_proc_quiet(r, r->procs[i].p)) {
+                quiet++;
+                continue;
+            }
+            if (said++ >= FL_DETAIL_MAX)
+                continue;
             fputs("> ", f);
             if (r->n_procs > 1)
                 fprintf(f, "pid %" PRIu64 ": ", r->procs[i].p->pid);
             md_text(f, rv_answer_proc(r, &r->procs[i], line, sizeof line));
             fputs("\n>\n", f);
         }
+        if (said > FL_DETAIL_MAX)
+            fprintf(f, "> ... and %zu more processes\n>\n", said - FL_DETAIL_MAX);
+        if (quiet)
+            fprintf(f, "> (and %zu child process%s that launched no kernel, loaded no module and compiled nothing)\n>\n",
+                    quiet, quiet == 1 ? "" : "es");
     }
     fputc('\n', f);
 }

@@ -407,10 +407,14 @@ static void write_answer(const struct tw *t, const struct rv_report *r, const st
     } else {
         /* the processes shown as such: a pool's workers and a build's
          * helpers are their parent's (its Workers line, its build tree) */
-        size_t shown = 0, said = 0;
+        size_t shown = 0, said = 0, quiet = 0;
         for (size_t i = 0; i < r->n_procs; i++) {
             if (!rv_proc_shown(r, r->procs[i].p))
                 continue;
+            if (rv_proc_quiet(r, r->procs[i].p)) {
+                quiet++;
+                continue;
+            }
             if (shown++ >= FL_DETAIL_MAX)
                 continue;
             said++;
@@ -420,6 +424,9 @@ static void write_answer(const struct tw *t, const struct rv_report *r, const st
         }
         if (shown > said)
             fprintf(t->f, "... and %zu more processes\n", shown - said);
+        if (quiet)
+            fprintf(t->f, "(and %zu child process%s that launched no kernel, loaded no module and compiled nothing)\n",
+                    quiet, quiet == 1 ? "" : "es");
     }
     fputs(C(t, RESET), t->f);
     fputc('\n', t->f);

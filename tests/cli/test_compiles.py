@@ -1486,5 +1486,49 @@ def test_compiles_h200_traces_worker_pool_is_no_build(env):
     expect("(failed load)" not in out, out)
 
 
+@case
+def test_compiles_compiler_children_and_quiet_children_fold(env):
+    # Seen on the H200: a cold Triton program's first screen gave gcc-real and
+    # collect2 (the launcher's build, followed by the preload) an answer line
+    # and a process block each ("no kernel launched"), and torch.compile's
+    # idle worker-pool parent (driver start-up only) one more. A compiler the
+    # program ran is shown under its compile row; a child that launched,
+    # loaded and compiled nothing is counted, not given a line.
+    d = "fold"
+    parent = process(pid=100, exe="/usr/bin/python3", args=("python3", "tri.py"))
+    parent += launch(1050, kernel="fill", seq=1)
+    parent += child(1100, 400, 200, 0, "/usr/bin/gcc", 2, compiler="host_cc", output="cu.so")
+    parent += launch(1600, kernel="add_kernel", seq=3)
+    parent += end()
+    gcc = process(pid=200, exe="/opt/gcc/bin/gcc-real", args=("gcc",), start_ms=1100).replace(
+        "ppid=1", "ppid=100")
+    gcc += child(1400, 50, 201, 0, "/opt/gcc/bin/collect2", 0, compiler="host_cc",
+                 output="cu.so").replace("tid=100", "tid=200")
+    gcc += end()
+    col = process(pid=201, exe="/opt/gcc/bin/collect2", args=("collect2",), start_ms=1400).replace(
+        "ppid=1", "ppid=200")
+    col += end()
+    idle = process(pid=300, exe="/usr/bin/python3", args=("python3", "-m", "pool"),
+                   start_ms=1200).replace("ppid=1", "ppid=100")
+    idle += call("cuInit", 1210, 5).replace("call call", "call tid=300 call")
+    idle += end()
+    for name, text in (("parent", parent), ("gcc", gcc), ("collect2", col), ("idle", idle)):
+        env.trace(name, text, subdir=d)
+    out, _ = env.expect_rc(0, "report", env.path(d))
+    head = out.split("\njitstall report:")[0]
+    expect(head.startswith("pid 100 ") and "pid 200" not in head and "pid 201" not in head and
+           "pid 300" not in head, head)
+    expect("(and 1 child process that launched no kernel, loaded no module and compiled "
+           "nothing)" in head, head)
+    expect("Process 200 " not in out and "Process 201 " not in out, out)
+    md, _ = env.expect_rc(0, "report", "--markdown", env.path(d))
+    head = md.split("## jitstall report")[0]
+    expect("pid 100:" in head and "pid 200:" not in head and "pid 300:" not in head and
+           "1 child process that launched no kernel" in head, head)
+    # --per-process shows every process, as before
+    out, _ = env.expect_rc(0, "report", "--per-process", env.path(d))
+    expect("Process 200 " in out, out)
+
+
 if __name__ == "__main__":
     sys.exit(main(sys.argv))
