@@ -1375,6 +1375,18 @@ def test_jax_miss_said_from_its_cache(env):
 
 
 
+def no_build_run(env, d, **traces):
+    """Writes the traces into d and checks that pid 100 has no build row and
+    the run no extension_cache fix; returns the report and pid 100's entry."""
+    for name, text in traces.items():
+        env.trace(name, text, subdir=d)
+    r = report_json(env, env.path(d))
+    p = [x for x in r["processes"] if x["pid"] == 100][0]
+    expect(not [c for c in p["compiles"] if c["compiler"] == "build"], p["compiles"])
+    expect(not [x for x in r["fixes"] if x["kind"] == "extension_cache"], r["fixes"])
+    return r, p
+
+
 @case
 def test_compiles_worker_and_program_children_are_no_build(env):
     # Two children the program waited for only at the end, or that compiled
@@ -1397,12 +1409,7 @@ def test_compiles_worker_and_program_children_are_no_build(env):
     worker += child(1200, 500, 400, 0, "/site/torch/bin/ptxas", 0, compiler="ptxas",
                     target="sm_90", output="k.cubin").replace("tid=100", "tid=300")
     worker += end()
-    env.trace("parent", parent, subdir="pool")
-    env.trace("worker", worker, subdir="pool")
-    r = report_json(env, env.path("pool"))
-    p = [x for x in r["processes"] if x["pid"] == 100][0]
-    expect(not [c for c in p["compiles"] if c["compiler"] == "build"], p["compiles"])
-    expect(not [x for x in r["fixes"] if x["kind"] == "extension_cache"], r["fixes"])
+    r, p = no_build_run(env, "pool", parent=parent, worker=worker)
     f = [x for x in p["first_calls"] if x["kernel"] == "triton_poi_fused_0"]
     expect(f and "build" not in blame(f[0]) and blame(f[0]).get("subprocess", 0) == 500 * MS,
            f and blame(f[0]))
@@ -1419,12 +1426,7 @@ def test_compiles_worker_and_program_children_are_no_build(env):
     prog += jit_load(1150, 3, cache="hit").replace("call call", "call tid=310 call")
     prog += launch(1160, kernel="q").replace("call call", "call tid=310 call")
     prog += end()
-    env.trace("parent", parent, subdir="prog")
-    env.trace("prog", prog, subdir="prog")
-    r = report_json(env, env.path("prog"))
-    p = [x for x in r["processes"] if x["pid"] == 100][0]
-    expect(not [c for c in p["compiles"] if c["compiler"] == "build"], p["compiles"])
-    expect(not [x for x in r["fixes"] if x["kind"] == "extension_cache"], r["fixes"])
+    no_build_run(env, "prog", parent=parent, prog=prog)
     # The same child with a compiler in its tree is a build (the rule cuts
     # only what built nothing).
     prog2 = prog.replace("end exit_status", child(1170, 400, 320, 0, "/usr/bin/nvcc", 9,
