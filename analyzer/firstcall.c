@@ -534,7 +534,23 @@ static const struct jst_compile *first_compile(const struct fc_ix *ix, uint64_t 
 /* The innermost of frames ("func\tfile\tline", innermost first) that is the
  * program's own: not Python's standard library, not a framework's, not an
  * installed package's; "func (file:line)" as a new string, or NULL. */
-static char *user_frame(char *const *frames, size_t n)
+/* Is file inside a framework's cache directory (Inductor writes the code it
+ * generates there and runs it: that is the framework's frame, not the
+ * program's)? */
+static int in_fw_cache(const struct jst_process *p, const char *file)
+{
+    for (size_t k = 0; k < p->n_fw_caches; k++) {
+        const char *d = p->fw_caches[k].path;
+        size_t n = d ? strlen(d) : 0;
+        while (n > 1 && d[n - 1] == '/')
+            n--;
+        if (n > 1 && !strncmp(file, d, n) && file[n] == '/')
+            return 1;
+    }
+    return 0;
+}
+
+static char *user_frame(const struct jst_process *p, char *const *frames, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         const char *f = frames[i], *a = f ? strchr(f, '\t') : NULL,
@@ -549,7 +565,7 @@ static char *user_frame(char *const *frames, size_t n)
         file[fl] = 0;
         int own = !jst_sym_pystd_file(file) && !jst_framework_of_file(file) &&
                   !strstr(file, "site-packages/") && !strstr(file, "dist-packages/") &&
-                  file[0] != '<';
+                  file[0] != '<' && !in_fw_cache(p, file);
         if (!own) {
             free(file);
             continue;
@@ -578,7 +594,7 @@ static void name_call(const struct fc_ix *ix, struct jst_first_call *f, uint64_t
             continue;
         const struct jst_stack *s = c->stack_id ? jst_model_stack(p, c->stack_id) : NULL;
         if (!f->call_site && s && s->n_py)
-            f->call_site = user_frame(s->py_frames, s->n_py);
+            f->call_site = user_frame(p, s->py_frames, s->n_py);
         const struct jst_compile *holder = jst_compiler_encloses(c->compiler) ? c
                                            : c->has_parent ? &p->compiles[c->parent]
                                                            : NULL;
@@ -629,7 +645,7 @@ static void name_call(const struct fc_ix *ix, struct jst_first_call *f, uint64_t
         if (s->before_seq != f->launch_seq)
             break;
         if (s->n_py)
-            f->call_site = user_frame(s->py, s->n_py);
+            f->call_site = user_frame(ix->p, s->py, s->n_py);
     }
 }
 
@@ -897,7 +913,10 @@ const char *jst_fw_cache_outcome(const struct jst_process *p, unsigned framework
 /* Keeps the first calls that had compile work (the driver's JIT, a runtime
  * compiler, a compiler child, a framework's compile; a child process's
  * counts once linked), and those whose sampled Python was a framework's
- * whose cache hit (what is left of its first call when nothing compiled). One found from samples
+ * whose cache hit (what is left of its first call when nothing compiled)
+ * and that launched what the framework made (its function is named: a
+ * kernel it loaded from its cache, a module it ran; not torch.ones' fill
+ * kernel launched while torch's compiler was being imported). One found from samples
  * alone, before a launch that followed only module loads and driver start-up, is the program's own
  * Python, not a compile: a slow machine (or an emulator) gives a trivial
  * first kernel samples that a fast one does not. */
@@ -911,7 +930,8 @@ static void keep_compiling(struct jst_process *p, unsigned compiled)
         if (f->blame[JST_CAUSE_DRIVER_JIT] || f->blame[JST_CAUSE_RUNTIME_COMPILER] ||
             f->blame[JST_CAUSE_SUBPROCESS] || f->blame[JST_CAUSE_FRAMEWORK_COMPILE] ||
             f->blame[JST_CAUSE_BUILD] ||
-            (f->cache && !strcmp(f->cache, "hit") && f->blame[JST_CAUSE_PYTHON])) {
+            (f->cache && !strcmp(f->cache, "hit") && f->blame[JST_CAUSE_PYTHON] &&
+             f->function)) {
             p->first_calls[n++] = *f;
             continue;
         }

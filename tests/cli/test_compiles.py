@@ -1448,7 +1448,7 @@ def h200(name):
 
 
 @case
-def test_compiles_h200_traces_worker_pool_is_no_build(env):
+def test_compiles_h200_traces_builds_fixes_and_first_calls(env):
     # Traces from the H200 (tests/gpu, torch 2.11, CuPy 14): the compile
     # worker pool that torch.compile starts and reaps at exit made every
     # first call a "build" with the fix "build it when the package is
@@ -1469,6 +1469,14 @@ def test_compiles_h200_traces_worker_pool_is_no_build(env):
     p = [x for x in r["processes"] if x["pid"] == 931][0]
     f = [x for x in p["first_calls"] if x["kernel"] == "triton_poi_fused_add_cos_mul_sin_0"][0]
     expect(f["cache"] == "hit" and "build" not in blame(f), f)
+    # The call is the program's: named by the user's line, not by the code
+    # Inductor generated into its cache directory and ran; and torch.ones'
+    # fill kernel, launched while torch's compiler was imported, is no first
+    # call of the framework (it is not the framework's function).
+    expect(f["call_site"] == "setup_compile.<locals>.call "
+           "(/work/main/tests/gpu/fw_first_call.py:50)", f["call_site"])
+    expect([x["kernel"] for x in p["first_calls"]] == ["triton_poi_fused_add_cos_mul_sin_0"],
+           p["first_calls"])
     # (c) a third process on a warm bundle: the CUDA program it ran as a
     # child (a driver cache hit) is no build. CuPy's one NVRTC compile there
     # is its cache-key probe (_preprocess of an empty program, from
