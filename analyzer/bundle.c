@@ -254,12 +254,6 @@ static const struct jst_subproc_ev *subproc_of(const struct jst_process *p,
     return NULL;
 }
 
-static int under(const char *path, const char *dir)
-{
-    size_t n = strlen(dir);
-    return !strncmp(path, dir, n) && (path[n] == '/' || !path[n]);
-}
-
 /* JAX's thresholds in the runs' environment (set_caches set them, unless
  * the user had). */
 static void jax_limits(struct jst_jax_limits *lim)
@@ -326,7 +320,7 @@ static void why_again(const struct jst_process *p, const struct jst_compile *k, 
         return;
     }
     const struct jst_subproc_ev *s = k->pid ? subproc_of(p, k) : NULL;
-    if (s && s->output && s->output[0] == '/' && !under(s->output, dir)) {
+    if (s && s->output && s->output[0] == '/' && !jst_path_under(s->output, dir)) {
         snprintf(buf, n, "a build that writes outside the bundle (%.512s): its output is not kept",
                  s->output);
         return;

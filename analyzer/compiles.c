@@ -217,6 +217,14 @@ int jst_call_is_cache_probe(const struct jst_process *p, const struct jst_call_e
     return 0;
 }
 
+int jst_path_under(const char *path, const char *dir)
+{
+    size_t n = dir ? strlen(dir) : 0;
+    while (n > 1 && dir[n - 1] == '/')
+        n--;
+    return path && n && !strncmp(path, dir, n) && (path[n] == '/' || path[n] == 0);
+}
+
 static char *xstrdup(const char *s)
 {
     return s ? strdup(s) : NULL;

@@ -149,6 +149,10 @@ unsigned jst_compiler_cause(unsigned compiler);    /* enum jst_cause */
  * inside its time): compiles inside such a span belong to it. */
 int jst_compiler_encloses(unsigned compiler);
 unsigned jst_compiler_by_name(const char *name);    /* 0 when unknown */
+/* Is path dir itself, or below it ("/a/b" under "/a" and "/a/"; "/ab" not)?
+ * 0 when either is NULL or dir is empty. (Build directories, framework
+ * caches, a bundle's directory.) */
+int jst_path_under(const char *path, const char *dir);
 /* A runtime compile that only reads the compiler's version into a
  * framework's cache key (CuPy's NVRTC of an empty program): no compile, no
  * culprit, no fix. */

@@ -539,14 +539,9 @@ static const struct jst_compile *first_compile(const struct fc_ix *ix, uint64_t 
  * program's)? */
 static int in_fw_cache(const struct jst_process *p, const char *file)
 {
-    for (size_t k = 0; k < p->n_fw_caches; k++) {
-        const char *d = p->fw_caches[k].path;
-        size_t n = d ? strlen(d) : 0;
-        while (n > 1 && d[n - 1] == '/')
-            n--;
-        if (n > 1 && !strncmp(file, d, n) && file[n] == '/')
+    for (size_t k = 0; k < p->n_fw_caches; k++)
+        if (jst_path_under(file, p->fw_caches[k].path))
             return 1;
-    }
     return 0;
 }
 

@@ -332,15 +332,6 @@ static int build_fixable(const struct jst_compile *k)
            !(k->has_exit && k->exit_status != 0);
 }
 
-/* Is path under dir (dir itself, or below it)? */
-static int path_under(const char *path, const char *dir)
-{
-    size_t n = dir ? strlen(dir) : 0;
-    while (n > 1 && dir[n - 1] == '/')
-        n--;
-    return path && n && !strncmp(path, dir, n) && (path[n] == '/' || path[n] == 0);
-}
-
 /* The cache directory that holds build directory d, into out: the torch
  * extensions' (*torch = 1), a library's own, or "" (none). */
 static void build_cache(const struct jst_process *p, const char *d, char *out, size_t n, int *torch)
@@ -350,7 +341,7 @@ static void build_cache(const struct jst_process *p, const char *d, char *out, s
     *torch = 0;
     if (!d)
         return;
-    if (st && st->path && path_under(d, st->path)) {
+    if (st && st->path && jst_path_under(d, st->path)) {
         jst_sfmt(out, n, "%s", st->path);
         *torch = 1;
         return;
