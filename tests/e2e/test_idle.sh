@@ -36,10 +36,12 @@ for s in $idle_syms; do
     [ -n "$a" ] || fail "no symbol $s in $JST_PRELOAD: the layout check proves nothing"
     [ $((16#$a >> 16)) = 0 ] || fail "$s lies at 0x$a, outside the first 64 KiB of the file"
 done
-# And the whole object costs an idle /bin/true no more page faults than an
-# empty shared object as the toolchain builds it, less than 2.5 more (means
-# of 61 interleaved runs; 1.7 more on the development VM). Under
-# qemu-user the faults are the emulator's own, a thousand of them.
+# And the whole object costs an idle /bin/true few page faults more than an
+# empty shared object as the toolchain builds it: less than 4 more (means of
+# 61 interleaved runs). It takes about 2 more: 1.8 to 2.3 on the development
+# VM, 2.6 once on CI, so the bound fails when every start touches two pages
+# more than now, not when the machine is busy. Under qemu-user the faults
+# are the emulator's own, a thousand of them.
 if [ "$JST_EMULATED" = 1 ]; then
     echo "skip (this part): page faults under qemu-user are the emulator's"
     f_jst=- f_empty=-
@@ -60,7 +62,7 @@ print(statistics.mean(r[0] for r in runs), statistics.mean(r[1] for r in runs))
 PY
 )
 printf "page faults of an idle /bin/true (mean): %.2f under libjitstall.so, %.2f under an empty object\n" "$f_jst" "$f_empty"
-python3 -c "import sys; sys.exit(0 if float('$f_jst') < float('$f_empty') + 2.5 else 1)" ||
+python3 -c "import sys; sys.exit(0 if float('$f_jst') < float('$f_empty') + 4 else 1)" ||
     fail "an idle /bin/true takes $f_jst page faults under libjitstall.so, $f_empty under an empty object"
 fi
 # The same preload in a process that loads a module: a stack is recorded.
