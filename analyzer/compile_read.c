@@ -128,6 +128,20 @@ static const struct fmap sample_map[] = {
 };
 #undef SE
 
+#define FE struct jst_fw_event_ev
+static const struct fmap fw_event_map[] = {
+    U64(FE, JST_F_TID, tid),
+    U64(FE, JST_F_START_NS, start_ns),
+    U64(FE, JST_F_DUR_NS, dur_ns),
+    U64(FE, JST_F_STACK_ID, stack_id),
+    STR(FE, JST_F_FRAMEWORK, framework),
+    STR(FE, JST_F_FW_STAGE, stage),
+    STR(FE, JST_F_NAME, name),
+    STR(FE, JST_F_FW_CACHE, cache),
+    STR(FE, JST_F_FW_DETAIL, detail),
+};
+#undef FE
+
 #define FC struct jst_fw_cache
 static const struct fmap fw_cache_map[] = {
     STR(FC, JST_F_FRAMEWORK, framework),
@@ -186,6 +200,21 @@ static void read_fields(void *base, const struct fmap *map, size_t n, struct jst
 
 #define NROWS(a) (sizeof(a) / sizeof((a)[0]))
 
+/* jitstall's own listeners (interpose/pyevents.c, file "<jitstall>") are no
+ * frame of the program's: a sample in one is its caller's. */
+static void drop_own_frames(struct jst_sample_ev *e)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < e->n_py; i++) {
+        const char *t = strchr(e->py[i], '\t');
+        if (t && !strncmp(t + 1, "<jitstall>\t", 11))
+            free(e->py[i]);
+        else
+            e->py[k++] = e->py[i];
+    }
+    e->n_py = k;
+}
+
 int jst_compile_read_record(struct jst_process *p, const struct jst_record *rec)
 {
     struct jst_field_iter it;
@@ -197,12 +226,18 @@ int jst_compile_read_record(struct jst_process *p, const struct jst_record *rec)
             read_fields(e, subproc_map, NROWS(subproc_map), &it);
         break;
     case JST_REC_SAMPLE:
-        if ((e = jst_model_push(&p->samples, &p->n_samples, sizeof(struct jst_sample_ev))))
+        if ((e = jst_model_push(&p->samples, &p->n_samples, sizeof(struct jst_sample_ev)))) {
             read_fields(e, sample_map, NROWS(sample_map), &it);
+            drop_own_frames(e);
+        }
         break;
     case JST_REC_FW_CACHE:
         if ((e = jst_model_push(&p->fw_caches, &p->n_fw_caches, sizeof(struct jst_fw_cache))))
             read_fields(e, fw_cache_map, NROWS(fw_cache_map), &it);
+        break;
+    case JST_REC_FW_EVENT:
+        if ((e = jst_model_push(&p->fw_events, &p->n_fw_events, sizeof(struct jst_fw_event_ev))))
+            read_fields(e, fw_event_map, NROWS(fw_event_map), &it);
         break;
     default:
         return -1;
@@ -236,6 +271,15 @@ void jst_compile_records_free(struct jst_process *p)
         free(p->samples[i].py);
     }
     free(p->samples);
+    for (size_t i = 0; i < p->n_fw_events; i++) {
+        struct jst_fw_event_ev *e = &p->fw_events[i];
+        free(e->framework);
+        free(e->stage);
+        free(e->name);
+        free(e->cache);
+        free(e->detail);
+    }
+    free(p->fw_events);
     for (size_t i = 0; i < p->n_fw_caches; i++) {
         struct jst_fw_cache *e = &p->fw_caches[i];
         free(e->framework);

@@ -31,6 +31,8 @@ static const struct compiler_row compilers[JST_CMP_MAX_] = {
     [JST_CMP_HOST_CC] = {"host_cc", "host C compiler (subprocess)", JST_CAUSE_SUBPROCESS},
     [JST_CMP_XLA] = {"xla", "XLA compile", JST_CAUSE_FRAMEWORK_COMPILE, 1},
     [JST_CMP_BUILD] = {"build", "build tool (subprocess)", JST_CAUSE_BUILD, 1},
+    [JST_CMP_FRAMEWORK] = {"framework", "framework compile (its own events)",
+                           JST_CAUSE_FRAMEWORK_COMPILE, 1},
 };
 
 static const char *const frameworks[JST_FW_MAX_] = {
@@ -385,6 +387,112 @@ static void from_ranges(struct jst_process *p, size_t *cap)
     }
 }
 
+static const char *const fw_stages[] = {"trace",      "lower",        "backend",     "autotune",
+                                        "cache_lookup", "cache_load", "cache_store", "graph_record"};
+
+const char *jst_fw_stage_name(const char *stage)
+{
+    for (size_t i = 0; stage && i < sizeof fw_stages / sizeof fw_stages[0]; i++)
+        if (!strcmp(stage, fw_stages[i]))
+            return fw_stages[i];
+    return NULL;
+}
+
+int jst_compile_compiled(const struct jst_compile *c)
+{
+    if (c->compiler != JST_CMP_FRAMEWORK)
+        return 1;
+    if (c->cache && !strcmp(c->cache, "hit"))
+        return 0;
+    return !c->stage || !strcmp(c->stage, "backend") || !strcmp(c->stage, "autotune");
+}
+
+/* The framework a FW_EVENT names: "jax" is XLA's row. */
+static unsigned event_framework(const char *name)
+{
+    if (name && !strcmp(name, "jax"))
+        return JST_FW_XLA;
+    return name ? jst_framework_by_name(name) : 0;
+}
+
+static const char *event_cache(const char *c)
+{
+    return !c ? NULL : !strcmp(c, "hit") ? "hit" : !strcmp(c, "miss") ? "miss" : NULL;
+}
+
+/* The frameworks' own compile events: a row each for a whole compile and
+ * each stage with a span. A point event (JAX's cache hit or miss) makes no
+ * row: it gives its outcome to the framework's next backend compile or cache
+ * load on its thread. */
+#define FW_POINTS 64 /* threads and frameworks with a point event, at most */
+static void from_fw_events(struct jst_process *p, size_t *cap)
+{
+    struct {
+        uint64_t tid;
+        unsigned fw;
+        const char *cache;
+    } last[FW_POINTS];
+    size_t n_last = 0;
+    for (size_t i = 0; i < p->n_fw_events; i++) {
+        const struct jst_fw_event_ev *e = &p->fw_events[i];
+        unsigned fw = event_framework(e->framework);
+        if (!fw)
+            continue;
+        if (!e->dur_ns) { /* the latest point event of its thread and framework */
+            size_t k = 0;
+            while (k < n_last && (last[k].tid != e->tid || last[k].fw != fw))
+                k++;
+            if (k == n_last && n_last < FW_POINTS)
+                n_last++;
+            if (k < n_last) {
+                last[k].tid = e->tid;
+                last[k].fw = fw;
+                last[k].cache = event_cache(e->cache);
+            }
+            continue;
+        }
+        struct jst_compile *c = jst_compiles_push(p, cap);
+        if (!c)
+            return;
+        c->compiler = JST_CMP_FRAMEWORK;
+        c->framework = fw;
+        c->start_ns = e->start_ns;
+        c->dur_ns = e->dur_ns;
+        c->tid = e->tid;
+        c->stack_id = e->stack_id;
+        c->stage = jst_fw_stage_name(e->stage);
+        c->cache = event_cache(e->cache);
+        c->what = e->name ? xstrdup(e->name) : e->detail && c->stage ? xstrdup(e->detail) : NULL;
+        if (c->cache || !c->stage || (strcmp(c->stage, "backend") && strcmp(c->stage, "cache_load")))
+            continue;
+        for (size_t k = 0; k < n_last; k++)
+            if (last[k].tid == e->tid && last[k].fw == fw)
+                c->cache = last[k].cache;
+    }
+}
+
+_Static_assert(JST_FW_MAX_ <= 8, "jst_process.fw_said holds every framework");
+
+/* p->fw_said: what each framework's events said of its cache */
+static void fw_said(struct jst_process *p)
+{
+    for (size_t f = 0; f < sizeof p->fw_said / sizeof p->fw_said[0]; f++)
+        p->fw_said[f] = NULL;
+    for (size_t i = 0; i < p->n_fw_events; i++) {
+        const struct jst_fw_event_ev *e = &p->fw_events[i];
+        const char *o = event_cache(e->cache);
+        unsigned fw = event_framework(e->framework);
+        if (o && fw < sizeof p->fw_said / sizeof p->fw_said[0] &&
+            (!p->fw_said[fw] || !strcmp(o, "miss")))
+            p->fw_said[fw] = o;
+    }
+}
+
+const char *jst_fw_events_outcome(const struct jst_process *p, unsigned framework)
+{
+    return framework < sizeof p->fw_said / sizeof p->fw_said[0] ? p->fw_said[framework] : NULL;
+}
+
 static int cmp_compile(const void *a, const void *b)
 {
     const struct jst_compile *x = a, *y = b;
@@ -594,6 +702,8 @@ void jst_compiles_derive(struct jst_process *p)
     jst_compiles_free(p);
     from_calls(p, &cap);
     from_ranges(p, &cap);
+    from_fw_events(p, &cap);
+    fw_said(p);
     jst_subprocs_compiles(p, &cap);
     for (size_t i = 0; i < p->n_compiles; i++) {
         struct jst_compile *c = &p->compiles[i];
@@ -622,6 +732,9 @@ uint64_t jst_compiler_wall(const struct jst_process *p, unsigned k)
 
 int jst_compile_is_culprit(const struct jst_compile *k)
 {
+    /* a stage of a compile the framework reported whole: in that row */
+    if (k->compiler == JST_CMP_FRAMEWORK && k->stage && k->has_parent)
+        return 0;
     return !k->call && !k->in_build &&
            (k->dur_ns || k->in_flight || (k->has_exit && k->exit_status != 0));
 }

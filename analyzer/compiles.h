@@ -32,6 +32,9 @@ enum jst_compiler {
     /* a build tool or any other child a process waited for (ninja, make, a
      * script): its span holds the compiles of its descendants */
     JST_CMP_BUILD,
+    /* a compile or compile stage as the framework itself reported it
+     * (JST_REC_FW_EVENT): its span holds the compilers it ran */
+    JST_CMP_FRAMEWORK,
     JST_CMP_MAX_
 };
 
@@ -72,6 +75,8 @@ struct jst_compile {
     const struct jst_call_ev *call; /* the driver or library call it is, or NULL */
     char *target;                   /* "sm_90", or NULL */
     const char *cache;              /* cache outcome when known ("hit", ...), or NULL */
+    const char *stage;              /* a framework's compile stage ("trace", "lower",
+                                       "backend", ...; jst_fw_stage_name), or NULL */
     char *what;                     /* what it compiled or produced, or NULL */
     char *kernel;                   /* the kernel whose first call holds it, or NULL */
     uint64_t pid;                   /* a subprocess's pid, else 0 */
@@ -157,6 +162,16 @@ int jst_path_under(const char *path, const char *dir);
  * framework's cache key (CuPy's NVRTC of an empty program): no compile, no
  * culprit, no fix. */
 int jst_call_is_cache_probe(const struct jst_process *p, const struct jst_call_ev *e);
+/* Whether compile c compiled: every row does but a framework's own report
+ * of a compile that hit its cache, or of a stage that a warm cache does not
+ * skip (tracing, lowering, the cache's lookup, load and store). A framework
+ * whose rows all did not compile compiled nothing: its cache hit. */
+int jst_compile_compiled(const struct jst_compile *c);
+/* A framework event's stage as the JSON spells it ("trace", "lower",
+ * "backend", "autotune", "cache_lookup", "cache_load", "cache_store",
+ * "graph_record"); NULL for a whole compile ("compile") or a stage unknown
+ * to this reader. */
+const char *jst_fw_stage_name(const char *stage);
 const char *jst_framework_name(unsigned framework); /* "triton"; NULL for none */
 unsigned jst_framework_by_name(const char *name);   /* 0 when unknown */
 /* The framework whose code lives at path (a Python file or an object), or 0. */
@@ -168,13 +183,18 @@ const char *jst_cause_label(unsigned cause); /* "driver JIT" */
  * compiler, else 0. Such ranges are never queries. */
 unsigned jst_range_compiler(const char *name, unsigned *framework);
 
-/* A framework's cache outcome in process p (analyzer/firstcall.c): "miss"
+/* A framework's cache outcome in process p (analyzer/firstcall.c): what
+ * its own events said (jst_fw_events_outcome) when they said it, else "miss"
  * when the framework compiled there (compiled: in p or a process it
  * started), "disabled" when it had no cache directory (JAX's default) or
  * its cache could not be made or written, "hit" when it
  * compiled nothing and its cache held entries at start, else "unknown" (no
  * FW_CACHE record, or an empty cache and no compile). */
 const char *jst_fw_cache_outcome(const struct jst_process *p, unsigned framework, int compiled);
+/* What framework's own events in p said of its cache: "miss" when any
+ * compile missed, "hit" when some hit and none missed, NULL when they said
+ * nothing (no events, or none with an outcome). */
+const char *jst_fw_events_outcome(const struct jst_process *p, unsigned framework);
 /* The FW_CACHE record of framework in p, or NULL. */
 struct jst_fw_cache;
 const struct jst_fw_cache *jst_fw_cache_of(const struct jst_process *p, unsigned framework);

@@ -898,6 +898,11 @@ const char *jst_fw_cache_outcome(const struct jst_process *p, unsigned framework
     /* no directory (JAX's cache is off until one is set), none can be made
      * there, or it cannot be written */
     int disabled = s && (!s->path || s->not_dir || (exists && !s->writable));
+    const char *said = jst_fw_events_outcome(p, framework);
+    if (said && !strcmp(said, "miss"))
+        return disabled ? "disabled" : "miss";
+    if (said && !compiled)
+        return "hit";
     if (compiled)
         return disabled ? "disabled" : "miss";
     if (exists && s->has_entries && (s->entries || s->entries_more))
@@ -1101,9 +1106,12 @@ void jst_compiles_link(struct jst_run *run)
     unsigned *all = calloc(run->n_procs + 1, sizeof *all);
     for (size_t i = 0; own && all && i < run->n_procs; i++) {
         const struct jst_process *p = &run->procs[i];
-        for (size_t k = 0; k < p->n_compiles; k++)
-            if (p->compiles[k].framework < JST_FW_MAX_)
-                own[i] |= 1u << p->compiles[k].framework;
+        for (size_t k = 0; k < p->n_compiles; k++) {
+            const struct jst_compile *c = &p->compiles[k];
+            /* a compile the framework says hit its cache compiled nothing */
+            if (c->framework < JST_FW_MAX_ && jst_compile_compiled(c))
+                own[i] |= 1u << c->framework;
+        }
     }
     for (size_t i = 0; own && all && i < run->n_procs; i++) {
         all[i] |= own[i];
@@ -1119,7 +1127,9 @@ void jst_compiles_link(struct jst_run *run)
         for (size_t k = 0; k < p->n_compiles; k++) {
             struct jst_compile *c = &p->compiles[k];
             if (c->framework && !c->cache) /* not a driver JIT's own outcome */
-                c->cache = jst_fw_cache_outcome(p, c->framework, 1);
+                c->cache = jst_fw_cache_outcome(
+                    p, c->framework,
+                    jst_compile_compiled(c) || ((compiled >> c->framework) & 1));
         }
     }
     free(own);

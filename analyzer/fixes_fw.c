@@ -228,13 +228,33 @@ static size_t fw_compiles(const struct jst_process *p, unsigned fw)
 {
     size_t n = 0;
     for (size_t i = 0; i < p->n_compiles; i++)
-        n += p->compiles[i].framework == fw;
+        n += p->compiles[i].framework == fw && jst_compile_compiled(&p->compiles[i]);
     return n;
+}
+
+/* fw_compiles, counted once per process (a report asks for each compile) */
+static size_t fw_compiles_memo(const struct jst_process *p, unsigned fw)
+{
+    static const struct jst_process *memo_p;
+    static const struct jst_compile *memo_c;
+    static size_t memo_n, memo[JST_FW_MAX_];
+    static uint64_t memo_pid, memo_end;
+    if (p != memo_p || p->compiles != memo_c || p->n_compiles != memo_n || p->pid != memo_pid ||
+        p->end_ns != memo_end) {
+        memo_p = p, memo_c = p->compiles, memo_n = p->n_compiles;
+        memo_pid = p->pid, memo_end = p->end_ns;
+        for (unsigned f = 0; f < JST_FW_MAX_; f++)
+            memo[f] = 0;
+        for (size_t i = 0; i < p->n_compiles; i++)
+            if (p->compiles[i].framework < JST_FW_MAX_ && jst_compile_compiled(&p->compiles[i]))
+                memo[p->compiles[i].framework]++;
+    }
+    return fw < JST_FW_MAX_ ? memo[fw] : 0;
 }
 
 static int of_framework(const struct jst_compile *k, const void *fw)
 {
-    return k->framework == *(const unsigned *)fw;
+    return k->framework == *(const unsigned *)fw && jst_compile_compiled(k);
 }
 
 /* What a warm cache saves: the framework's first calls less their module
@@ -286,14 +306,26 @@ static const char *fw_text(const struct jst_process *p, const struct fw_fix *r, 
         if (p->first_calls[i].top_framework == r->framework)
             named = p->first_calls[i].function ? p->first_calls[i].function
                                                : p->first_calls[i].kernel;
+    /* the framework's own word for it (its events said it missed) */
+    const char *said = jst_fw_events_outcome(p, r->framework);
+    char why[256];
+    if (said && !strcmp(said, "miss"))
+        jst_sfmt(why, sizeof why, "%s reported the miss itself, through %s: its key changed since "
+                                  "the entries were written",
+                 jst_framework_name(r->framework),
+                 r->framework == JST_FW_INDUCTOR ? "its FX graph cache's miss counter"
+                                                 : "its own compile events");
+    else
+        jst_sfmt(why, sizeof why, "its key changed since the entries were written, or %s does not "
+                                  "keep it",
+                 jst_framework_name(r->framework));
     if (r->framework != JST_FW_TRITON && r->framework != JST_FW_XLA && *st && (*st)->path &&
         (*st)->has_entries && (*st)->entries)
         jst_sfmt(buf, n,
                  "%s compiled%s%s although %s held entries (%s): that compile is not in the "
-                 "cache (its key changed since the entries were written, or %s does not keep "
-                 "it), so keeping the cache does not avoid it; %s",
+                 "cache (%s), so keeping the cache does not avoid it; %s",
                  jst_framework_name(r->framework), named ? " " : "", named ? named : "", r->label,
-                 words[0] == ';' ? words + 2 : words, jst_framework_name(r->framework),
+                 words[0] == ';' ? words + 2 : words, why,
                  r->remedy ? r->remedy
                            : "build those kernels ahead of time, or count it as a per-process "
                              "cost of the framework");
@@ -445,7 +477,9 @@ static const char *ahead_text(const struct jst_compile *k, char *buf, size_t n)
  * (all but imports and the unnamed rest). */
 static uint64_t aot_skips(const struct jst_first_call *f)
 {
-    uint64_t s = 0;
+    /* and what the framework itself reported (its tracing, lowering, cache
+     * load: work around a cache hit) */
+    uint64_t s = f->blame[JST_CAUSE_FRAMEWORK_COMPILE];
     for (size_t i = 0; i < f->n_phases; i++)
         if (f->phases[i].phase != JST_PHASE_IMPORT && f->phases[i].phase != JST_PHASE_OTHER)
             s += f->phases[i].dur_ns;
@@ -479,6 +513,46 @@ static void phase_words(const struct jst_first_call *f, char *buf, size_t n)
     }
 }
 
+/* "tracing 20.0 ms, lowering 20.0 ms, cache load 10.0 ms": the stages the
+ * framework itself reported on f's thread within f (its own compile rows,
+ * when it reported no stage), or "". */
+static void stage_words(const struct jst_process *p, const struct jst_first_call *f, char *buf,
+                        size_t n)
+{
+    static const char *const names[] = {"trace",        "lower",      "backend",
+                                        "autotune",     "cache_lookup", "cache_load",
+                                        "cache_store",  "graph_record", NULL};
+    static const char *const labels[] = {"tracing",    "lowering",           "backend compile",
+                                         "autotuning", "cache-key hashing and lookup",
+                                         "cache load", "cache store",        "CUDA graph recording",
+                                         "its own compile work"};
+    uint64_t sum[sizeof names / sizeof names[0]] = {0};
+    uint64_t a = f->start_ns, b = f->start_ns + f->dur_ns;
+    int staged = 0;
+    for (size_t i = 0; i < p->n_compiles; i++) {
+        const struct jst_compile *k = &p->compiles[i];
+        if (k->compiler != JST_CMP_FRAMEWORK || k->tid != f->tid || k->start_ns >= b ||
+            k->start_ns + k->dur_ns <= a)
+            continue;
+        uint64_t s = k->start_ns > a ? k->start_ns : a;
+        uint64_t e = k->start_ns + k->dur_ns < b ? k->start_ns + k->dur_ns : b;
+        size_t at = sizeof names / sizeof names[0] - 1;
+        for (size_t x = 0; k->stage && x < at; x++)
+            if (!strcmp(k->stage, names[x]))
+                at = x;
+        staged |= at != sizeof names / sizeof names[0] - 1;
+        sum[at] += e - s;
+    }
+    buf[0] = 0;
+    char d[32];
+    for (size_t x = 0; x < sizeof names / sizeof names[0]; x++) {
+        if (!sum[x] || (staged && !names[x]))
+            continue;
+        size_t l = strlen(buf);
+        jst_sfmt(buf + l, n - l, "%s%s %s", l ? ", " : "", labels[x], dur_words(sum[x], d, sizeof d));
+    }
+}
+
 /* The fix of a first call whose framework's cache hit: no cache to keep;
  * what the time went to, and the framework's ahead-of-time path. */
 static const char *hit_text(const struct jst_process *p, const struct jst_first_call *f,
@@ -486,7 +560,15 @@ static const char *hit_text(const struct jst_process *p, const struct jst_first_
 {
     char words[512], phases[1024], d[32];
     state_words(cache_of(p, r->cache_name), words, sizeof words);
-    phase_words(f, phases, sizeof phases);
+    stage_words(p, f, phases, sizeof phases);
+    if (phases[0]) { /* what the framework said, then the sampled rest */
+        size_t l = strlen(phases);
+        phase_words(f, phases + l + 2, sizeof phases - l - 2);
+        if (phases[l + 2])
+            phases[l] = ',', phases[l + 1] = ' ';
+    } else {
+        phase_words(f, phases, sizeof phases);
+    }
     jst_sfmt(buf, n, "%s hit (nothing compiled%s); the first call's %s went to %s: %s", r->label,
              words, dur_words(f->dur_ns, d, sizeof d),
              phases[0] ? phases : "the framework's own Python",
@@ -586,6 +668,18 @@ const char *jst_fix_for_compile(const struct jst_process *p, const struct jst_co
         return NULL; /* a build in an ancestor process holds it: that row has the fix */
     const struct fw_fix *r = row_of(k->framework);
     const struct jst_fw_cache *st;
+    if (r && !jst_compile_compiled(k) && !fw_compiles_memo(p, k->framework)) {
+        /* the framework says its cache hit: what the first call's time went
+         * to instead, as its first call's fix says */
+        for (size_t i = 0; i < p->n_first_calls; i++) {
+            const struct jst_first_call *f = &p->first_calls[i];
+            if (f->top_framework == k->framework && f->cache && !strcmp(f->cache, "hit") &&
+                f->tid == k->tid && k->start_ns >= f->start_ns &&
+                k->start_ns < f->start_ns + f->dur_ns)
+                return hit_text(p, f, r, buf, n);
+        }
+        return NULL;
+    }
     return r ? fw_text(p, r, buf, n, &st) : NULL;
 }
 

@@ -168,6 +168,12 @@ struct jst_fw_cache {
     uint64_t entries;              /* names at its top level, when recorded */
 };
 
+/* A framework's own report of a compile or a compile stage (JST_REC_FW_EVENT). */
+struct jst_fw_event_ev {
+    uint64_t tid, start_ns, dur_ns, stack_id;
+    char *framework, *stage, *name, *cache, *detail;
+};
+
 struct jst_compile;
 struct jst_first_call;
 struct jst_origin_ix;
@@ -223,6 +229,10 @@ struct jst_process {
     uint64_t *inert_builds; size_t n_inert_builds;
     struct jst_sample_ev *samples; size_t n_samples;
     struct jst_fw_cache *fw_caches; size_t n_fw_caches;
+    struct jst_fw_event_ev *fw_events; size_t n_fw_events;
+    /* derived: what each framework's events said of its cache ("hit",
+     * "miss"; NULL: nothing), by enum jst_framework (jst_fw_events_outcome) */
+    const char *fw_said[8];
     struct jst_reap_ev *reaps; size_t n_reaps;
     /* derived for the run (analyzer/model_tree.c): the trace of this
      * process's parent in the run, or (size_t)-1; for a trace without END,

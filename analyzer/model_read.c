@@ -352,6 +352,19 @@ static void read_stack(struct jst_process *p, struct jst_field_iter *it)
         while (s->n_py > n_native)
             free(s->py_frames[--s->n_py]);
     }
+    /* jitstall's own listeners (interpose/pyevents.c) are no frame of the
+     * program's */
+    size_t k = 0;
+    for (size_t i = 0; i < s->n_py; i++) {
+        const char *t = strchr(s->py_frames[i], '\t');
+        if (t && !strncmp(t + 1, "<jitstall>\t", 11)) {
+            free(s->py_frames[i]);
+            continue;
+        }
+        s->py_native[k] = s->py_native[i];
+        s->py_frames[k++] = s->py_frames[i];
+    }
+    s->n_py = k;
 }
 
 static void read_modmap(struct jst_process *p, struct jst_field_iter *it)

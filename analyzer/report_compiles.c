@@ -76,6 +76,7 @@ static void json_compile(struct jst_json *j, struct jst_symbolizer **sym,
     json_frames(j, sym, p, c);
     jst_json_kstr(j, "target", c->target);
     jst_json_kstr(j, "cache", c->cache);
+    jst_json_kstr(j, "stage", c->stage);
     jst_json_kstr(j, "what", c->what);
     jst_json_kstr(j, "kernel", c->kernel);
     jst_json_kopt_u64(j, "pid", c->pid != 0, c->pid);

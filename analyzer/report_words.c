@@ -248,6 +248,8 @@ const char *rv_compile_facts(const struct jst_compile *k, char *buf, size_t n)
 const char *rv_compile_no_site(const struct jst_compile *k)
 {
     /* a framework's compile range (XLA's) is no call: there was no stack to take */
+    if (k->compiler == JST_CMP_FRAMEWORK)
+        return "(no stack: the framework reported the compile, or a stage of it, after the fact)";
     if (!k->stack_id && !k->call && !k->pid)
         return "(no stack: the compile was marked by a range, not a call)";
     return "(no stack recorded)";

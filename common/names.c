@@ -34,6 +34,7 @@ static const char *const rec_type_names[] = {
     [JST_REC_FW_CACHE] = "fw_cache",
     [JST_REC_REAP] = "reap",
     [JST_REC_READY] = "ready",
+    [JST_REC_FW_EVENT] = "fw_event",
 };
 
 /* Each key's name, kind and print rule, from the schema (common/schema.h). */

@@ -141,6 +141,9 @@
     X(PTX_ISA_MAX, "ptx_isa_max", U64, PLAIN)                             \
     X(READY_SPEC, "ready_spec", STR, PLAIN)                               \
     X(GRAPH, "graph", U64, HEX)                                           \
+    X(FW_STAGE, "fw_stage", STR, PLAIN)                                   \
+    X(FW_CACHE, "fw_cache_outcome", STR, PLAIN)                          \
+    X(FW_DETAIL, "fw_detail", STR, PLAIN)                                 \
     X(RTC_PROGRAM, "rtc_program", STR, PLAIN)                             \
     X(MESSAGE, "message", STR, PLAIN)                                     \
     X(LEVEL, "level", U64, PLAIN)

@@ -220,6 +220,7 @@ uint32_t jst_rd_rec_limit(uint16_t type)
     case JST_REC_COMPILE:
     case JST_REC_SAMPLE:
     case JST_REC_FW_CACHE:
+    case JST_REC_FW_EVENT:
         return JST_READ_REC_SMALL;
     default: /* a newer writer's record: skipped unread anyway */
         return JST_READ_REC_BIG;

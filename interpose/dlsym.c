@@ -35,6 +35,7 @@
 #include "real.h"
 #include "rtc.h"
 #include "launch.h"
+#include "pyevents.h"
 
 /* The object that holds addr, or NULL. */
 struct link_map *jst_object_of(const void *addr)
@@ -219,12 +220,14 @@ JST_START_RODATA static const char pre_link[] = "nvJitLink";
 JST_START_RODATA static const char pre_link2[] = "__nvJitLink";
 JST_START_RODATA static const char pre_nvvm[] = "nvvmCompile";
 JST_START_RODATA static const char pre_ptxc[] = "nvPTXCompilerCompile";
+/* Python's lookup of an extension module's init function (pyevents.c) */
+JST_START_RODATA static const char pre_py[] = "PyInit_";
 
 /* Every dlsym of every process (Python's, for each extension module) comes
  * here: in the start-up pages, with its strings (state.h). */
 JST_NO_SANITIZE JST_IDLE_TEXT static int maybe_hooked(const char *name)
 {
-    const char *const pre[] = {pre_cu, pre_nvrtc, pre_link, pre_link2, pre_nvvm, pre_ptxc};
+    const char *const pre[] = {pre_cu, pre_nvrtc, pre_link, pre_link2, pre_nvvm, pre_ptxc, pre_py};
     for (size_t i = 0; i < sizeof pre / sizeof pre[0]; i++) {
         const char *p = pre[i], *n = name;
         while (*p && *n == *p)
@@ -301,6 +304,12 @@ void *JST_DLSYM_C(void *handle, const char *name)
     }
     void *p = handle == RTLD_NEXT ? next_after(__builtin_return_address(0), name)
                                   : jst_real_dlsym(handle, name);
+    if (p && name[0] == 'P') {
+        int saved = errno;
+        jst_pyevents_arm();
+        errno = saved;
+        return p;
+    }
     if (p && !h && (name[0] == 'n' || name[0] == '_')) {
         struct jst_hook *rh = jst_rtc_by_name(name);
         if (rh) {

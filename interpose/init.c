@@ -26,6 +26,7 @@
 #include "children.h"
 #include "sampler.h"
 #include "fwcache.h"
+#include "pyevents.h"
 
 /* ---- exit ---- */
 
@@ -193,6 +194,7 @@ void jst_lifecycle_opened(void)
     jst_spawn_opened();
     if (jst_fwcache_python())
         jst_fwcache_once(); /* a Python process: the frameworks' caches as found */
+    jst_pyevents_opened();
     static int registered;
     if (!registered) {
         registered = 1;

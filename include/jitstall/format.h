@@ -100,6 +100,9 @@ enum jst_rec_type {
     JST_REC_REAP = 16,       /* a wait call of the process reaped a child that ended:
                                 its pid, wait status and the time */
     JST_REC_READY = 17,      /* the program said it is ready: the moment, and how */
+    JST_REC_FW_EVENT = 18,   /* a framework's own report of one of its compiles or
+                                compile stages (Triton's compilation listener, PyTorch's
+                                compile callbacks, JAX's monitoring, Numba's events) */
     JST_REC_TYPE_MAX_
 };
 
@@ -241,6 +244,14 @@ enum jst_key {
     /* CUDA graphs, 360-369 */
     JST_F_GRAPH = 360,          /* CALL: the CUgraph cuStreamEndCapture made, cuGraphInstantiate
                                    was given, or cuStreamBeginCaptureToGraph captures into */
+    /* framework events (JST_REC_FW_EVENT), 370-379; the framework in JST_F_FRAMEWORK,
+       what it compiled in JST_F_NAME, the span in JST_F_START_NS and JST_F_DUR_NS */
+    JST_F_FW_STAGE = 370,       /* "compile" (the whole compile) or a stage: "trace", "lower",
+                                   "backend", "autotune", "cache_lookup", "cache_load",
+                                   "cache_store", "graph_record" */
+    JST_F_FW_CACHE = 371,       /* the framework's cache outcome: "hit", "miss", "unknown" */
+    JST_F_FW_DETAIL = 372,      /* what the framework called it: its event's own name
+                                   ("/jax/core/compile/backend_compile_duration"), a trigger */
 
     /* compilers, sampled frames, framework caches (270-299) */
     JST_F_COMPILER = 270,    /* COMPILE: "ptxas", "nvcc", "cicc", "nvlink", "fatbinary",

@@ -7,7 +7,7 @@
  *
  * Each SPEC line is one record: "<type> key=value key=value ...". Types:
  * process device call begin cache stack modmap cupti note end range compile sample
- * fw_cache reap progress ready ("begin": a call's start record, as the preload writes
+ * fw_cache reap progress ready fw_event ("begin": a call's start record, as the preload writes
  * before a long call; "ready": the moment the program said it was ready). Values are numbers
  * (decimal, 0x hex, or with a time suffix ns/us/ms/s, converted to ns), enum
  * names (verdict=ptx_jit, cache=hit, call_id=cuModuleLoadData, ...), text
@@ -156,6 +156,9 @@ static const struct keydef keys[] = {
     {"rtc_program", JST_F_RTC_PROGRAM, V_STR, NULL},
     {"rtc_ptx_hash", JST_F_RTC_PTX_HASH, V_U64, NULL},
     {"in_flight", JST_F_IN_FLIGHT, V_U64, NULL},
+    {"fw_stage", JST_F_FW_STAGE, V_STR, NULL},
+    {"fw_cache_outcome", JST_F_FW_CACHE, V_STR, NULL},
+    {"fw_detail", JST_F_FW_DETAIL, V_STR, NULL},
 };
 
 static const struct {
@@ -167,7 +170,7 @@ static const struct {
     {"cupti", JST_REC_CUPTI_JIT},   {"note", JST_REC_NOTE},       {"end", JST_REC_END},
     {"range", JST_REC_RANGE},       {"compile", JST_REC_COMPILE}, {"sample", JST_REC_SAMPLE},
     {"fw_cache", JST_REC_FW_CACHE}, {"begin", JST_REC_BEGIN},     {"reap", JST_REC_REAP},
-    {"progress", JST_REC_PROGRESS}, {"ready", JST_REC_READY},
+    {"progress", JST_REC_PROGRESS}, {"ready", JST_REC_READY},     {"fw_event", JST_REC_FW_EVENT},
 };
 
 static int lineno;

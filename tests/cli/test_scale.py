@@ -584,6 +584,54 @@ def test_many_samples_linear(env):
            f"the hot function first: {str(fc)[:600]}")
 
 
+def fw_events_spec(n):
+    """n first calls on one thread, each a Triton compile as Triton reports
+    it (the whole compile and its eight stages, the cache missed, a stack)
+    then its kernel's load and first launch; and n JAX backend compiles with
+    no cache event before them (whose outcome is looked for)."""
+    s = head() + stacks() + call("cuInit", 1_010_000, 1000)
+    rows = []
+    t = 2_000_000
+    stages = ("cache_lookup", "trace", "lower", "lower", "lower", "backend", "backend",
+              "cache_store")
+    for i in range(n):
+        rows.append(f'fw_event tid=100 start={t}us dur=900us framework=triton fw_stage=compile '
+                    f'name="k{i}" fw_cache_outcome=miss stack_id={1 + i % 50}\n')
+        for k, st in enumerate(stages):
+            rows.append(f'fw_event tid=100 start={t + 100 * k}us dur=100us framework=triton '
+                        f'fw_stage={st} name="k{i}" fw_cache_outcome=miss\n')
+        rows.append(f'fw_event tid=100 start={t + 900}us dur=50us framework=jax '
+                    f'fw_stage=backend name="jit_k{i}" fw_detail="/jax/core/compile/backend_compile_duration"\n')
+        rows.append(load(i, t + 960, 10, jit=False))
+        rows.append(call("cuLaunchKernel", t + 990, 5, name=f"_Z2k{i}v", func=hex(0x500000 + i)))
+        t += 1000
+    s += "".join(rows)
+    return s + "end exit_status=0 end_reason=exit\n"
+
+
+@case
+def test_fw_events_linear(env):
+    # Every compile asks for its framework's cache outcome and its fix, and
+    # every backend compile for the cache event before it: once per process
+    # and per thread, never a scan of every event.
+    traces = {n: env.trace(f"fwe{n}", fw_events_spec(n)) for n in (2000, 8000)}
+    expect_n_log_n(env, traces, (["report"], ["report", "--json"],
+                                 ["check", "--max-jit-ms", "1e12"],
+                                 ["export", "--format", "chrome", "-o", env.path("c.json")]),
+                   2000, 8000, ("2,000 compiles", "8,000 compiles"))
+    rc, out, err = env.run("report", "--json", traces[8000])
+    p = json.loads(out)["processes"][0]
+    fw = [c for c in p["compiles"] if c["compiler"] == "framework"]
+    whole = [c for c in fw if c["framework"] == "triton" and c["stage"] is None]
+    expect(len(fw) == 8000 * 10 and len(whole) == 8000,
+           f"a row per event with a span: {len(fw)}, {len(whole)} whole compiles")
+    expect(all(c["cache"] == "miss" and c["culprit"] for c in whole), "whole compiles: culprits")
+    staged = [c for c in fw if c["framework"] == "triton" and c["stage"]]
+    expect(not any(c["culprit"] for c in staged) and all(c["parent"] is not None for c in staged),
+           "stages are in their compile's row")
+    expect(len(p["first_calls"]) == 8000, f"a first call each: {len(p['first_calls'])}")
+
+
 def graphs_spec(n):
     """n rounds on one thread, each a first call: a JIT load, a CUDA graph
     captured on a stream of its own and instantiated, then its kernel's
