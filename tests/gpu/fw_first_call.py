@@ -90,6 +90,13 @@ def cause_of(file, func):
         return "subprocess"
     if "backend_compile" in f or "compile_and_load" in f:
         return "framework_compile"
+    # the frameworks' own compile code: what their compile events cover
+    # (docs/framework-events.md), as the report's framework compiles do
+    if any(s in f for s in ("/triton/compiler/", "/triton/backends/", "/triton/runtime/",
+                            "/torch/_dynamo/", "/torch/_inductor/", "/torch/fx/",
+                            "/jax/_src/interpreters/", "/jax/_src/compiler", "/jax/_src/pjit",
+                            "/numba/core/", "/numba_cuda/", "/numba/cuda/", "/llvmlite/")):
+        return "framework_compile"
     if any(s in f for s in ("nvvm", "nvJitLink", "nvjitlink", "nvrtc", "ptxcompiler")):
         return "runtime_compiler"
     if "cuModuleLoad" in f or "cuLibraryLoad" in f:

@@ -149,6 +149,21 @@ PY
     ok "compilers/$mode: own cost $own% of the first call" ||
     fail "compilers/$mode: own cost $own% of the first call (limit 2%)"
   grep -E '^CPROFILE_(CLASS|TOP)' "$d/prof.out" | sed "s/^/== $mode cprofile: /"
+  # The framework's own compile events (docs/framework-events.md): each
+  # framework here publishes them, so a trace without them is a failure.
+  want=$(case $mode in triton) echo triton ;; compile) echo inductor ;; *) echo "$mode" ;; esac)
+  nfe=$(grep '"type":"fw_event"' "$d/dump.jsonl" | grep -c "\"framework\":\"$want\"")
+  grep '"type":"note"' "$d/dump.jsonl" | grep 'framework events' | sort | uniq -c | sed "s/^/== $mode note: /"
+  grep '"type":"fw_event"' "$d/dump.jsonl" | python3 -c '
+import json, sys, collections
+c = collections.Counter()
+for l in sys.stdin:
+    r = json.loads(l)
+    c[(r["framework"], r["fw_stage"], r.get("fw_cache_outcome"))] += 1
+for k, v in sorted(c.items()):
+    print(*k, v)' | sed "s/^/== $mode fw_event: /"
+  [ "$nfe" -gt 0 ] && ok "compilers/$mode: $nfe fw_event records of $want" ||
+    fail "compilers/$mode: no fw_event record of $want"
   grep -c '"type":"compile"' "$d/dump.jsonl" | sed "s/^/== $mode compile records: /"
   grep -c '"type":"sample"' "$d/dump.jsonl" | sed "s/^/== $mode sample records: /"
   sed -n '/[Ff]irst call/,+14p' "$d/report.txt" | head -30 | sed "s/^/== $mode report: /"
