@@ -299,6 +299,17 @@ static const char *fw_text(const struct jst_process *p, const struct fw_fix *r, 
                   sizeof words - strlen(words));
     else if (r->framework == JST_FW_XLA && *st && (*st)->path && (*st)->exists)
         fw_missed(p, JST_FW_XLA, (*st)->path, words + strlen(words), sizeof words - strlen(words));
+    /* a cache that held entries, and the framework's own events said it
+     * missed: its word beside what the cache's files tell */
+    const char *own = jst_fw_events_outcome(p, r->framework);
+    if ((r->framework == JST_FW_TRITON || r->framework == JST_FW_XLA) && own &&
+        !strcmp(own, "miss") && *st && (*st)->has_entries && (*st)->entries) {
+        size_t l = strlen(words);
+        jst_sfmt(words + l, sizeof words - l, "; %s reported the miss itself (%s)",
+                 r->framework == JST_FW_TRITON ? "Triton" : "JAX",
+                 r->framework == JST_FW_TRITON ? "its compilation listener: no cache hit"
+                                               : "its compilation cache's miss event");
+    }
     /* A cache that held entries and still missed, where jitstall cannot
      * read why (CuPy, Inductor, Numba): keeping it is no fix; say so */
     const char *named = NULL; /* what it compiled: its first call's function or kernel */

@@ -567,6 +567,16 @@ void jst_pyevents_arm(void)
         if (!slot[i]) {
             /* no audit hooks (Python before 3.8), or not CPython */
             jst_dbg("framework events: no %s in this process", fwe_syms[i]);
+            int expected = 0;
+            if (jst_real_dlsym(RTLD_DEFAULT, "Py_IsInitialized") &&
+                atomic_compare_exchange_strong(&fwe_state, &expected, 2)) {
+                fwe_notes[0].level = 1;
+                snprintf(fwe_notes[0].text, sizeof fwe_notes[0].text,
+                         "framework events: this Python has no %s (before 3.8): framework "
+                         "compiles are sampled",
+                         fwe_syms[i]);
+                atomic_store(&fwe_n_notes, 1);
+            }
             atomic_store(&fwe_state, 2);
             return;
         }

@@ -15,7 +15,8 @@
 P=$JST_E2E_SRC/py_fwevents/py_fwevents.py
 caches=(TRITON_CACHE_DIR="$WORK/tc" TORCHINDUCTOR_CACHE_DIR="$WORK/ic" JAX_COMPILATION_CACHE_DIR="$WORK/jc")
 mkdir -p "$WORK/tc" "$WORK/ic" "$WORK/jc"
-touch "$WORK/ic/an-older-graph" # a cache that held an entry: a miss there is explained
+# caches that held an entry each: a miss there is explained by the framework's word
+touch "$WORK/ic/an-older-graph" "$WORK/tc/an-older-kernel" "$WORK/jc/an-older-module"
 for m in miss hit own odd; do
     run_plain "p$m" "${caches[@]}" python3 "$P" "$FIX" $m 150
     run_traced "t$m" "${caches[@]}" python3 "$P" "$FIX" $m 150
@@ -116,8 +117,39 @@ for path, outcome in ((sys.argv[1], "miss"), (sys.argv[2], "hit")):
         if f["saves_ns"] > fc:
             fail(f"{outcome}: a fix claims {f['saves_ns']} of {fc} ns of first calls: {f['text']}")
 PY
-grep -q "reported the miss itself" <("$JST_CLI" report "$WORK/tmiss.traces") ||
-    fail "the Inductor miss is not explained by its own counters"
+"$JST_CLI" report "$WORK/tmiss.traces" >"$WORK/rmiss.txt" 2>&1 || fail "report $WORK/tmiss.traces"
+for said in "inductor reported the miss itself, through its FX graph cache's miss counter" \
+    "Triton reported the miss itself (its compilation listener" \
+    "JAX reported the miss itself (its compilation cache's miss event)"; do
+    grep -qF "$said" "$WORK/rmiss.txt" || fail "the report does not say: $said"
+done
+"$JST_CLI" report "$WORK/thit.traces" >"$WORK/rhit.txt" 2>&1 || fail "report $WORK/thit.traces"
+! grep -q "reported the miss itself" "$WORK/rhit.txt" || fail "a hit explained as a miss"
+
+# Other CPython versions where the machine has them (pyenv's): 3.8 and later
+# subscribe alike; before 3.8 (no audit hooks) a note says the compiles are
+# sampled. The program is unchanged in every one.
+for py in "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.*/bin/python3; do
+    [ -x "$py" ] || continue
+    v=$("$py" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null) || continue
+    case $v in 3.[0-6]) continue ;; esac # older than the stand-ins' Python
+    n="v${v/./_}"
+    run_plain "p$n" "${caches[@]}" "$py" "$P" "$FIX" miss 20
+    run_traced "t$n" "${caches[@]}" "$py" "$P" "$FIX" miss 20
+    expect_rc "p$n" 0
+    same_behaviour "p$n" "t$n"
+    dump_json "$(the_trace "t$n")" "$WORK/t$n.json"
+    check_json "$WORK/t$n.json" v="$v" <<'PY'
+old = arg["v"] == "3.7"
+ev = of_type("fw_event")
+notes = [r["message"] for r in of_type("note") if r["message"].startswith("framework events")]
+if old:
+    expect(not ev and any("before 3.8" in m for m in notes), f"Python {arg['v']}: a note, no event: {notes}")
+else:
+    expect(len(ev) == 15 and len(notes) == 4, f"Python {arg['v']}: {len(ev)} events, notes {notes}")
+PY
+    echo "Python $v: same output and exit status, events as expected"
+done
 
 run_traced off JITSTALL_FW_EVENTS=0 "${caches[@]}" python3 "$P" "$FIX" miss 20
 expect_rc off 0
