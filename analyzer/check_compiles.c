@@ -58,7 +58,7 @@ static const struct jst_compile *worst(const struct jst_process *p, unsigned k)
     const struct jst_compile *w = NULL;
     for (size_t i = 0; i < p->n_compiles; i++) {
         const struct jst_compile *c = &p->compiles[i];
-        if ((!k || c->compiler == k) && (!w || c->dur_ns > w->dur_ns))
+        if ((!k || c->compiler == k) && jst_compile_counts(c) && (!w || c->dur_ns > w->dur_ns))
             w = c;
     }
     return w;
@@ -131,7 +131,8 @@ static void budget_compiles(struct ctx *x, struct cproc *cp, const struct cgate 
     struct ccase *c = chk_add_case(cp, gate_name("max-compiles", g, name, sizeof name), "budget");
     size_t n = 0;
     for (size_t i = 0; i < p->n_compiles; i++)
-        n += !g->compiler || p->compiles[i].compiler == g->compiler;
+        n += (!g->compiler || p->compiles[i].compiler == g->compiler) &&
+             jst_compile_counts(&p->compiles[i]);
     if ((double)n > g->limit)
         chk_fail_line(x, cp, c, "%zu compile%s%s%s, budget %.0f (+%.0f)%s", n, n == 1 ? "" : "s",
                       g->compiler ? " by " : "", g->compiler ? jst_compiler_name(g->compiler) : "",

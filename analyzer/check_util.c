@@ -167,10 +167,16 @@ int jst_psum_from_process(const struct jst_process *p, struct jst_psum *s)
     s->partial = jst_partial_why(p) != NULL;
     s->p = p;
     s->has_cmp = 1;
+    unsigned char seen[JST_CMP_MAX_] = {0};
     for (size_t i = 0; i < p->n_compiles; i++) {
         unsigned k = p->compiles[i].compiler;
-        if (k && k < JST_CMP_MAX_ && !s->cmp_n[k]++)
+        if (!k || k >= JST_CMP_MAX_)
+            continue;
+        if (!seen[k]) {
+            seen[k] = 1;
             s->cmp_ns[k] = jst_compiler_wall(p, k); /* wall time: parallel ones once */
+        }
+        s->cmp_n[k] += jst_compile_counts(&p->compiles[i]); /* a framework's stage: no */
     }
     const struct jst_first_call *fc = jst_slowest_first_call(p);
     s->first_call_ns = fc ? fc->dur_ns : 0;

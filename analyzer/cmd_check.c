@@ -47,7 +47,7 @@ static const char usage_text[] =
     "  --max-compile-ms [C=]N  at most N ms compiling, by any compiler (wall time, overlaps\n"
     "                          counted once) or by compiler C: driver, nvrtc, nvjitlink,\n"
     "                          nvvm, nvptxcompiler, ptxas, nvcc, cicc, nvlink, fatbinary,\n"
-    "                          host_cc, xla, build (repeatable)\n"
+    "                          host_cc, xla, build, framework (repeatable)\n"
     "  --max-compiles [C=]N    at most N compiles, by any compiler or by C (repeatable)\n"
     "  --max-first-call-ms N   every kernel's first call (compile work before its first\n"
     "                          launch) took at most N ms\n"

@@ -345,8 +345,14 @@ static void export_compiles(struct jst_json *j, const struct jst_process *p, uin
         const struct jst_compile *c = &p->compiles[i];
         if (c->call)
             continue;
-        snprintf(buf, sizeof buf, "%s%s%s", jst_compiler_name(c->compiler), c->what ? ": " : "",
-                 c->what ? c->what : "");
+        /* a framework's row by its framework and stage: "triton lower: add_kernel" */
+        if (c->compiler == JST_CMP_FRAMEWORK)
+            snprintf(buf, sizeof buf, "%s %s%s%s",
+                     jst_framework_name(c->framework) ? jst_framework_name(c->framework) : "framework",
+                     c->stage ? c->stage : "compile", c->what ? ": " : "", c->what ? c->what : "");
+        else
+            snprintf(buf, sizeof buf, "%s%s%s", jst_compiler_name(c->compiler),
+                     c->what ? ": " : "", c->what ? c->what : "");
         complete_begin(j, buf, "compile", p->pid, c->tid, rel_ns(c->start_ns, base),
                        (int64_t)c->dur_ns);
         jst_json_key(j, "args");
@@ -354,6 +360,8 @@ static void export_compiles(struct jst_json *j, const struct jst_process *p, uin
         jst_json_kstr(j, "compiler", jst_compiler_name(c->compiler));
         opt_str(j, "framework", jst_framework_name(c->framework));
         opt_str(j, "target", c->target);
+        opt_str(j, "stage", c->stage);
+        opt_str(j, "cache", c->cache);
         opt_str(j, "what", c->what);
         opt_str(j, "kernel", c->kernel);
         const struct jst_first_call *fc = jst_fc_index_of(&fx, c);

@@ -407,6 +407,12 @@ int jst_compile_compiled(const struct jst_compile *c)
     return !c->stage || !strcmp(c->stage, "backend") || !strcmp(c->stage, "autotune");
 }
 
+int jst_compile_counts(const struct jst_compile *c)
+{
+    return c->compiler != JST_CMP_FRAMEWORK || !c->stage ||
+           (!c->has_parent && !strcmp(c->stage, "backend"));
+}
+
 /* The framework a FW_EVENT names: "jax" is XLA's row. */
 static unsigned event_framework(const char *name)
 {

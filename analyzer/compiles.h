@@ -167,6 +167,10 @@ int jst_call_is_cache_probe(const struct jst_process *p, const struct jst_call_e
  * skip (tracing, lowering, the cache's lookup, load and store). A framework
  * whose rows all did not compile compiled nothing: its cache hit. */
 int jst_compile_compiled(const struct jst_compile *c);
+/* Whether compile c counts as a compile of its own in counts and budgets:
+ * every row but a framework's stage (its whole compile counts; a stage that
+ * no whole compile holds counts only as the backend compile: JAX's). */
+int jst_compile_counts(const struct jst_compile *c);
 /* A framework event's stage as the JSON spells it ("trace", "lower",
  * "backend", "autotune", "cache_lookup", "cache_load", "cache_store",
  * "graph_record"); NULL for a whole compile ("compile") or a stage unknown

@@ -383,6 +383,10 @@ static void compile_spans(struct jst_json *j, const struct jst_process *p, const
             attr_str(j, "jitstall.framework", jst_framework_name(c->framework));
         if (c->target)
             attr_str(j, "jitstall.target", c->target);
+        if (c->stage)
+            attr_str(j, "jitstall.stage", c->stage);
+        if (c->cache)
+            attr_str(j, "jitstall.cache", c->cache);
         if (c->what)
             attr_str(j, "jitstall.what", c->what);
         if (c->kernel)

@@ -184,7 +184,7 @@ static void fold_process(struct fset *s, const struct jst_process *p)
         if (cc && cc < JST_CMP_MAX_) {
             if (!seen[cc]++) /* this process's wall time: parallel compiles once */
                 s->cmp_s[cc] += (double)jst_compiler_wall(p, cc) / 1e9;
-            s->cmp_n[cc]++;
+            s->cmp_n[cc] += jst_compile_counts(&p->compiles[k]);
         }
     }
     if (p->ready.present) {

@@ -302,10 +302,16 @@ static void per_compiler(const struct jst_process *p, size_t *n, uint64_t *ns)
 {
     memset(n, 0, JST_CMP_MAX_ * sizeof *n);
     memset(ns, 0, JST_CMP_MAX_ * sizeof *ns);
+    unsigned char seen[JST_CMP_MAX_] = {0};
     for (size_t i = 0; i < p->n_compiles; i++) {
         unsigned k = p->compiles[i].compiler < JST_CMP_MAX_ ? p->compiles[i].compiler : 0;
-        if (k && !n[k]++)
+        if (!k)
+            continue;
+        if (!seen[k]) {
+            seen[k] = 1;
             ns[k] = jst_compiler_wall(p, k);
+        }
+        n[k] += jst_compile_counts(&p->compiles[i]); /* a framework's stage: no */
     }
 }
 
@@ -481,8 +487,8 @@ static void top_compiles(FILE *f, const struct jst_process *p)
     char a[32], site[512];
     for (size_t i = 0; i < p->n_compiles; i++) {
         const struct jst_compile *c = &p->compiles[i];
-        if (c->compiler == JST_CMP_DRIVER)
-            continue;
+        if (c->compiler == JST_CMP_DRIVER || !jst_compile_counts(c))
+            continue; /* a framework's stage is in its compile's row */
         others++;
         size_t k = n < RV_COMPILES_SHOWN ? n++ : RV_COMPILES_SHOWN;
         if (k == RV_COMPILES_SHOWN && c->dur_ns <= top[k - 1]->dur_ns)
@@ -500,7 +506,8 @@ static void top_compiles(FILE *f, const struct jst_process *p)
         fprintf(f, "    %-13s %10s", jst_compiler_name(c->compiler),
                 rv_dur(c->dur_ns, a, sizeof a));
         if (c->framework)
-            fprintf(f, "  [%s]", jst_framework_name(c->framework));
+            fprintf(f, "  [%s%s%s]", jst_framework_name(c->framework), c->stage ? ", " : "",
+                    c->stage ? c->stage : "");
         if (c->kernel) {
             fputs("  for ", f);
             put_clean(f, c->kernel, 0);
@@ -724,7 +731,8 @@ void rv_workers_text(FILE *f, const struct rv_report *r, const struct jst_proces
         n++;
         ended += c->ended_by != 0;
         for (size_t k = 0; k < c->n_compiles; k++)
-            runs[c->compiles[k].compiler < JST_CMP_MAX_ ? c->compiles[k].compiler : 0]++;
+            runs[c->compiles[k].compiler < JST_CMP_MAX_ ? c->compiles[k].compiler : 0] +=
+                jst_compile_counts(&c->compiles[k]);
     }
     if (!n)
         return;
