@@ -101,6 +101,25 @@ static const char *const watched[] = {
 };
 #define FWE_N (sizeof watched / sizeof watched[0])
 
+/* Which interpreter runs: the listeners live in the main one, and objects
+ * of one interpreter are never handed to another (a server may run
+ * subinterpreters). 3.9+: PyThreadState_GetInterpreter(PyThreadState_Get());
+ * 3.8: _PyInterpreterState_Get(). */
+static void *(*fwe_main_interp)(void);
+static void *(*fwe_ts_get)(void);
+static void *(*fwe_ts_interp)(void *);
+static void *(*fwe_interp_get_38)(void);
+static void *fwe_main;
+
+/* The calling thread's interpreter (it holds the GIL), or NULL when this
+ * Python cannot say. */
+static void *fwe_interp(void)
+{
+    if (fwe_ts_interp && fwe_ts_get)
+        return fwe_ts_interp(fwe_ts_get());
+    return fwe_interp_get_38 ? fwe_interp_get_38() : NULL;
+}
+
 static _Atomic int fwe_state;       /* 0 not yet, 1 hook added, 2 never (off, no API) */
 static _Atomic unsigned fwe_seen;   /* bit i: watched[i]'s import started */
 static _Atomic unsigned fwe_claim;  /* bit i: set up, or being set up */
@@ -534,7 +553,7 @@ static int fwe_audit(const char *event, fwe_obj *args, void *data)
     /* the interpreter's own events (cpython.*: its finalization among them)
      * are no place to run code; nor is a moment with an exception set */
     if ((import || pending) && strncmp(event, "cpython.", 8) != 0 &&
-        atomic_load(&fwe_state) == 1 && !py.err_occurred()) {
+        atomic_load(&fwe_state) == 1 && fwe_interp() == fwe_main && !py.err_occurred()) {
         if (pending)
             fwe_check(pending);
         if (import && args)
@@ -581,9 +600,21 @@ void jst_pyevents_arm(void)
             return;
         }
     }
-    /* Only from a thread that holds the GIL of an initialized interpreter
-     * (an extension module's import); else at a later lookup. */
+    fwe_main_interp = (void *(*)(void))jst_real_dlsym(RTLD_DEFAULT, "PyInterpreterState_Main");
+    fwe_ts_get = (void *(*)(void))jst_real_dlsym(RTLD_DEFAULT, "PyThreadState_Get");
+    fwe_ts_interp = (void *(*)(void *))jst_real_dlsym(RTLD_DEFAULT, "PyThreadState_GetInterpreter");
+    fwe_interp_get_38 = (void *(*)(void))jst_real_dlsym(RTLD_DEFAULT, "_PyInterpreterState_Get");
+    if (!fwe_main_interp || (!(fwe_ts_get && fwe_ts_interp) && !fwe_interp_get_38)) {
+        jst_dbg("framework events: this Python cannot say which interpreter runs");
+        atomic_store(&fwe_state, 2);
+        return;
+    }
+    /* Only from a thread that holds the GIL of the initialized main
+     * interpreter (an extension module's import); else at a later lookup. */
     if (!py.is_initialized() || py.gil_check() != 1)
+        return;
+    fwe_main = fwe_main_interp();
+    if (!fwe_main || fwe_interp() != fwe_main)
         return;
     int expected = 0;
     if (!atomic_compare_exchange_strong(&fwe_state, &expected, 3))

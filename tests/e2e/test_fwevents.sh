@@ -10,6 +10,7 @@
 #    included: the preload imports none), exit status; a listener slot the
 #    program filled is left to it and a note says so; listeners called with
 #    arguments no framework gives raise nothing;
+#  - subinterpreters are left alone (their compiles are not recorded);
 #  - JITSTALL_FW_EVENTS=0: no event, no note.
 . "$(dirname "$0")/lib.sh"
 P=$JST_E2E_SRC/py_fwevents/py_fwevents.py
@@ -150,6 +151,22 @@ else:
 PY
     echo "Python $v: same output and exit status, events as expected"
 done
+
+# Subinterpreters (a server may run its code in them): their objects are never
+# touched, their compiles not recorded; the main interpreter's are.
+run_plain psub python3 "$JST_E2E_SRC/py_fwevents/py_subinterp.py"
+if [ "$(rc_of psub)" = 77 ]; then
+    echo "skip (this part): no subinterpreter module in $(python3 --version)"
+else
+    run_traced tsub python3 "$JST_E2E_SRC/py_fwevents/py_subinterp.py"
+    expect_rc psub 0
+    same_behaviour psub tsub
+    dump_json "$(the_trace tsub)" "$WORK/tsub.json"
+    check_json "$WORK/tsub.json" <<'PY'
+names = sorted({e["name"] for e in of_type("fw_event") if "name" in e})
+expect(names == ["main_jit", "main_kernel"], f"the main interpreter's compiles only: {names}")
+PY
+fi
 
 run_traced off JITSTALL_FW_EVENTS=0 "${caches[@]}" python3 "$P" "$FIX" miss 20
 expect_rc off 0
