@@ -245,54 +245,47 @@ int jst_compile_read_record(struct jst_process *p, const struct jst_record *rec)
     return it.bad;
 }
 
+/* Frees what read_fields allocated in n rows of size bytes at v, by the
+ * same table: every text and every list (two keys may share a member: freed
+ * once), then the rows. */
+static void free_rows(void *v, size_t n, size_t size, const struct fmap *map, size_t nmap)
+{
+    for (size_t i = 0; i < n; i++) {
+        char *b = (char *)v + i * size;
+        for (size_t m = 0; m < nmap; m++) {
+            if (map[m].kind == F_STR) {
+                free(*(char **)(b + map[m].off));
+                *(char **)(b + map[m].off) = NULL;
+            } else if (map[m].kind == F_LIST) {
+                char ***l = (char ***)(b + map[m].off);
+                size_t *nl = (size_t *)(b + map[m].has);
+                for (size_t k = 0; *l && k < *nl; k++)
+                    free((*l)[k]);
+                free(*l);
+                *l = NULL;
+                *nl = 0;
+            }
+        }
+    }
+    free(v);
+}
+
 void jst_compile_records_free(struct jst_process *p)
 {
-    for (size_t i = 0; i < p->n_subprocs; i++) {
-        struct jst_subproc_ev *e = &p->subprocs[i];
-        free(e->compiler);
-        free(e->program);
-        free(e->cwd);
-        free(e->target);
-        free(e->output);
-        for (size_t k = 0; k < e->n_inputs; k++)
-            free(e->inputs[k]);
-        free(e->inputs);
-        for (size_t k = 0; k < e->n_args; k++)
-            free(e->args[k]);
-        free(e->args);
-    }
-    free(p->subprocs);
+    free_rows(p->subprocs, p->n_subprocs, sizeof *p->subprocs, subproc_map, NROWS(subproc_map));
     free(p->inert_builds);
     p->inert_builds = NULL;
     p->n_inert_builds = 0;
-    for (size_t i = 0; i < p->n_samples; i++) {
-        for (size_t k = 0; k < p->samples[i].n_py; k++)
-            free(p->samples[i].py[k]);
-        free(p->samples[i].py);
-    }
-    free(p->samples);
-    for (size_t i = 0; i < p->n_fw_events; i++) {
-        struct jst_fw_event_ev *e = &p->fw_events[i];
-        free(e->framework);
-        free(e->stage);
-        free(e->name);
-        free(e->cache);
-        free(e->detail);
-    }
-    free(p->fw_events);
-    for (size_t i = 0; i < p->n_fw_caches; i++) {
-        struct jst_fw_cache *e = &p->fw_caches[i];
-        free(e->framework);
-        free(e->path);
-        free(e->env_name);
-        free(e->fs_type);
-        free(e->mount);
-    }
-    free(p->fw_caches);
+    free_rows(p->samples, p->n_samples, sizeof *p->samples, sample_map, NROWS(sample_map));
+    free_rows(p->fw_events, p->n_fw_events, sizeof *p->fw_events, fw_event_map,
+              NROWS(fw_event_map));
+    free_rows(p->fw_caches, p->n_fw_caches, sizeof *p->fw_caches, fw_cache_map,
+              NROWS(fw_cache_map));
     p->subprocs = NULL;
     p->samples = NULL;
+    p->fw_events = NULL;
     p->fw_caches = NULL;
-    p->n_subprocs = p->n_samples = p->n_fw_caches = 0;
+    p->n_subprocs = p->n_samples = p->n_fw_events = p->n_fw_caches = 0;
     jst_compiles_free(p);
 }
 
