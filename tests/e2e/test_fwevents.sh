@@ -18,9 +18,14 @@ caches=(TRITON_CACHE_DIR="$WORK/tc" TORCHINDUCTOR_CACHE_DIR="$WORK/ic" JAX_COMPI
 mkdir -p "$WORK/tc" "$WORK/ic" "$WORK/jc"
 # caches that held an entry each: a miss there is explained by the framework's word
 touch "$WORK/ic/an-older-graph" "$WORK/tc/an-older-kernel" "$WORK/jc/an-older-module"
+# Each compile spins MS ms: long enough that what is not the compile (the
+# launch, the listener's own record) stays a few percent of a first call,
+# also under qemu-user, where Python runs ten times slower.
+MS=150
+[ "$JST_EMULATED" = 1 ] && MS=1000
 for m in miss hit own odd; do
-    run_plain "p$m" "${caches[@]}" python3 "$P" "$FIX" $m 150
-    run_traced "t$m" "${caches[@]}" python3 "$P" "$FIX" $m 150
+    run_plain "p$m" "${caches[@]}" python3 "$P" "$FIX" $m $MS
+    run_traced "t$m" "${caches[@]}" python3 "$P" "$FIX" $m $MS
     expect_rc "p$m" 0
     same_behaviour "p$m" "t$m"
     dump_json "$(the_trace "t$m")" "$WORK/t$m.json"
@@ -36,7 +41,7 @@ same_behaviour pplug tplug
 grep -q "a plugin's listener: add_kernel miss" "$WORK/tplug.out" || fail "the plugin's listener was not called"
 dump_json "$(the_trace tplug)" "$WORK/tplug.json"
 
-check_json "$WORK/tmiss.json" <<'PY'
+check_json "$WORK/tmiss.json" ms=$MS <<'PY'
 ev = of_type("fw_event")
 def rows(fw, stage=None):
     return [e for e in ev if e["framework"] == fw and (stage is None or e["fw_stage"] == stage)]
@@ -51,7 +56,8 @@ inside = [e for e in rows("triton") if e["fw_stage"] != "compile"]
 expect(all(whole["start_ns"] <= e["start_ns"] and e["start_ns"] + e["dur_ns"] <= whole["start_ns"] + whole["dur_ns"]
            for e in inside), "the stages lie in the compile")
 expect(abs(sum(e["dur_ns"] for e in inside) - whole["dur_ns"]) <= 1000, "and fill it")
-expect(140e6 <= whole["dur_ns"] <= 1e9, f"the compile's own time: {whole['dur_ns']}")
+expect(0.9 * int(arg["ms"]) * 1e6 <= whole["dur_ns"] <= 10 * int(arg["ms"]) * 1e6,
+       f"the compile's own time: {whole['dur_ns']}")
 i = rows("inductor", "compile")
 expect(len(i) == 1 and i[0]["fw_cache_outcome"] == "miss" and i[0]["fw_detail"] == "trigger=dynamo",
        f"one Inductor compile, its FX graph cache missed: {i}")
