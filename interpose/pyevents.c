@@ -509,9 +509,14 @@ static void fwe_setup(size_t i, fwe_obj *m)
     jst_dbg("framework events: %s set up", watched[i]);
 }
 
-/* Sets up each watched module whose import started and has ended. */
+/* Sets up each watched module whose import started and has ended. One
+ * thread at a time: the Python it runs may let another thread take the GIL,
+ * and that one's events then wait for a later turn. */
+static _Atomic int fwe_setting;
 static void fwe_check(unsigned pending)
 {
+    if (atomic_exchange(&fwe_setting, 1))
+        return;
     for (size_t i = 0; i < FWE_N; i++) {
         unsigned bit = 1u << i;
         if (!(pending & bit) || (atomic_fetch_or(&fwe_claim, bit) & bit))
@@ -528,6 +533,7 @@ static void fwe_check(unsigned pending)
             atomic_fetch_and(&fwe_claim, ~bit);
         py.decref(m);
     }
+    atomic_store(&fwe_setting, 0);
 }
 
 static void fwe_saw_import(fwe_obj *args)
