@@ -5,9 +5,12 @@
  *
  * The preload never links Python and never imports anything. In a Python
  * process it finds the interpreter's C API with dlsym and adds an audit hook
- * (PySys_AddAuditHook, Python 3.8+), the first time the interpreter looks up
- * an extension module's PyInit_ function: then the interpreter is
- * initialized and the looking-up thread holds the GIL. The hook is C; it
+ * (PySys_AddAuditHook, Python 3.8+) when the interpreter looks up an
+ * extension module's PyInit_ function while one of the frameworks is being
+ * (or has been) imported: then the interpreter is initialized, the
+ * looking-up thread holds the GIL, and the process is one that can have
+ * framework events; a Python process that imports none of them gets no
+ * hook and pays nothing. The hook is C; it
  * notes the start of an import of one of the modules through which a
  * framework publishes its events (the "watched" modules below). At the next
  * audit event after such a module finished running its body (the
@@ -577,15 +580,34 @@ static int fwe_off(void)
     return v && v[0] == '0' && !v[1];
 }
 
-void jst_pyevents_arm(void)
+/* The frameworks whose events are read: a process that imported none of
+ * them gets no audit hook (once a hook exists, the interpreter builds every
+ * audit event's arguments, about 750 instructions each). */
+static const char *const fwe_frameworks[] = {"triton", "torch", "jax", "numba"};
+
+static int fwe_framework_imported(void)
 {
-    int st = atomic_load(&fwe_state);
-    if (st || fwe_busy || jst_guard)
-        return;
-    if (!jst_config() || fwe_off()) {
-        atomic_store(&fwe_state, 2);
-        return;
+    int found = 0;
+    for (size_t i = 0; !found && i < sizeof fwe_frameworks / sizeof fwe_frameworks[0]; i++) {
+        fwe_obj *name = py.unicode_from(fwe_frameworks[i]);
+        fwe_obj *m = name ? py.import_get(name) : NULL;
+        found = m != NULL;
+        if (m)
+            py.decref(m);
+        if (name)
+            py.decref(name);
     }
+    py.err_clear();
+    return found;
+}
+
+/* The C API found once (fwe_loaded 1), or found missing (fwe_state 2). */
+static _Atomic int fwe_loaded;
+
+static int fwe_load(void)
+{
+    if (atomic_load(&fwe_loaded))
+        return 1;
     void **slot = (void **)&py;
     for (size_t i = 0; i < sizeof fwe_syms / sizeof fwe_syms[0]; i++) {
         slot[i] = jst_real_dlsym(RTLD_DEFAULT, fwe_syms[i]);
@@ -603,7 +625,7 @@ void jst_pyevents_arm(void)
                 atomic_store(&fwe_n_notes, 1);
             }
             atomic_store(&fwe_state, 2);
-            return;
+            return 0;
         }
     }
     fwe_main_interp = (void *(*)(void))jst_real_dlsym(RTLD_DEFAULT, "PyInterpreterState_Main");
@@ -613,14 +635,36 @@ void jst_pyevents_arm(void)
     if (!fwe_main_interp || (!(fwe_ts_get && fwe_ts_interp) && !fwe_interp_get_38)) {
         jst_dbg("framework events: this Python cannot say which interpreter runs");
         atomic_store(&fwe_state, 2);
+        return 0;
+    }
+    atomic_store(&fwe_loaded, 1);
+    return 1;
+}
+
+void jst_pyevents_arm(void)
+{
+    int st = atomic_load(&fwe_state);
+    if (st || fwe_busy || jst_guard)
+        return;
+    if (!jst_config() || fwe_off()) {
+        atomic_store(&fwe_state, 2);
         return;
     }
+    if (!fwe_load())
+        return;
     /* Only from a thread that holds the GIL of the initialized main
-     * interpreter (an extension module's import); else at a later lookup. */
+     * interpreter (an extension module's import), in a process that has
+     * begun importing a framework (which loads its own extension modules);
+     * else at a later lookup. */
     if (!py.is_initialized() || py.gil_check() != 1)
         return;
     fwe_main = fwe_main_interp();
     if (!fwe_main || fwe_interp() != fwe_main)
+        return;
+    fwe_busy = 1;
+    int fw = fwe_framework_imported();
+    fwe_busy = 0;
+    if (!fw)
         return;
     int expected = 0;
     if (!atomic_compare_exchange_strong(&fwe_state, &expected, 3))

@@ -174,6 +174,14 @@ expect(names == ["main_jit", "main_kernel"], f"the main interpreter's compiles o
 PY
 fi
 
+# A Python program that imports no framework gets no audit hook: the
+# interpreter then builds no audit event's arguments for jitstall.
+run_traced nofw JITSTALL_DEBUG=1 python3 -c 'import ctypes, json, decimal; print(json.dumps([1]))'
+expect_rc nofw 0
+! grep -q "audit hook" "$WORK/nofw.err" || fail "an audit hook in a program that imported no framework"
+run_traced onefw JITSTALL_DEBUG=1 "${caches[@]}" python3 "$P" "$FIX" miss 5 numba
+grep -q "framework events: audit hook added" "$WORK/onefw.err" || fail "no audit hook with a framework imported"
+
 run_traced off JITSTALL_FW_EVENTS=0 "${caches[@]}" python3 "$P" "$FIX" miss 20
 expect_rc off 0
 dump_json "$(the_trace off)" "$WORK/off.json"

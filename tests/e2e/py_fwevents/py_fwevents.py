@@ -14,7 +14,6 @@ here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(here, "..", "py_compilers"))  # cudasim
 # the stand-ins, where frameworks live (before py_compilers' own triton)
 sys.path.insert(0, os.path.join(here, "site-packages"))
-import cudasim  # noqa: E402  (ctypes: the process's first extension module)
 
 fixtures, mode, ms = sys.argv[1], sys.argv[2], float(sys.argv[3])
 which = sys.argv[4:] or ["triton", "torch", "jax", "numba"]
@@ -27,6 +26,8 @@ if "jax" in which:
     import jax
 if "numba" in which:
     import numba.core.event
+import cudasim  # noqa: E402  (after the frameworks, as a program imports its own code)
+
 if mode == "own":  # after jitstall's: the program's replaces it
     def own(*a, **k):
         print("the program's own listener:", k.get("src").name, "hit" if k.get("cache_hit") else "miss")

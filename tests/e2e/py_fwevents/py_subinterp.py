@@ -8,7 +8,6 @@ import sys
 
 site = os.path.join(os.path.dirname(os.path.abspath(__file__)), "site-packages")
 sys.path.insert(0, site)
-import ctypes  # noqa: E402,F401  (an extension module: the preload's hook is added)
 
 try:
     import _xxsubinterpreters as interpreters
@@ -27,13 +26,13 @@ jax._src.compiler.jit("sub_jit", False, 20)
 torch._dynamo.callback.compile(False, 20)
 print("subinterpreter: Triton's listener", triton.knobs.compilation.listener)
 """
+import triton  # noqa: E402  (the main interpreter imports the frameworks first)
+import jax  # noqa: E402
+
 for _ in range(2):
     interp = interpreters.create()
     interpreters.run_string(interp, code)
     interpreters.destroy(interp)
-import triton  # noqa: E402
-import jax  # noqa: E402
-
 triton.compiler.compile("main_kernel", False, 20)
 jax._src.compiler.jit("main_jit", False, 20)
 print("main interpreter: done")
