@@ -209,15 +209,14 @@ const char *rv_origin(const struct rv_module *m, char *buf, size_t n)
 const char *rv_compile_origin(const struct jst_compile *k, char *buf, size_t n)
 {
     buf[0] = '\0';
-    if (k->compiler == JST_CMP_FRAMEWORK) /* "triton compile add_kernel (its own report)" */
+    if (k->compiler == JST_CMP_FRAMEWORK) { /* "triton compile add_kernel (its own report)" */
         rv_cat(buf, n, "%s %s%s%s (its own report)",
                jst_framework_name(k->framework) ? jst_framework_name(k->framework) : "framework",
                k->stage ? k->stage : "compile", k->what ? " " : "", k->what ? k->what : "");
-    else
-        rv_cat(buf, n, "%s", jst_compiler_label(k->compiler));
-    if (k->compiler == JST_CMP_FRAMEWORK)
-        ;
-    else if (k->what && jst_compiler_cause(k->compiler) == JST_CAUSE_SUBPROCESS)
+        return buf;
+    }
+    rv_cat(buf, n, "%s", jst_compiler_label(k->compiler));
+    if (k->what && jst_compiler_cause(k->compiler) == JST_CAUSE_SUBPROCESS)
         rv_cat(buf, n, " -> %s", k->what);
     else if (k->what)
         rv_cat(buf, n, " %s", k->what);
