@@ -125,6 +125,13 @@ static void *fwe_interp(void)
 
 static _Atomic int fwe_state;       /* 0 not yet, 1 hook added, 2 never (off, no API) */
 static _Atomic unsigned fwe_seen;   /* bit i: watched[i]'s import started */
+/* bit i: watched[i] may be on its way: its top package was being imported
+ * when the hook was added. The interpreter raises a submodule's import
+ * event before it imports the parents, so an import of numba.core.event
+ * that loads numba (whose extension modules add the hook) raised its event
+ * before the hook existed. Given up once the package is imported without
+ * it. */
+static _Atomic unsigned fwe_maybe;
 static _Atomic unsigned fwe_claim;  /* bit i: set up, or being set up */
 static fwe_obj *fwe_names[FWE_N];   /* watched[] as str objects */
 static fwe_obj *fwe_globals;        /* glue[]'s namespace, kept for the process's life */
@@ -266,6 +273,7 @@ static const char glue[] =
     "    if re is not None:\n"
     "        re(ev)\n"
     "    _note(0, 'framework events: jax.monitoring')\n"
+    "_NUMBA_LOCK = [0, 0, False]\n"
     "def _numba(m, which):\n"
     "    L = getattr(m, 'Listener', None)\n"
     "    reg = getattr(m, 'register', None)\n"
@@ -273,6 +281,7 @@ static const char glue[] =
     "        _note(1, 'framework events: ' + which + ' has no Listener: Numba compiles are sampled')\n"
     "        return\n"
     "    open_ = []\n"
+    "    lock = _NUMBA_LOCK\n"
     "    class _L(L):\n"
     "        def on_start(self, event):\n"
     "            try:\n"
@@ -284,18 +293,55 @@ static const char glue[] =
     "                if not open_:\n"
     "                    return\n"
     "                t0 = open_.pop()\n"
+    "                lock[2] = True\n"
     "                name = None\n"
+    "                cache = 'miss'\n"
     "                try:\n"
-    "                    f = event.data['dispatcher'].py_func\n"
+    "                    d = event.data['dispatcher']\n"
+    "                    if type(getattr(d, '_cache', None)).__name__ == 'NullCache':\n"
+    "                        cache = 'disabled'\n"
+    "                    f = d.py_func\n"
     "                    name = getattr(f, '__qualname__', None) or f.__name__\n"
     "                except Exception:\n"
     "                    pass\n"
     "                t1 = _now()\n"
-    "                _emit('numba', 'compile', _s(name), 'unknown', max(0, t1 - t0), t1, 'numba:compile', 1)\n"
+    "                _emit('numba', 'compile', _s(name), cache, max(0, t1 - t0), t1, kind, 1)\n"
     "            except Exception:\n"
     "                pass\n"
-    "    reg('numba:compile', _L())\n"
-    "    _note(0, 'framework events: ' + which)\n"
+    "    class _K(L):\n"
+    "        def on_start(self, event):\n"
+    "            try:\n"
+    "                if lock[0] == 0:\n"
+    "                    lock[1] = _now()\n"
+    "                    lock[2] = False\n"
+    "                lock[0] += 1\n"
+    "            except Exception:\n"
+    "                pass\n"
+    "        def on_end(self, event):\n"
+    "            try:\n"
+    "                lock[0] -= 1\n"
+    "                if lock[0] == 0 and not lock[2]:\n"
+    "                    t1 = _now()\n"
+    "                    if t1 - lock[1] >= 1000000:\n"
+    "                        _emit('numba', 'cache_load', None, 'unknown', t1 - lock[1], t1, pre + 'compiler_lock', 0)\n"
+    "            except Exception:\n"
+    "                pass\n"
+    "    kind = None\n"
+    "    for pre in (('numba-cuda:', 'numba:') if which == 'numba.cuda.core.event' else ('numba:',)):\n"
+    "        try:\n"
+    "            reg(pre + 'compile', _L())\n"
+    "            kind = pre + 'compile'\n"
+    "            break\n"
+    "        except ValueError:\n"
+    "            pass\n"
+    "    if kind is None:\n"
+    "        _note(1, 'framework events: ' + which + ' takes no compile listener: Numba compiles are sampled')\n"
+    "        return\n"
+    "    try:\n"
+    "        reg(pre + 'compiler_lock', _K())\n"
+    "    except Exception:\n"
+    "        pass\n"
+    "    _note(0, 'framework events: ' + which + ' (' + kind + ')')\n"
     "def _setup(which, m):\n"
     "    try:\n"
     "        if which == 'triton.knobs':\n"
@@ -495,6 +541,26 @@ static int fwe_ready(fwe_obj *m)
     return !busy;
 }
 
+/* Is watched[i]'s top package in sys.modules and still being imported? */
+static int fwe_top_importing(size_t i)
+{
+    char top[64];
+    size_t n = strcspn(watched[i], ".");
+    if (n >= sizeof top)
+        return 0;
+    memcpy(top, watched[i], n);
+    top[n] = 0;
+    fwe_obj *name = py.unicode_from(top);
+    fwe_obj *m = name ? py.import_get(name) : NULL;
+    int busy = m ? !fwe_ready(m) : 0;
+    if (m)
+        py.decref(m);
+    if (name)
+        py.decref(name);
+    py.err_clear();
+    return busy;
+}
+
 static void fwe_setup(size_t i, fwe_obj *m)
 {
     fwe_obj *g = fwe_namespace();
@@ -539,9 +605,35 @@ static void fwe_check(unsigned pending)
     atomic_store(&fwe_setting, 0);
 }
 
+/* An import of name began: a watched module that may be on its way is
+ * given up when it is not there, its top package is no longer being
+ * imported, and name is no package of it (its own chain's import events
+ * came before the hook). */
+static void fwe_maybe_drop(const char *name)
+{
+    unsigned maybe = atomic_load(&fwe_maybe);
+    for (size_t i = 0; maybe && i < FWE_N; i++) {
+        unsigned bit = 1u << i;
+        size_t n = strlen(name);
+        if (!(maybe & bit) || (!strncmp(watched[i], name, n) &&
+                               (watched[i][n] == '.' || !watched[i][n])))
+            continue;
+        fwe_obj *m = fwe_names[i] ? py.import_get(fwe_names[i]) : NULL;
+        if (m)
+            py.decref(m);
+        py.err_clear();
+        if (!m && !fwe_top_importing(i))
+            atomic_fetch_and(&fwe_seen, ~bit);
+        if (m || !fwe_top_importing(i))
+            atomic_fetch_and(&fwe_maybe, ~bit);
+    }
+}
+
 static void fwe_saw_import(fwe_obj *args)
 {
     const char *name = py.tuple_size(args) > 0 ? item_str(args, 0) : NULL;
+    if (name && atomic_load(&fwe_maybe))
+        fwe_maybe_drop(name);
     for (size_t i = 0; name && i < FWE_N; i++)
         if (!strcmp(name, watched[i]))
             atomic_fetch_or(&fwe_seen, 1u << i);
@@ -677,6 +769,9 @@ void jst_pyevents_arm(void)
         if (m) {
             atomic_fetch_or(&fwe_seen, 1u << i);
             py.decref(m);
+        } else if (fwe_top_importing(i)) {
+            atomic_fetch_or(&fwe_maybe, 1u << i);
+            atomic_fetch_or(&fwe_seen, 1u << i);
         }
     }
     py.err_clear();

@@ -182,6 +182,39 @@ expect_rc nofw 0
 run_traced onefw JITSTALL_DEBUG=1 "${caches[@]}" python3 "$P" "$FIX" miss 5 numba
 grep -q "framework events: audit hook added" "$WORK/onefw.err" || fail "no audit hook with a framework imported"
 
+# numba-cuda's copy of the events refuses Numba's names: its own are taken,
+# a compile is a miss, and a kernel loaded from its cache (the compiler lock
+# taken, nothing compiled) is a cache load, no compile.
+mkdir -p "$WORK/nc_hit" && echo index >"$WORK/nc_hit/my_kernel.nbi" # a cache with an entry
+for m in miss hit; do
+    run_traced "ncuda_$m" "${caches[@]}" NUMBA_CACHE_DIR="$WORK/nc_$m" python3 "$P" "$FIX" "$m" "$MS" numbacuda
+    expect_rc "ncuda_$m" 0
+    dump_json "$(the_trace "ncuda_$m")" "$WORK/ncuda_$m.json"
+done
+check_json "$WORK/ncuda_miss.json" <<'PY'
+n = [e for e in of_type("fw_event") if e["framework"] == "numba"]
+expect([(e["fw_stage"], e["fw_cache_outcome"], e["name"], e["fw_detail"]) for e in n] ==
+       [("compile", "miss", "my_kernel", "numba-cuda:compile")], f"one compile: {n}")
+expect(any(r["message"] == "framework events: numba.cuda.core.event (numba-cuda:compile)"
+           for r in of_type("note")), "its note")
+PY
+check_json "$WORK/ncuda_hit.json" <<'PY'
+n = [e for e in of_type("fw_event") if e["framework"] == "numba"]
+expect(len(n) == 1 and n[0]["fw_stage"] == "cache_load" and
+       n[0]["fw_detail"] == "numba-cuda:compiler_lock", f"the cache load: {n}")
+PY
+for m in miss hit; do "$JST_CLI" report --json "$WORK/ncuda_$m.traces" >"$WORK/ncuda_$m.rep.json"; done
+python3 - "$WORK/ncuda_miss.rep.json" "$WORK/ncuda_hit.rep.json" <<'PY' || fail "numba-cuda report (above)"
+import json, sys
+for path, outcome in zip(sys.argv[1:], ("miss", "hit")):
+    p = json.load(open(path))["processes"][0]
+    f = [x for x in p["first_calls"] if x["framework"] == "numba"]
+    b = {x["cause"]: x["dur_ns"] for x in f[0]["blame"]} if f else {}
+    if not f or b.get("framework_compile", 0) < 0.9 * f[0]["dur_ns"] or f[0]["cache"] != outcome:
+        print("FAIL:", outcome, f and f[0]["cache"], b)
+        sys.exit(1)
+PY
+
 run_traced off JITSTALL_FW_EVENTS=0 "${caches[@]}" python3 "$P" "$FIX" miss 20
 expect_rc off 0
 dump_json "$(the_trace off)" "$WORK/off.json"

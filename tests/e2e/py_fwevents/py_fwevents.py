@@ -4,7 +4,8 @@
 # its kernel. With "hit" the caches hit: short compiles that say so; "own"
 # sets Triton's listener itself (STANDIN_TRITON_LISTENER=1: a plugin set it
 # before jitstall could); "odd" calls every listener with
-# arguments no framework gives (they must not raise). At the end it prints
+# arguments no framework gives (they must not raise); "numbacuda" is
+# numba-cuda's copy of Numba's events, with its own names. At the end it prints
 # the framework modules loaded: the preload imports none of its own.
 #   python py_fwevents.py FIXTURES miss|hit|own|odd MS [framework...]
 import os
@@ -26,6 +27,8 @@ if "jax" in which:
     import jax
 if "numba" in which:
     import numba.core.event
+if "numbacuda" in which:
+    import numba.cuda.core.event
 import cudasim  # noqa: E402  (after the frameworks, as a program imports its own code)
 
 if mode == "own":  # after jitstall's: the program's replaces it
@@ -71,5 +74,10 @@ for fw in which:
         jax._src.compiler.jit("jit_step", hit, ms)
     elif fw == "numba":
         numba.core.event.compile(my_kernel, ms)
+    elif fw == "numbacuda":  # a hit loads from the cache under the lock
+        if hit:
+            numba.cuda.core.event.load_cached(ms)
+        else:
+            numba.cuda.core.event.compile(my_kernel, ms)
     cudasim.load_and_launch(fw, fixtures + "/sm90.cubin")
 print("done", mode, sorted(m for m in sys.modules if m.split(".")[0] in ("triton", "torch", "jax", "numba")))
