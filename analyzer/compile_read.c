@@ -99,6 +99,7 @@ static const struct fmap subproc_map[] = {
     U64(SP, JST_F_STACK_ID, stack_id),
     U64(SP, JST_F_SEQ, seq),
     U64(SP, JST_F_CHILD_PID, child_pid),
+    U64(SP, JST_F_SPAWN_HOW, spawn_how),
     U64H(SP, JST_F_WAIT_STATUS, wait_status, has_status),
     U64(SP, JST_F_WAIT_NS, wait_ns),
     U64(SP, JST_F_END_UNSEEN, end_unseen),
@@ -276,6 +277,9 @@ void jst_compile_records_free(struct jst_process *p)
     free(p->inert_builds);
     p->inert_builds = NULL;
     p->n_inert_builds = 0;
+    free(p->shell_dups);
+    p->shell_dups = NULL;
+    p->n_shell_dups = 0;
     free_rows(p->samples, p->n_samples, sizeof *p->samples, sample_map, NROWS(sample_map));
     free_rows(p->fw_events, p->n_fw_events, sizeof *p->fw_events, fw_event_map,
               NROWS(fw_event_map));
@@ -449,6 +453,8 @@ void jst_subprocs_compiles(struct jst_process *p, size_t *cap)
         int inert = 0; /* a child that built nothing (jst_compiles_link) */
         for (size_t j = 0; k == JST_CMP_BUILD && j < p->n_inert_builds && !inert; j++)
             inert = p->inert_builds[j] == e->child_pid;
+        for (size_t j = 0; j < p->n_shell_dups && !inert; j++)
+            inert = p->shell_dups[j] == e->start_ns;
         if (inert)
             continue;
         struct jst_compile *c = jst_compiles_push(p, cap);
@@ -464,6 +470,7 @@ void jst_subprocs_compiles(struct jst_process *p, size_t *cap)
         c->stack_id = e->stack_id;
         c->seq = e->seq;
         c->pid = e->child_pid;
+        c->spawn_how = (unsigned)e->spawn_how;
         c->target = e->target ? strdup(e->target) : NULL;
         const char *what = e->output ? e->output : e->n_inputs ? e->inputs[0] : e->program;
         if (k == JST_CMP_BUILD) { /* the tool and what it built */

@@ -469,6 +469,7 @@ static void from_fw_events(struct jst_process *p, size_t *cap)
         c->stage = jst_fw_stage_name(e->stage);
         c->cache = event_cache(e->cache);
         c->what = e->name ? xstrdup(e->name) : e->detail && c->stage ? xstrdup(e->detail) : NULL;
+        c->what_is_detail = !e->name && c->what;
         if (c->cache || !c->stage || (strcmp(c->stage, "backend") && strcmp(c->stage, "cache_load")))
             continue;
         for (size_t k = 0; k < n_last; k++)

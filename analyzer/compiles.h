@@ -78,8 +78,11 @@ struct jst_compile {
     const char *stage;              /* a framework's compile stage ("trace", "lower",
                                        "backend", ...; jst_fw_stage_name), or NULL */
     char *what;                     /* what it compiled or produced, or NULL */
+    int what_is_detail;             /* what is a framework stage's detail (its event's
+                                       name, "trigger=..."), no function's name */
     char *kernel;                   /* the kernel whose first call holds it, or NULL */
     uint64_t pid;                   /* a subprocess's pid, else 0 */
+    unsigned spawn_how;             /* a subprocess's enum jst_spawn, else 0 */
     int has_exit;
     int64_t exit_status; /* a subprocess's, when has_exit */
     uint64_t child_of;   /* compiled in a child process of pid child_of, else 0 */

@@ -531,6 +531,19 @@ static const struct jst_compile *first_compile(const struct fc_ix *ix, uint64_t 
     return first;
 }
 
+/* The start of the thread's first CUDA graph capture in [lo, hi), or 0: a
+ * first call's work too (a server captures its graphs before the first
+ * request's kernel). */
+static uint64_t first_graph(const struct fc_ix *ix, uint64_t tid, uint64_t lo, uint64_t hi)
+{
+    for (size_t i = ix_find(ix, tid, lo); i < ix->n && ix->v[i].tid == tid && ix->v[i].s < hi;
+         i++)
+        if (!ix->v[i].c && !ix->v[i].call && ix->v[i].cause == JST_CAUSE_GRAPH_CAPTURE &&
+            ix->v[i].s >= lo)
+            return ix->v[i].s;
+    return 0;
+}
+
 /* The innermost of frames ("func\tfile\tline", innermost first) that is the
  * program's own: not Python's standard library, not a framework's, not an
  * installed package's; "func (file:line)" as a new string, or NULL. */
@@ -594,7 +607,8 @@ static void name_call(const struct fc_ix *ix, struct jst_first_call *f, uint64_t
                                            : c->has_parent ? &p->compiles[c->parent]
                                                            : NULL;
         /* a build tool's program is no compiled function */
-        if (!f->function && holder && holder->what && holder->compiler != JST_CMP_BUILD)
+        if (!f->function && holder && holder->what && !holder->what_is_detail &&
+            holder->compiler != JST_CMP_BUILD)
             f->function = strdup(holder->what);
     }
     /* else the kernel of the first module load after the framework's first
@@ -735,8 +749,8 @@ static void first_calls_derive(struct jst_process *p, const struct fc_extra *x)
 {
     size_t n = 0, cap = 0;
     struct fc_ix ix;
-    if (!p->n_compiles && !p->n_samples && !(x && x->n))
-        return; /* a first call needs compile work or samples before its launch */
+    if (!p->n_compiles && !p->n_samples && !(x && x->n) && !p->graphs.n_spans)
+        return; /* a first call needs compile work, graph capture or samples before its launch */
     if (ix_build(&ix, p) < 0) {
         p->n_oom++;
         return;
@@ -775,7 +789,8 @@ static void first_calls_derive(struct jst_process *p, const struct fc_extra *x)
         uint64_t window = 0, first = 0, sampled = take_samples(&ix, c->seq, NULL, &window, &first);
         uint64_t x0 = 0;
         int in_x = extra_first(x, lo, c->start_ns, &x0);
-        if (!w && !sampled && !in_x)
+        uint64_t g0 = first_graph(&ix, c->tid, lo, c->start_ns);
+        if (!w && !sampled && !in_x && !g0)
             continue;
         /* From the first compile (its own or a descendant's) or the first
          * sample, whichever came first; samples without times: the window
@@ -788,6 +803,8 @@ static void first_calls_derive(struct jst_process *p, const struct fc_extra *x)
                                                                  : start;
         if (sampled && from_samples < start)
             start = from_samples;
+        if (g0 && g0 < start)
+            start = g0;
         if (start < lo)
             start = lo;
         if (p->n_first_calls == cap) {
@@ -929,7 +946,7 @@ static void keep_compiling(struct jst_process *p, unsigned compiled)
         f->cache = fw ? jst_fw_cache_outcome(p, fw, (compiled >> fw) & 1) : NULL;
         if (f->blame[JST_CAUSE_DRIVER_JIT] || f->blame[JST_CAUSE_RUNTIME_COMPILER] ||
             f->blame[JST_CAUSE_SUBPROCESS] || f->blame[JST_CAUSE_FRAMEWORK_COMPILE] ||
-            f->blame[JST_CAUSE_BUILD] ||
+            f->blame[JST_CAUSE_BUILD] || f->blame[JST_CAUSE_GRAPH_CAPTURE] ||
             (f->cache && !strcmp(f->cache, "hit") && f->blame[JST_CAUSE_PYTHON] &&
              f->function)) {
             p->first_calls[n++] = *f;
@@ -1081,9 +1098,57 @@ static void drop_inert_builds(struct jst_run *run)
     free(pids);
 }
 
+/* A compiler that a program ran through system() or popen() (nvcc runs
+ * cicc, ptxas and gcc so) is recorded twice when the shell is traced too:
+ * the program's row for the command line, and the shell's for the compiler
+ * it ran. The shell's row of the same compiler inside the program's row is
+ * that compile again: it makes no row (the program's row keeps the call
+ * site), so that nothing is counted twice. */
+static int held_by_shell_row(const struct jst_process *par, const struct jst_compile *c)
+{
+    uint64_t e = c->start_ns + c->dur_ns;
+    for (size_t k = 0; k < par->n_compiles; k++) {
+        const struct jst_compile *r = &par->compiles[k];
+        if ((r->spawn_how == JST_SPAWN_SYSTEM || r->spawn_how == JST_SPAWN_POPEN) &&
+            r->compiler == c->compiler && r->start_ns <= c->start_ns &&
+            e <= r->start_ns + r->dur_ns)
+            return 1;
+    }
+    return 0;
+}
+
+static void drop_shell_dups(struct jst_run *run)
+{
+    for (size_t i = 0; i < run->n_procs; i++) {
+        struct jst_process *ch = &run->procs[i];
+        const struct jst_process *par = jst_model_parent(run, ch);
+        if (!par || !par->n_compiles)
+            continue;
+        size_t n = 0;
+        for (size_t j = 0; j < ch->n_compiles; j++) {
+            const struct jst_compile *c = &ch->compiles[j];
+            if (!c->spawn_how || !held_by_shell_row(par, c))
+                continue;
+            uint64_t *v = realloc(ch->shell_dups, (ch->n_shell_dups + 1) * sizeof *v);
+            if (!v) {
+                ch->n_oom++;
+                break;
+            }
+            ch->shell_dups = v;
+            ch->shell_dups[ch->n_shell_dups++] = c->start_ns;
+            n++;
+        }
+        if (n) {
+            jst_compiles_derive(ch);
+            jst_first_calls_derive(ch);
+        }
+    }
+}
+
 void jst_compiles_link(struct jst_run *run)
 {
     drop_inert_builds(run);
+    drop_shell_dups(run);
     jst_compiles_link_builds(run);
     for (size_t i = 0; i < run->n_procs; i++) {
         struct jst_process *p = &run->procs[i];

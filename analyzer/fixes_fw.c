@@ -360,12 +360,13 @@ static const struct fw_fix *row_of(unsigned framework)
 }
 
 /* A compiler subprocess whose output a build could have made: it finished
- * well, and no framework (whose cache fix covers it) ran it. */
+ * well, no framework (whose cache fix covers it) ran it, and no other
+ * compile holds it (cicc under nvcc: the enclosing compile's fix is its). */
 static int ahead_of_time(const struct jst_compile *k)
 {
     return !k->call && jst_compiler_cause(k->compiler) == JST_CAUSE_SUBPROCESS &&
            !row_of(k->framework) && !k->in_flight && !(k->has_exit && k->exit_status != 0) &&
-           !k->in_build;
+           !k->in_build && !k->has_parent;
 }
 
 /* A build tool's own row that has a fix: the outermost build, finished well. */

@@ -133,6 +133,7 @@ struct jst_query {
 /* A compiler the process ran as a child (JST_REC_COMPILE), as recorded. */
 struct jst_subproc_ev {
     uint64_t tid, start_ns, dur_ns, stack_id, seq, child_pid, wait_ns, out_size;
+    uint64_t spawn_how; /* enum jst_spawn, 0 when not recorded */
     uint64_t wait_status;
     int has_status;      /* reaped: wait_status is its waitpid status */
     uint64_t end_unseen; /* reaped by the kernel: ended, status unknown */
@@ -227,6 +228,10 @@ struct jst_process {
     /* children waited for that built nothing (jst_compiles_link): their
      * pids, whose `build` records make no compile row */
     uint64_t *inert_builds; size_t n_inert_builds;
+    /* compiler children that the parent process's system() or popen() row
+     * already holds (the shell it ran was traced too): their start_ns,
+     * whose records make no compile row (jst_compiles_link) */
+    uint64_t *shell_dups; size_t n_shell_dups;
     struct jst_sample_ev *samples; size_t n_samples;
     struct jst_fw_cache *fw_caches; size_t n_fw_caches;
     struct jst_fw_event_ev *fw_events; size_t n_fw_events;

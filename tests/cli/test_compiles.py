@@ -1540,5 +1540,44 @@ def test_compiles_compiler_children_and_quiet_children_fold(env):
     expect("Process 200 " in out, out)
 
 
+@case
+def test_compiles_shell_of_system_counts_once(env):
+    # A program (pid 100) runs nvcc (pid 400, 1100-1500 ms) and waits; nvcc
+    # runs cicc through system() (1150-1400 ms, its row names no pid), and
+    # the shell system() started (pid 401) is traced too: its own row of the
+    # same cicc (1160-1390 ms, exec'd as pid 402) is that compile again. One
+    # cicc row, under nvcc; and cicc, inside nvcc, has no fix of its own: the
+    # program's only fix is to compile ahead with nvcc, saving no more than
+    # its first call (1000-1500 ms).
+    prog = process(pid=100, exe="/opt/app/bin/app", args=("app",))
+    prog += launch(1000, kernel="fill", seq=1)
+    prog += child(1100, 400, 400, 0, "/usr/local/cuda/bin/nvcc", 2, compiler="nvcc",
+                  output="k.cubin", target="sm_90")
+    prog += launch(1500, kernel="k", seq=3)
+    prog += end()
+    nv = process(pid=400, exe="/usr/local/cuda/bin/nvcc", args=("nvcc",)).replace("ppid=1", "ppid=100")
+    nv += ("compile tid=400 start=1150ms dur=250ms seq=1 compiler=cicc program=cicc "
+           "spawn_how=system arg=cicc arg=k.cpp1.ii output=k.ptx wait_status=0\n")
+    nv += end()
+    sh = process(pid=401, exe="/usr/bin/dash", args=("sh", "-c", "cicc k.cpp1.ii")).replace(
+        "ppid=1", "ppid=400")
+    sh += ("compile tid=401 start=1160ms dur=230ms seq=1 compiler=cicc "
+           "program=/usr/local/cuda/nvvm/bin/cicc spawn_how=exec arg=cicc arg=k.cpp1.ii "
+           "output=k.ptx child_pid=402 wait_status=0\n")
+    sh += end()
+    for name, spec in (("prog", prog), ("nvcc", nv), ("sh", sh)):
+        env.trace(name, spec, subdir="run")
+    r = report_json(env, env.path("run"))
+    rows = {p["pid"]: p["compiles"] for p in r["processes"]}
+    expect(len(rows[400]) == 1 and rows[400][0]["compiler"] == "cicc", rows[400])
+    expect(rows[400][0]["parent_pid"] == 100 and rows[400][0]["fix"] is None, rows[400])
+    expect(rows[401] == [], f"the shell's cicc is the system() row again: {rows[401]}")
+    ah = [(x["target"], x["saves_ns"]) for x in r["fixes"] if x["kind"] == "compile_ahead"]
+    expect(ah == [("nvcc", 400 * MS)], r["fixes"])
+    out, _ = env.expect_rc(0, "report", env.path("run"))
+    expect("cicc 1 run" in out and "cicc 2" not in out, out)
+
+
 if __name__ == "__main__":
     sys.exit(main(sys.argv))
+

@@ -150,5 +150,30 @@ def test_graph_capture_ranked_once_for_the_run(env):
                      culprits, re.M), culprits)
 
 
+@case
+def test_graph_capture_alone_makes_a_first_call(env):
+    # A server whose kernels are loaded and whose start compiled nothing
+    # captures 10 graphs (1200-1700 ms), then launches its first request's
+    # kernel: that first call is the capture's (blame graph_capture, with
+    # the graphs), not dropped for want of a compile. It starts at the
+    # first capture, not at the warm-up launch before it.
+    s = process(100, exe="/opt/srv/bin/serve", args=("serve",), start_ms=1000)
+    s += call("cuInit", 1010, 50)
+    s += launch(1100, kernel="warmup", seq=100)
+    t = 1200
+    for i in range(10):
+        s += call("cuStreamBeginCapture", t, 0.01, handle=hex(0x10 + i))
+        s += call("cuStreamEndCapture", t + 30, 0.01, handle=hex(0x10 + i), graph=hex(0x900 + i))
+        s += call("cuGraphInstantiate", t + 31, 10, graph=hex(0x900 + i), handle=hex(0xa00 + i))
+        t += 50
+    s += launch(t + 10, kernel="first_request", seq=200) + end()
+    j = json.loads(env.expect_rc(0, "report", "--json", env.trace("srv", s))[0])
+    fcs = j["processes"][0]["first_calls"]
+    expect(len(fcs) == 1 and fcs[0]["kernel"] == "first_request", fcs)
+    b = {x["cause"]: x for x in fcs[0]["blame"]}
+    expect(fcs[0]["start_ns"] == 1200 * 10**6, fcs[0])
+    expect(b["graph_capture"]["graphs"] == 10 and b["graph_capture"]["dur_ns"] >= 400 * 10**6, b)
+
+
 if __name__ == "__main__":
     sys.exit(main(sys.argv))
