@@ -1578,6 +1578,25 @@ def test_compiles_shell_of_system_counts_once(env):
     expect("cicc 1 run" in out and "cicc 2" not in out, out)
 
 
+@case
+def test_first_call_function_is_no_stage_detail(env):
+    # PyTorch's CUDA-graph recording reports no function's name, only its
+    # trigger ("trigger=cudagraph_recording", the stage's detail): the first
+    # call it opens is named by the kernel its window loaded and launched,
+    # not by that detail.
+    s = process(pid=100, exe="/usr/bin/python3", args=("python3", "srv.py"))
+    s += call("cuInit", 1010, 20)
+    s += launch(1050, kernel="fill", seq=1)
+    s += ('fw_event tid=100 start=1100ms dur=300ms framework=inductor fw_stage=graph_record '
+          'fw_cache_outcome=miss fw_detail="trigger=cudagraph_recording"\n')
+    s += sass_load(1410, 5, source="/tmp/ic/k.cubin", kernel="triton_poi_fused_0")
+    s += launch(1420, kernel="triton_poi_fused_0", seq=3)
+    s += end()
+    r = report_json(env, env.trace("rec", s))
+    fcs = r["processes"][0]["first_calls"]
+    expect(len(fcs) == 1 and fcs[0]["function"] == "triton_poi_fused_0", fcs)
+
+
 if __name__ == "__main__":
     sys.exit(main(sys.argv))
 
