@@ -2,12 +2,17 @@
 # tests/gpu/part_compilers.sh. A trivial first kernel runs first (a fill), as
 # in real programs; then the timed first call (it compiles), then a second.
 #   python3 fw_first_call.py MODE [--cprofile]
-# MODE: triton, compile (torch.compile), jax, numba. Prints
+# MODE: triton, compile (torch.compile), jax, numba; for tests/gpu/part_table.sh
+# also mlp (torch.compile of a 4-layer MLP), autotune (max-autotune-no-cudagraphs
+# of a matmul+relu), reduceoh (reduce-overhead MLP, three calls), numbac (Numba
+# cache=True), cupy (a RawKernel), ext (load_inline), nvcc (nvcc -cubin, then
+# cuModuleLoad), graphs (64 torch CUDA graphs, then a first kernel). Prints
 #   FIRST_CALL_NS n / SECOND_CALL_NS n / FIRST_CALL_MONO start end, and with --cprofile the first call
 #   under cProfile: CPROFILE_CAUSE c (the class of function with the most own
 #   time) and the top functions.
 import cProfile
 import io
+import os
 import pstats
 import sys
 import time
@@ -82,9 +87,200 @@ def setup_numba():
     return call
 
 
+def setup_mlp(compile_mode=None, calls=1):
+    import torch
+    layers = []
+    for _ in range(4):
+        layers += [torch.nn.Linear(256, 256), torch.nn.LayerNorm(256), torch.nn.GELU()]
+    m = torch.nn.Sequential(*layers).cuda()
+    g = torch.compile(m, mode=compile_mode)
+    x = torch.randn(64, 256, device="cuda")
+    torch.cuda.synchronize()
+
+    def call():
+        # reduce-overhead: the first call warms up, the second records the
+        # CUDA graph, the third replays it; the three are the cold start
+        with torch.no_grad():
+            for _ in range(calls):
+                g(x)
+        torch.cuda.synchronize()
+    return call
+
+
+def setup_autotune():
+    import torch
+
+    def f(a, b):
+        return torch.relu(a @ b)
+    g = torch.compile(f, mode="max-autotune-no-cudagraphs")
+    a = torch.randn(512, 512, device="cuda")
+    b = torch.randn(512, 512, device="cuda")
+    torch.cuda.synchronize()
+
+    def call():
+        g(a, b)
+        torch.cuda.synchronize()
+    return call
+
+
+def setup_numba_cached():
+    # @cuda.jit(cache=True): the second process loads the kernel from
+    # NUMBA_CACHE_DIR
+    import numpy as np
+    from numba import cuda
+    arr = cuda.to_device(np.ones(4096, dtype=np.float32))
+    cuda.synchronize()
+
+    @cuda.jit(cache=True)
+    def kc(a):
+        i = cuda.grid(1)
+        if i < a.size:
+            a[i] = a[i] * 3.0 + 1.0
+
+    def call():
+        kc[16, 256](arr)
+        cuda.synchronize()
+    return call
+
+
+def setup_cupy():
+    # a RawKernel compiled by NVRTC; CuPy keeps it in CUPY_CACHE_DIR
+    import cupy as cp
+    x = cp.arange(4096, dtype=cp.float32)
+    y = cp.ones(4096, dtype=cp.float32)
+    cp.cuda.Device().synchronize()
+    src = r"""
+extern "C" __global__ void ffc_saxpy(float a, const float *x, float *y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = a * x[i] + y[i];
+}
+"""
+
+    def call():
+        k = cp.RawKernel(src, "ffc_saxpy")
+        k((16,), (256,), (cp.float32(2.0), x, y, cp.int32(4096)))
+        cp.cuda.Device().synchronize()
+    return call
+
+
+def setup_ext():
+    # a CUDA op built on first use (ninja runs nvcc, cicc, ptxas and g++);
+    # TORCH_EXTENSIONS_DIR keeps the build
+    import torch
+    from torch.utils.cpp_extension import load_inline
+    cuda_src = r"""
+__global__ void ffc_add_one_k(float *x, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) x[i] += 1.0f;
+}
+void ffc_add_one(torch::Tensor x) {
+    int n = x.numel();
+    ffc_add_one_k<<<(n + 255) / 256, 256>>>(x.data_ptr<float>(), n);
+}
+"""
+    x = torch.zeros(1024, device="cuda")
+    torch.cuda.synchronize()
+
+    def call():
+        mod = load_inline("ffc_add_one", cpp_sources="void ffc_add_one(torch::Tensor x);",
+                          cuda_sources=cuda_src, functions=["ffc_add_one"], verbose=False)
+        mod.ffc_add_one(x)
+        torch.cuda.synchronize()
+    return call
+
+
+def setup_nvcc():
+    # writes CUDA source, runs nvcc -cubin and loads the cubin through the
+    # driver API; the cubin is kept in FFC_NVCC_DIR by the source's hash, so a
+    # second process loads it without compiling
+    import ctypes
+    import hashlib
+    import os
+    import subprocess
+    cu = ctypes.CDLL("libcuda.so.1")
+    assert cu.cuInit(0) == 0
+    dev, ctx = ctypes.c_int(), ctypes.c_void_p()
+    assert cu.cuDeviceGet(ctypes.byref(dev), 0) == 0
+    assert cu.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev) == 0
+    assert cu.cuCtxSetCurrent(ctx) == 0
+    mj, mn = ctypes.c_int(), ctypes.c_int()
+    cu.cuDeviceGetAttribute(ctypes.byref(mj), 75, dev)
+    cu.cuDeviceGetAttribute(ctypes.byref(mn), 76, dev)
+    arch = f"sm_{mj.value}{mn.value}"
+    src = "extern \"C\" __global__ void ffc_nvcc_k(float *x) { x[threadIdx.x] += 1.0f; }\n"
+    d = os.environ.get("FFC_NVCC_DIR") or "/tmp/ffc_nvcc"
+    os.makedirs(d, exist_ok=True)
+    h = hashlib.sha256((arch + src).encode()).hexdigest()[:16]
+    buf = ctypes.c_void_p()
+    assert cu.cuMemAlloc_v2(ctypes.byref(buf), ctypes.c_size_t(1024)) == 0
+
+    def call():
+        cubin = os.path.join(d, h + ".cubin")
+        if not os.path.exists(cubin):
+            with open(os.path.join(d, h + ".cu"), "w") as f:
+                f.write(src)
+            subprocess.run(["nvcc", "-cubin", "-arch=" + arch, "-o", cubin,
+                            os.path.join(d, h + ".cu")], check=True)
+        mod, fn = ctypes.c_void_p(), ctypes.c_void_p()
+        assert cu.cuModuleLoad(ctypes.byref(mod), cubin.encode()) == 0
+        assert cu.cuModuleGetFunction(ctypes.byref(fn), mod, b"ffc_nvcc_k") == 0
+        arg = ctypes.c_void_p(buf.value)
+        args = (ctypes.c_void_p * 1)(ctypes.cast(ctypes.byref(arg), ctypes.c_void_p))
+        assert cu.cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, None, args, None) == 0
+        assert cu.cuCtxSynchronize() == 0
+    return call
+
+
+def setup_graphs():
+    # 64 CUDA graphs, one per batch size, after an eager warm-up (as a server
+    # does at start), then the first request: a kernel not launched before
+    import torch
+    m = torch.nn.Sequential(torch.nn.Linear(256, 256), torch.nn.GELU(),
+                            torch.nn.Linear(256, 256)).cuda()
+    xs = [torch.randn(b, 256, device="cuda") for b in range(1, 65)]
+    with torch.no_grad():
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):
+            for x in xs:
+                m(x)
+        torch.cuda.current_stream().wait_stream(s)
+    torch.cuda.synchronize()
+    keep = []
+
+    def call():
+        with torch.no_grad():
+            for x in xs:
+                g = torch.cuda.CUDAGraph()
+                c0 = time.perf_counter_ns()
+                with torch.cuda.graph(g):
+                    y = m(x)
+                CAPTURE[0] += time.perf_counter_ns() - c0
+                keep.append((g, y))
+            keep[-1][0].replay()
+            torch.tanh(keep[-1][1])
+        torch.cuda.synchronize()
+    return call
+
+
+# The program's own clock around its graph captures (graphs): cProfile
+# cannot tell the work done inside a capture from the same work outside one.
+CAPTURE = [0]
+
+
 # The class of a cProfile row, named as the report's blame causes are.
 def cause_of(file, func):
     f = (file or "") + ":" + (func or "")
+    # a wait for work elsewhere (another thread's or process's compile):
+    # cProfile sees the wait, not the work
+    if any(s in f for s in ("method 'acquire' of '_thread", "threading.py:wait",
+                            "_base.py:result", "Condition.wait")) or \
+            func in ("wait", "acquire") and "threading" in (file or ""):
+        return "wait"
+    if any(s in f for s in ("capture_begin", "capture_end", "CUDAGraph", "/torch/cuda/graphs.py")):
+        return "graph_capture"
+    if "/cupy/cuda/compiler" in f or "cupy_backends" in f and "nvrtc" in f:
+        return "runtime_compiler"
     if any(s in f for s in ("posix.read", "posix.waitpid", "select.poll", "fork_exec",
                             "subprocess.py", "posix.wait", "select.select")):
         return "subprocess"
@@ -105,7 +301,11 @@ def cause_of(file, func):
 
 
 call = {"triton": setup_triton, "compile": setup_compile, "jax": setup_jax,
-        "numba": setup_numba}[mode]()
+        "numba": setup_numba, "mlp": setup_mlp,
+        "autotune": setup_autotune,
+        "reduceoh": lambda: setup_mlp("reduce-overhead", 3),
+        "numbac": setup_numba_cached, "cupy": setup_cupy, "ext": setup_ext,
+        "nvcc": setup_nvcc, "graphs": setup_graphs}[mode]()
 if prof:
     pr = cProfile.Profile()
     t0 = time.perf_counter_ns()
@@ -113,6 +313,10 @@ if prof:
     call()
     pr.disable()
     t1 = time.perf_counter_ns()
+    if os.environ.get("FFC_PSTATS"):  # for tests/gpu/table.py
+        pr.dump_stats(os.environ["FFC_PSTATS"])
+    if CAPTURE[0]:
+        print(f"GRAPH_CAPTURE_NS {CAPTURE[0]}")
     st = pstats.Stats(pr)
     by = {}
     rows = []
