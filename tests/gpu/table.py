@@ -24,8 +24,10 @@ which the report cannot split), python <= 1/3, no fix claims more
 than the first calls' wall time, a warm process gets no keep-the-cache fix,
 the largest cause agrees with cProfile (the same class, one within 20% of it
 in cProfile's own figures, or cProfile's "wait" where the report names the
-compiles the thread waited for). Own cost is shown (traced minus plain), not
-checked here: one pair is no measure of noise (part_pairs.sh checks that).
+compiles the thread waited for). Own cost is shown, not checked here: the
+plain and traced first calls (one pair: no measure of noise; part_pairs.sh
+checks that), and with --jitstall the time jitstall's records say it spent
+in the call (their self_ns and the sampler's time).
 Exit 0 when every case meets the targets, 1 otherwise.
 """
 import json
@@ -167,6 +169,10 @@ def one(d, when, jitstall):
                names=sorted({(fc.get("function") or fc.get("kernel") or "?")[:40] for fc in fcs}),
                cache=sorted({fc.get("cache") for fc in fcs if fc.get("cache")}),
                call_site=[fc.get("call_site") for fc in fcs if fc.get("call_site")][:1])
+    # jitstall's own time in the call, as its records count it: the self_ns
+    # of the program's records that started in it, and the sampler's time
+    # in its windows there
+    res["own"] = own_in_call(os.path.join(w, "trace"), t0, t1, jitstall) if jitstall else None
     named = {c: v for c, v in blame.items() if c != "unexplained" and v > 0}
     res["largest"] = max(named, key=named.get) if named else "none"
     res["cprofile"] = (pr.get("CPROFILE_CAUSE") or ["?"])[0]
@@ -211,6 +217,23 @@ def one(d, when, jitstall):
     return res
 
 
+def own_in_call(tdir, t0, t1, jitstall):
+    own, smp = 0, {}
+    for t in sorted(os.listdir(tdir)):
+        if not t.endswith(".jst"):
+            continue
+        out = subprocess.run([jitstall, "dump", "--json", os.path.join(tdir, t)],
+                             capture_output=True, text=True).stdout
+        for line in out.splitlines():
+            r = json.loads(line)
+            if r.get("type") in ("call", "compile", "fw_event") and t0 <= r.get("start_ns", 0) <= t1:
+                own += r.get("self_ns", 0)
+            elif r.get("type") == "sample" and t0 <= r.get("start_ns", 0) <= t1:
+                k = (t, r["before_seq"])
+                smp[k] = max(smp.get(k, 0), r.get("sampler_ns", 0))
+    return own + sum(smp.values())
+
+
 def ms(ns):
     return "-" if ns is None else f"{ns / 1e6:.0f}"
 
@@ -224,14 +247,14 @@ def main():
                          "cupy", "nvcc", "graphs", "ext") if os.path.isdir(os.path.join(d, c))]
     rows = ["| case | process | program's first call, plain / traced (ms) | report's first calls "
             "| blame of the call | unexplained | sampled Python | largest / cProfile's | "
-            "largest fix claim / first calls' wall | verdict |",
-            "|---|---|---|---|---|---|---|---|---|---|"]
+            "largest fix claim / first calls' wall | jitstall's own time in the call | verdict |",
+            "|---|---|---|---|---|---|---|---|---|---|---|"]
     bad = 0
     for c in cases:
         for when in ("cold", "warm"):
             r = one(os.path.join(d, c), when, jitstall)
             if "measured" not in r or "blame" not in r:
-                rows.append(f"| {c} | {when} | | | | | | | | FAIL: {'; '.join(r['errs'])} |")
+                rows.append(f"| {c} | {when} | | | | | | | | | FAIL: {'; '.join(r['errs'])} |")
                 bad += 1
                 continue
             m = r["measured"]
@@ -240,11 +263,12 @@ def main():
             top = max(r["fixes"], key=lambda x: x[1]) if r["fixes"] else None
             fx = f"{top[0]} {ms(top[1])} / {ms(r['fcwall'])}" if top else f"none / {ms(r['fcwall'])}"
             verdict = "ok" if not r["errs"] else "FAIL: " + "; ".join(r["errs"])
+            own = "-" if r.get("own") is None else f"{r['own'] / 1e6:.1f} ms ({100 * r['own'] / m:.2f}%)"
             bad += bool(r["errs"])
             rows.append(f"| {c} | {when} | {ms(r['plain'])} / {ms(m)} | {r['n_fc']}: {ms(r['fc_ns'])} ms"
                         f" ({', '.join(r['names'])}{'; cache ' + '/'.join(r['cache']) if r['cache'] else ''})"
                         f" | {bl} | {100 * r['unexpl'] / max(r['fc_in'], 1):.1f}% (+{100 * r['outside'] / m:.0f}% of the call outside) | {100 * r['python'] / m:.1f}% "
-                        f"| {r['largest']} / {r['cprofile']} | {fx} | {verdict} |")
+                        f"| {r['largest']} / {r['cprofile']} | {fx} | {own} | {verdict} |")
     text = "\n".join(rows) + "\n"
     open(md, "w").write(text)
     sys.stdout.write(text)
