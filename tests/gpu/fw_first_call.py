@@ -69,13 +69,15 @@ def setup_jax():
     return call
 
 
-def setup_numba():
+def setup_numba(cached=False):
+    # cached: @cuda.jit(cache=True), the second process loads the kernel
+    # from NUMBA_CACHE_DIR
     import numpy as np
     from numba import cuda
     arr = cuda.to_device(np.ones(4096, dtype=np.float32))
     cuda.synchronize()
 
-    @cuda.jit
+    @cuda.jit(cache=cached)
     def k(a):
         i = cuda.grid(1)
         if i < a.size:
@@ -120,26 +122,6 @@ def setup_autotune():
     def call():
         g(a, b)
         torch.cuda.synchronize()
-    return call
-
-
-def setup_numba_cached():
-    # @cuda.jit(cache=True): the second process loads the kernel from
-    # NUMBA_CACHE_DIR
-    import numpy as np
-    from numba import cuda
-    arr = cuda.to_device(np.ones(4096, dtype=np.float32))
-    cuda.synchronize()
-
-    @cuda.jit(cache=True)
-    def kc(a):
-        i = cuda.grid(1)
-        if i < a.size:
-            a[i] = a[i] * 3.0 + 1.0
-
-    def call():
-        kc[16, 256](arr)
-        cuda.synchronize()
     return call
 
 
@@ -304,7 +286,7 @@ call = {"triton": setup_triton, "compile": setup_compile, "jax": setup_jax,
         "numba": setup_numba, "mlp": setup_mlp,
         "autotune": setup_autotune,
         "reduceoh": lambda: setup_mlp("reduce-overhead", 3),
-        "numbac": setup_numba_cached, "cupy": setup_cupy, "ext": setup_ext,
+        "numbac": lambda: setup_numba(True), "cupy": setup_cupy, "ext": setup_ext,
         "nvcc": setup_nvcc, "graphs": setup_graphs}[mode]()
 if prof:
     pr = cProfile.Profile()
